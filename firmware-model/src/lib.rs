@@ -11,4 +11,8 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod blocks;
+pub mod crc32;
+pub mod hdlgen;
+pub mod icrc;
 pub mod wire;

@@ -1,1 +1,48 @@
-//! placeholder
+//! Cosimulation of the RoCEv2 engine: the Verilated HDL and the Rust model side by side.
+//!
+//! - [`vl`]: the Verilated models (built by `build.rs` from `hdl/rtl/`), cycle-stepped.
+//! - [`stream`]: AXI4-Stream drivers with random `tvalid` gaps and `tready` backpressure.
+//! - [`cosim`]: HDL-vs-model runs that compare every output beat.
+//! - [`pcapio`]: reading and writing captures.
+#![warn(missing_docs)]
+
+pub mod cosim;
+pub mod pcapio;
+pub mod stream;
+pub mod vl;
+
+/// Errors of the simulator and its command line.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    /// A waveform file could not be set up.
+    #[error("cannot trace to {0:?}: {1}")]
+    Trace(String, &'static str),
+    /// The DUT stopped producing output.
+    #[error("{model}: no progress for {idle} cycles after cycle {cycle} ({got} of {want} beats out)")]
+    Stalled {
+        /// Model name.
+        model: &'static str,
+        /// Idle cycles waited.
+        idle: u64,
+        /// Cycle of the last progress.
+        cycle: u64,
+        /// Beats received.
+        got: usize,
+        /// Beats expected.
+        want: usize,
+    },
+    /// An unsupported configuration was asked for.
+    #[error("unsupported configuration: {0}")]
+    Config(String),
+    /// A capture file could not be read or written.
+    #[error("{path}: {msg}")]
+    Pcap {
+        /// File path.
+        path: String,
+        /// What went wrong.
+        msg: String,
+    },
+    /// Other I/O.
+    #[error("{0}: {1}")]
+    Io(String, #[source] std::io::Error),
+}

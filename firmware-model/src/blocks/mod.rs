@@ -1,0 +1,7 @@
+//! Beat-level models of the HDL blocks, one module per HDL module of the same name.
+//!
+//! Each model consumes and produces the same AXI4-Stream beats as its HDL counterpart and
+//! states the counterpart's fixed latency, so a lockstep test can compare them beat for beat.
+
+pub mod axis;
+pub mod roce_icrc;

@@ -1,0 +1,488 @@
+// SPDX-License-Identifier: Apache-2.0 OR MIT
+//
+// roce_icrc: RoCEv2 invariant CRC (ICRC) insert (TX) or check (RX) on an AXI4-Stream of
+// Ethernet frames (no FCS).
+//
+// Every frame passes through with the same beats and tkeep. Per frame the block decides:
+//   RoCE      Ethernet, at most one 802.1Q tag, IPv4 (version/IHL 0x45, protocol 17) or IPv6
+//             (next header 17), UDP destination port 4791, frame long enough for that port.
+//   malformed a RoCE frame whose IP length gives fewer than IP+UDP+BTH+ICRC bytes, or runs
+//             past the end of the frame. Bytes after the IP datagram (Ethernet padding of
+//             minimum-size frames) are allowed and not covered.
+// INSERT=1  writes the ICRC into the last 4 bytes of the IP datagram of every RoCE frame that
+//           is not malformed (the slot's old contents are ignored).
+// INSERT=0  checks it: the CRC over the covered bytes including the ICRC must leave the
+//           CRC-32 residue.
+// m_axis_tuser on the last beat = {roce, error}; error = any s_axis_tuser of the frame, or
+// malformed, or (INSERT=0) a wrong ICRC. It is zero on other beats. A RX path drops errored
+// frames with roce_axis_drop_fifo behind this block.
+//
+// How: the CRC runs from a zero register over whole beats. Lanes before the IP header, after
+// the IP datagram and (INSERT=1) the ICRC slot are fed as zero bytes; the CRC seed of the
+// masked LRH is XORed into the first four IP bytes instead of preloading the register; masked
+// fields are forced to ones. The zero bytes after the datagram are undone afterwards by three
+// pipelined GF(2) corrections (roce_crc32_pkg::unshift_s*), so the last beat costs no more
+// than any other. A beat waits in the input register until its successor is accepted (or it
+// is the frame's last), which keeps the beats of a frame adjacent in the pipeline so an ICRC
+// that straddles two beats can be written into both.
+//
+// Parameters:
+//   DATA_W  datapath width: 64, 256 or 512 (tkeep width DATA_W/8).
+//   INSERT  1: compute and fill (TX); 0: check and flag (RX).
+// Interface requirements: tkeep all ones on every beat but the last; the last beat has
+//   1..DATA_W/8 valid bytes, contiguous from lane 0. Frames up to 64 KiB.
+// Latency: 7 cycles from a beat leaving the input register to it appearing on m_axis (plus
+//   one cycle in the input register; a non-last beat also waits there for its successor).
+// Throughput: one beat per cycle, back-to-back frames, no bubbles, any frame length from
+//   the minimum RoCEv2 frame to 9 KB jumbo and beyond.
+// s_axis_tready = !m_axis_tvalid || m_axis_tready (the pipeline advances as one).
+
+`resetall
+`default_nettype none
+
+module roce_icrc #(
+  parameter int DATA_W = 512,
+  parameter int INSERT = 0,
+  localparam int KEEP_W = DATA_W / 8
+) (
+  input  wire logic              clk,
+  input  wire logic              rst,
+
+  input  wire logic [DATA_W-1:0] s_axis_tdata,
+  input  wire logic [KEEP_W-1:0] s_axis_tkeep,
+  input  wire logic              s_axis_tvalid,
+  output      logic              s_axis_tready,
+  input  wire logic              s_axis_tlast,
+  input  wire logic              s_axis_tuser,
+
+  output      logic [DATA_W-1:0] m_axis_tdata,
+  output      logic [KEEP_W-1:0] m_axis_tkeep,
+  output      logic              m_axis_tvalid,
+  input  wire logic              m_axis_tready,
+  output      logic              m_axis_tlast,
+  output      logic [1:0]        m_axis_tuser
+);
+
+  localparam int BYTES = KEEP_W;
+  localparam int LG = $clog2(BYTES);
+  // Remaining-bytes value clamped to 0..BYTES+4 (enough to see an ICRC slot one beat early).
+  localparam int RW = LG + 2;
+  // Header shadow: the first 64 bytes of a frame hold every field the block looks at.
+  localparam int HDR = 64;
+  localparam logic [31:0] SEED = roce_crc32_pkg::ICRC_SEED;
+
+  logic adv;  // the whole pipeline moves this cycle
+
+  // ------------------------------------------------------------------------------------
+  // P: input register and header parse
+  // ------------------------------------------------------------------------------------
+  logic              p_valid;
+  logic [DATA_W-1:0] p_data;
+  logic [KEEP_W-1:0] p_keep;
+  logic              p_last;
+  logic              p_user;
+  logic              p_go;
+
+  // Per-frame state over the beats that already left P.
+  logic [4:0]        bidx_q;   // beat index, saturating at 16
+  logic [16:0]       base_q;   // byte offset of the beat in P, saturating
+  logic              uerr_q;   // an earlier beat had s_axis_tuser set
+  /* verilator lint_off UNUSEDSIGNAL */
+  // Only the ~26 header bytes the parse reads are used; synthesis drops the rest.
+  logic [8*HDR-1:0]  hdr_q;
+  logic [8*HDR-1:0]  hv;       // merged view: this beat's lanes over the shadow
+  /* verilator lint_on UNUSEDSIGNAL */
+
+  assign p_go = adv && p_valid && (p_last || s_axis_tvalid);
+  assign s_axis_tready = adv;
+
+  always_ff @(posedge clk) begin
+    if (adv && (!p_valid || p_go)) begin
+      p_valid <= s_axis_tvalid;
+      p_data  <= s_axis_tdata;
+      p_keep  <= s_axis_tkeep;
+      p_last  <= s_axis_tlast;
+      p_user  <= s_axis_tuser;
+    end
+    if (rst) begin
+      p_valid <= 1'b0;
+    end
+  end
+
+  always_comb begin
+    for (int o = 0; o < HDR; o++) begin
+      if (32'(bidx_q) == o / BYTES) begin
+        hv[8*o +: 8] = p_data[8*(o % BYTES) +: 8];
+      end else begin
+        hv[8*o +: 8] = hdr_q[8*o +: 8];
+      end
+    end
+  end
+
+  function automatic logic [7:0] hb(input logic [8*HDR-1:0] v, input int o);
+    hb = v[8*o +: 8];
+  endfunction
+
+  logic        vlan, is_v4, is_v6, fields_ok, len_ok, lenk;
+  logic [15:0] et, v4len, v6len;
+  logic [4:0]  ip_off;
+  logic [16:0] ip_end;
+  logic [6:0]  dport_end;
+  logic [17:0] rem;           // ip_end - base, signed
+  logic [RW-1:0] remc;        // rem clamped to 0..BYTES+4
+  logic [LG:0] nbytes;        // valid bytes of this beat
+  logic [17:0] frame_len;     // bytes up to the end of this beat
+  logic        v_roce, v_mal;
+
+  always_comb begin
+    vlan   = {hb(hv, 12), hb(hv, 13)} == 16'h8100;
+    et     = vlan ? {hb(hv, 16), hb(hv, 17)} : {hb(hv, 12), hb(hv, 13)};
+    is_v4  = et == 16'h0800;
+    is_v6  = et == 16'h86DD;
+    ip_off = vlan ? 5'd18 : 5'd14;
+    v4len  = vlan ? {hb(hv, 20), hb(hv, 21)} : {hb(hv, 16), hb(hv, 17)};
+    v6len  = vlan ? {hb(hv, 22), hb(hv, 23)} : {hb(hv, 18), hb(hv, 19)};
+    if (is_v4) begin
+      fields_ok = (vlan ? hb(hv, 18) : hb(hv, 14)) == 8'h45
+               && (vlan ? hb(hv, 27) : hb(hv, 23)) == 8'd17
+               && (vlan ? {hb(hv, 40), hb(hv, 41)} : {hb(hv, 36), hb(hv, 37)}) == 16'd4791;
+      ip_end    = 17'(ip_off) + 17'(v4len);
+      len_ok    = v4len >= 16'd44;
+      dport_end = vlan ? 7'd42 : 7'd38;
+      // the length field has been seen once the beat holding its last byte is reached
+      lenk      = 32'(bidx_q) * BYTES + BYTES > (vlan ? 21 : 17);
+    end else begin
+      fields_ok = is_v6
+               && (vlan ? hb(hv, 18) : hb(hv, 14)) >> 4 == 8'd6
+               && (vlan ? hb(hv, 24) : hb(hv, 20)) == 8'd17
+               && (vlan ? {hb(hv, 60), hb(hv, 61)} : {hb(hv, 56), hb(hv, 57)}) == 16'd4791;
+      ip_end    = 17'(ip_off) + 17'd40 + 17'(v6len);
+      len_ok    = v6len >= 16'd24;
+      dport_end = vlan ? 7'd62 : 7'd58;
+      lenk      = is_v6 && 32'(bidx_q) * BYTES + BYTES > (vlan ? 23 : 19);
+    end
+    rem = 18'(ip_end) - 18'(base_q);
+    if (!lenk || rem[17]) begin
+      remc = '0;
+    end else if (rem > 18'(BYTES + 4)) begin
+      remc = RW'(BYTES + 4);
+    end else begin
+      remc = RW'(rem);
+    end
+    nbytes = '0;
+    for (int l = 0; l < BYTES; l++) begin
+      nbytes = nbytes + (LG + 1)'(p_keep[l]);
+    end
+    frame_len = 18'(base_q) + 18'(nbytes);
+    v_roce = fields_ok && frame_len >= 18'(dport_end);
+    v_mal  = v_roce && !(len_ok && lenk && 18'(ip_end) <= frame_len);
+  end
+
+  always_ff @(posedge clk) begin
+    if (p_go) begin
+      for (int o = 0; o < HDR; o++) begin
+        if (32'(bidx_q) == o / BYTES) begin
+          hdr_q[8*o +: 8] <= p_data[8*(o % BYTES) +: 8];
+        end
+      end
+      if (p_last) begin
+        bidx_q <= '0;
+        base_q <= '0;
+        uerr_q <= 1'b0;
+      end else begin
+        if (bidx_q != 5'd16) begin
+          bidx_q <= bidx_q + 5'd1;
+        end
+        base_q <= (base_q > 17'h1FFFF - 17'(BYTES)) ? 17'h1FFFF : base_q + 17'(BYTES);
+        uerr_q <= uerr_q || p_user;
+      end
+    end
+    if (rst) begin
+      bidx_q <= '0;
+      base_q <= '0;
+      uerr_q <= 1'b0;
+    end
+  end
+
+  // ------------------------------------------------------------------------------------
+  // M: masking
+  // ------------------------------------------------------------------------------------
+  logic              m_valid, m_first, m_last, m_vlan, m_v6, m_lenk, m_end, m_pre, m_pen;
+  logic [DATA_W-1:0] m_data;
+  logic [KEEP_W-1:0] m_keep;
+  logic [4:0]        m_bidx;
+  logic [RW-1:0]     m_remc;
+  logic [5:0]        m_z;
+  logic [2:0]        m_v;     // {roce, malformed, input error}, meaningful on the last beat
+
+  always_ff @(posedge clk) begin
+    if (adv) begin
+      m_valid <= p_go;
+      m_data  <= p_data;
+      m_keep  <= p_keep;
+      m_last  <= p_last;
+      m_first <= bidx_q == 5'd0;
+      m_bidx  <= bidx_q;
+      m_vlan  <= vlan;
+      m_v6    <= !is_v4;
+      m_lenk  <= lenk;
+      m_remc  <= remc;
+      m_end   <= remc != '0 && remc <= RW'(BYTES);
+      m_pre   <= remc > RW'(BYTES) && remc < RW'(BYTES + 4);
+      m_z     <= 6'(RW'(BYTES) - remc) & 6'(BYTES - 1);
+      m_pen   <= fields_ok && len_ok;
+      m_v     <= {v_roce, v_mal, uerr_q || p_user};
+    end
+    if (rst) begin
+      m_valid <= 1'b0;
+    end
+  end
+
+  // Absolute offset a of a lane, relative to the IP header: is it IP byte k?
+  function automatic logic at_ip(input logic [4:0] bidx, input int lane, input logic vl,
+                                 input int k);
+    at_ip = 32'(bidx) * BYTES + lane == (vl ? 18 : 14) + k;
+  endfunction
+
+  logic [DATA_W-1:0] masked;
+  always_comb begin
+    for (int l = 0; l < BYTES; l++) begin
+      logic [7:0] b;
+      logic       ones, pre_ip, covered, slot;
+      b = m_data[8*l +: 8];
+      // Masked (variant) fields: forced to ones.
+      if (m_v6) begin
+        ones = at_ip(m_bidx, l, m_vlan, 1) || at_ip(m_bidx, l, m_vlan, 2)
+            || at_ip(m_bidx, l, m_vlan, 3) || at_ip(m_bidx, l, m_vlan, 7)
+            || at_ip(m_bidx, l, m_vlan, 46) || at_ip(m_bidx, l, m_vlan, 47)
+            || at_ip(m_bidx, l, m_vlan, 52);
+        if (at_ip(m_bidx, l, m_vlan, 0)) begin
+          b = b | 8'h0F;
+        end
+      end else begin
+        ones = at_ip(m_bidx, l, m_vlan, 1) || at_ip(m_bidx, l, m_vlan, 8)
+            || at_ip(m_bidx, l, m_vlan, 10) || at_ip(m_bidx, l, m_vlan, 11)
+            || at_ip(m_bidx, l, m_vlan, 26) || at_ip(m_bidx, l, m_vlan, 27)
+            || at_ip(m_bidx, l, m_vlan, 32);
+      end
+      if (ones) begin
+        b = 8'hFF;
+      end
+      // The CRC seed replaces the register preload: XOR it into IP bytes 0..3.
+      for (int k = 0; k < 4; k++) begin
+        if (at_ip(m_bidx, l, m_vlan, k)) begin
+          b = b ^ SEED[8*k +: 8];
+        end
+      end
+      pre_ip  = 32'(m_bidx) * BYTES + l < (m_vlan ? 18 : 14);
+      covered = !pre_ip && (!m_lenk || RW'(l) < m_remc);
+      slot    = INSERT != 0 && m_lenk && RW'(l) < m_remc && RW'(l + 4) >= m_remc;
+      masked[8*l +: 8] = (covered && !slot) ? b : 8'h00;
+    end
+  end
+
+  // ------------------------------------------------------------------------------------
+  // C: masked beat -> CRC register
+  // ------------------------------------------------------------------------------------
+  logic              c_valid, c_first, c_past, c_last, c_end, c_pre, c_pen;
+  logic [DATA_W-1:0] c_masked, c_data;
+  logic [KEEP_W-1:0] c_keep;
+  logic [RW-1:0]     c_remc;
+  logic [5:0]        c_z;
+  logic [2:0]        c_v;
+
+  always_ff @(posedge clk) begin
+    if (adv) begin
+      c_valid  <= m_valid;
+      c_masked <= masked;
+      c_first  <= m_first;
+      c_past   <= m_lenk && m_remc == '0;
+      c_data   <= m_data;
+      c_keep   <= m_keep;
+      c_last   <= m_last;
+      c_end    <= m_end;
+      c_pre    <= m_pre;
+      c_pen    <= m_pen;
+      c_remc   <= m_remc;
+      c_z      <= m_z;
+      c_v      <= m_v;
+    end
+    if (rst) begin
+      c_valid <= 1'b0;
+    end
+  end
+
+  logic [31:0] crc_next, run_q;
+  roce_crc32_update #(.DATA_W(DATA_W)) u_crc (
+    .crc_i (c_first ? 32'd0 : run_q),
+    .data_i(c_masked),
+    .crc_o (crc_next)
+  );
+
+  // ------------------------------------------------------------------------------------
+  // X: running CRC (value after the beat in X), then K1, K2: trailing-zero corrections
+  // ------------------------------------------------------------------------------------
+  logic              x_valid, x_last, x_end, x_pre, x_pen;
+  logic [DATA_W-1:0] x_data;
+  logic [KEEP_W-1:0] x_keep;
+  logic [RW-1:0]     x_remc;
+  logic [5:0]        x_z;
+  logic [2:0]        x_v;
+
+  logic              k1_valid, k1_last, k1_end, k1_pre, k1_pen;
+  logic [DATA_W-1:0] k1_data;
+  logic [KEEP_W-1:0] k1_keep;
+  logic [RW-1:0]     k1_remc;
+  logic [3:0]        k1_z;     // z[5:2]
+  logic [2:0]        k1_v;
+  logic [31:0]       k1_crc;
+
+  logic              k2_valid, k2_last, k2_end, k2_pre, k2_pen;
+  logic [DATA_W-1:0] k2_data;
+  logic [KEEP_W-1:0] k2_keep;
+  logic [RW-1:0]     k2_remc;
+  logic [1:0]        k2_z;     // z[5:4]
+  logic [2:0]        k2_v;
+  logic [31:0]       k2_crc;
+
+  always_ff @(posedge clk) begin
+    if (adv) begin
+      if (c_valid && !c_past) begin
+        run_q <= crc_next;
+      end
+      x_valid <= c_valid;
+      x_data  <= c_data;
+      x_keep  <= c_keep;
+      x_last  <= c_last;
+      x_end   <= c_end;
+      x_pre   <= c_pre;
+      x_pen   <= c_pen;
+      x_remc  <= c_remc;
+      x_z     <= c_z;
+      x_v     <= c_v;
+
+      k1_valid <= x_valid;
+      k1_data  <= x_data;
+      k1_keep  <= x_keep;
+      k1_last  <= x_last;
+      k1_end   <= x_end;
+      k1_pre   <= x_pre;
+      k1_pen   <= x_pen;
+      k1_remc  <= x_remc;
+      k1_z     <= x_z[5:2];
+      k1_v     <= x_v;
+      k1_crc   <= roce_crc32_pkg::unshift_s0(run_q, x_z[1:0]);
+
+      k2_valid <= k1_valid;
+      k2_data  <= k1_data;
+      k2_keep  <= k1_keep;
+      k2_last  <= k1_last;
+      k2_end   <= k1_end;
+      k2_pre   <= k1_pre;
+      k2_pen   <= k1_pen;
+      k2_remc  <= k1_remc;
+      k2_z     <= k1_z[3:2];
+      k2_v     <= k1_v;
+      k2_crc   <= roce_crc32_pkg::unshift_s1(k1_crc, k1_z[1:0]);
+    end
+    if (rst) begin
+      x_valid  <= 1'b0;
+      k1_valid <= 1'b0;
+      k2_valid <= 1'b0;
+    end
+  end
+
+  // ------------------------------------------------------------------------------------
+  // F: final correction, ICRC value (insert) or residue compare (check)
+  // ------------------------------------------------------------------------------------
+  logic              f_valid, f_last, f_end, f_pre, f_pen, f_ok, e_ok_q;
+  logic [DATA_W-1:0] f_data;
+  logic [KEEP_W-1:0] f_keep;
+  logic [RW-1:0]     f_remc;
+  logic [2:0]        f_v;
+  logic [31:0]       f_icrc, k3;
+
+  assign k3 = roce_crc32_pkg::unshift_s2(k2_crc, k2_z);
+
+  always_ff @(posedge clk) begin
+    if (adv) begin
+      f_valid <= k2_valid;
+      f_data  <= k2_data;
+      f_keep  <= k2_keep;
+      f_last  <= k2_last;
+      f_end   <= k2_end;
+      f_pre   <= k2_pre;
+      f_pen   <= k2_pen;
+      f_remc  <= k2_remc;
+      f_v     <= k2_v;
+      f_icrc  <= roce_crc32_pkg::icrc_from_raw(k3);
+      f_ok    <= k3 == roce_crc32_pkg::RESIDUE;
+      if (f_valid && f_end) begin
+        e_ok_q <= f_ok;
+      end
+    end
+    if (rst) begin
+      f_valid <= 1'b0;
+      e_ok_q  <= 1'b0;
+    end
+  end
+
+  // ICRC bytes into the lanes [remc-4, remc) of a beat (lane l takes byte l+4-remc).
+  function automatic logic [DATA_W-1:0] patch(input logic [DATA_W-1:0] d,
+                                              input logic [RW-1:0] rc,
+                                              input logic [31:0] v);
+    patch = d;
+    for (int l = 0; l < BYTES; l++) begin
+      for (int k = 0; k < 4; k++) begin
+        if (RW'(l + 4 - k) == rc) begin
+          patch[8*l +: 8] = v[8*k +: 8];
+        end
+      end
+    end
+  endfunction
+
+  logic       f_err;
+  logic [1:0] f_user;
+  always_comb begin
+    // {roce, malformed, input error} of the frame whose last beat is in F
+    if (INSERT != 0) begin
+      f_err = f_v[1] || f_v[0];
+    end else begin
+      f_err = f_v[1] || f_v[0] || (f_v[2] && !(f_end ? f_ok : e_ok_q));
+    end
+    f_user = f_last ? {f_v[2], f_err} : 2'b00;
+  end
+
+  // ------------------------------------------------------------------------------------
+  // OUT: output register; the ICRC's first bytes go into the beat before the one holding
+  // the datagram's end while that one is in F.
+  // ------------------------------------------------------------------------------------
+  logic              o_valid, o_pre;
+  logic [DATA_W-1:0] o_data;
+  logic [RW-1:0]     o_remc;
+
+  assign adv = !o_valid || m_axis_tready;
+
+  always_ff @(posedge clk) begin
+    if (adv) begin
+      o_valid      <= f_valid;
+      o_data       <= (INSERT != 0 && f_end && f_pen) ? patch(f_data, f_remc, f_icrc) : f_data;
+      o_pre        <= f_pre;
+      o_remc       <= f_remc;
+      m_axis_tkeep <= f_keep;
+      m_axis_tlast <= f_last;
+      m_axis_tuser <= f_user;
+    end
+    if (rst) begin
+      o_valid <= 1'b0;
+    end
+  end
+
+  assign m_axis_tvalid = o_valid;
+  // (o_pre on a last beat means a truncated frame: its ICRC beat never comes)
+  assign m_axis_tdata  = (INSERT != 0 && o_pre && !m_axis_tlast && f_valid && f_end && f_pen)
+                       ? patch(o_data, o_remc, f_icrc) : o_data;
+
+endmodule
+
+`resetall

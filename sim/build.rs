@@ -1,0 +1,168 @@
+//! Verilate the HDL under `hdl/rtl/` and compile it, with a C ABI shim, into static libraries.
+//!
+//! One Verilated model per (top module, parameter set) in [`MODELS`]; each gets its own class
+//! prefix so all of them link into one binary. The Verilator runtime is compiled once into its
+//! own library. `--features fst` adds FST waveform support (`--trace-fst`, zlib).
+//!
+//! Recipe and pitfalls: ../shared/docs/toolchain-notes.md (clear obj_dir first, opt_level 2
+//! even in dev builds, verilated_threads.cpp is needed even for one thread).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+struct Model {
+    /// Rust-side name and symbol prefix of the shim functions.
+    name: &'static str,
+    top: &'static str,
+    files: &'static [&'static str],
+    params: &'static [(&'static str, &'static str)],
+    data_bits: u32,
+}
+
+const ICRC_FILES: &[&str] = &["roce_crc32_pkg.sv", "roce_crc32_update.sv", "roce_icrc.sv"];
+
+macro_rules! icrc {
+    ($name:literal, $w:literal, $ins:literal) => {
+        Model {
+            name: $name,
+            top: "roce_icrc",
+            files: ICRC_FILES,
+            params: &[("DATA_W", stringify!($w)), ("INSERT", $ins)],
+            data_bits: $w,
+        }
+    };
+}
+
+const MODELS: &[Model] = &[
+    icrc!("icrc64_ins", 64, "1"),
+    icrc!("icrc64_chk", 64, "0"),
+    icrc!("icrc256_ins", 256, "1"),
+    icrc!("icrc256_chk", 256, "0"),
+    icrc!("icrc512_ins", 512, "1"),
+    icrc!("icrc512_chk", 512, "0"),
+];
+
+fn verilator_root() -> PathBuf {
+    if let Ok(r) = std::env::var("VERILATOR_ROOT") {
+        return PathBuf::from(r);
+    }
+    let out = Command::new("verilator").arg("--getenv").arg("VERILATOR_ROOT").output();
+    match out {
+        Ok(o) if o.status.success() => {
+            PathBuf::from(String::from_utf8_lossy(&o.stdout).trim().to_string())
+        }
+        _ => panic!(
+            "verilator not found: install it with scripts/setup.sh (Debian: apt-get install verilator)"
+        ),
+    }
+}
+
+fn verilate(m: &Model, rtl: &Path, mdir: &Path, fst: bool) {
+    let _ = std::fs::remove_dir_all(mdir);
+    std::fs::create_dir_all(mdir).expect("create obj dir");
+    let mut cmd = Command::new("verilator");
+    cmd.args(["--cc", "-Wall", "-O3", "--x-assign", "fast", "--x-initial", "fast"])
+        .arg("--Mdir")
+        .arg(mdir)
+        .arg("--prefix")
+        .arg(format!("V{}", m.name))
+        .arg("--top-module")
+        .arg(m.top);
+    if fst {
+        cmd.arg("--trace-fst");
+    }
+    for (k, v) in m.params {
+        cmd.arg(format!("-G{k}={v}"));
+    }
+    for f in m.files {
+        cmd.arg(rtl.join(f));
+    }
+    let st = cmd.status().expect("run verilator");
+    assert!(st.success(), "verilator failed for {}", m.name);
+}
+
+fn base_build(root: &Path) -> cc::Build {
+    let inc = root.join("include");
+    let mut b = cc::Build::new();
+    b.cpp(true)
+        .std("c++17")
+        .opt_level(2)
+        .debug(false)
+        .warnings(false)
+        .include(&inc)
+        .include(inc.join("vltstd"))
+        .define("VM_COVERAGE", "0")
+        .define("VM_SC", "0")
+        .flag_if_supported("-faligned-new")
+        .flag_if_supported("-fcf-protection=none")
+        .flag_if_supported("-Wno-unused-parameter");
+    b
+}
+
+fn main() {
+    let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
+    let rtl = manifest.join("../hdl/rtl").canonicalize().expect("hdl/rtl exists");
+    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
+    let fst = std::env::var_os("CARGO_FEATURE_FST").is_some();
+    println!("cargo:rerun-if-changed={}", rtl.display());
+    println!("cargo:rerun-if-changed={}", manifest.join("csrc").display());
+    println!("cargo:rerun-if-env-changed=VERILATOR_ROOT");
+    let root = verilator_root();
+    let trace = if fst { "1" } else { "0" };
+
+    // Verilator runtime, once (cached across HDL edits).
+    let rt_stamp = out.join(format!("vlrt-{}.stamp", trace));
+    if !rt_stamp.exists() {
+        let mut b = base_build(&root);
+        b.cargo_metadata(false);
+        b.define("VM_TRACE", trace).define("VM_TRACE_FST", trace);
+        b.file(root.join("include/verilated.cpp"));
+        b.file(root.join("include/verilated_threads.cpp"));
+        if fst {
+            b.file(root.join("include/verilated_fst_c.cpp"));
+        }
+        b.compile("vlrt");
+        std::fs::write(&rt_stamp, b"").ok();
+    }
+
+    // Verilate all models in parallel (verilator itself is quick), then compile each.
+    std::thread::scope(|s| {
+        for m in MODELS {
+            let mdir = out.join(format!("obj_{}", m.name));
+            let rtl = &rtl;
+            s.spawn(move || verilate(m, rtl, &mdir, fst));
+        }
+    });
+    for m in MODELS {
+        let mdir = out.join(format!("obj_{}", m.name));
+        let mut b = base_build(&root);
+        let class = format!("V{}", m.name);
+        b.include(&mdir)
+            .define("VM_TRACE", trace)
+            .define("VM_TRACE_FST", trace)
+            .define("VTOP", class.as_str())
+            .define("VHEADER", format!("\"{class}.h\"").as_str())
+            .define("SHIM(x)", format!("{}_##x", m.name).as_str())
+            .define("DATA_BITS", m.data_bits.to_string().as_str())
+            .file(manifest.join("csrc/axis_shim.cpp"));
+        let mut cpps: Vec<PathBuf> = std::fs::read_dir(&mdir)
+            .expect("obj dir")
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "cpp"))
+            .collect();
+        cpps.sort();
+        b.files(cpps).cargo_metadata(false);
+        b.compile(&format!("vl_{}", m.name));
+    }
+    // Link order matters for static libraries: the models first, then the runtime they use.
+    println!("cargo:rustc-link-search=native={}", out.display());
+    for m in MODELS {
+        println!("cargo:rustc-link-lib=static=vl_{}", m.name);
+    }
+    println!("cargo:rustc-link-lib=static=vlrt");
+    if fst {
+        println!("cargo:rustc-link-lib=z");
+    }
+    println!("cargo:rustc-link-lib=stdc++");
+    println!("cargo:rustc-link-lib=pthread");
+}
