@@ -1,1 +1,156 @@
-fn main() {}
+//! `roce-sim`: run the RoCEv2 engine's HDL (Verilated) and model side by side.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use roce_sim::stream::Traffic;
+use roce_sim::{cosim, pcapio, SimError};
+
+#[derive(Parser)]
+#[command(name = "roce-sim", version, about = "Cosimulation of the RoCEv2 offload engine: Verilated HDL and Rust model on the same stimulus")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Check the ICRC of every RoCEv2 packet of a capture in the model and the HDL.
+    Icrc(IcrcArgs),
+}
+
+#[derive(Args)]
+struct HandshakeArgs {
+    /// Probability per cycle that the source offers its next beat (1 = back to back).
+    #[arg(long, default_value_t = 1.0, value_parser = probability)]
+    valid_p: f64,
+    /// Probability per cycle that the sink is ready (1 = no backpressure).
+    #[arg(long, default_value_t = 1.0, value_parser = probability)]
+    ready_p: f64,
+    /// Seed of the handshake randomness.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+impl HandshakeArgs {
+    fn traffic(&self) -> Traffic {
+        Traffic { valid_p: self.valid_p, ready_p: self.ready_p, seed: self.seed }
+    }
+}
+
+#[derive(Args)]
+struct IcrcArgs {
+    /// Capture to read (classic pcap, Ethernet, no FCS).
+    #[arg(long)]
+    pcap: PathBuf,
+    /// Also write the capture with every RoCEv2 ICRC recomputed by the HDL (insert mode).
+    #[arg(long, value_name = "OUT.pcap")]
+    fix: Option<PathBuf>,
+    /// HDL datapath width in bits.
+    #[arg(long, default_value_t = 512, value_parser = data_width)]
+    data_width: usize,
+    /// Dump an FST waveform of the check run (needs the `fst` build feature).
+    #[arg(long, value_name = "FILE.fst")]
+    fst: Option<PathBuf>,
+    #[command(flatten)]
+    hs: HandshakeArgs,
+}
+
+fn data_width(s: &str) -> Result<usize, String> {
+    match s {
+        "64" | "256" | "512" => Ok(s.parse().unwrap_or(512)),
+        _ => Err(format!("{s} is not one of the HDL's datapath widths 64, 256, 512")),
+    }
+}
+
+fn probability(s: &str) -> Result<f64, String> {
+    let p: f64 = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
+    if p > 0.0 && p <= 1.0 {
+        Ok(p)
+    } else {
+        Err(format!("{p} is not a probability in (0, 1]"))
+    }
+}
+
+/// Opcode, destination QP and PSN of a frame's BTH, when the frame has one (read straight
+/// from the bytes, so packets with a bad ICRC or an unknown opcode are shown too).
+fn bth_fields(frame: &[u8]) -> Option<(u8, u32, u32)> {
+    let l = roce_model::icrc::locate(frame).ok()?;
+    let b = frame.get(l.bth_offset()..l.bth_offset() + 12)?;
+    let be24 = |x: &[u8]| u32::from(x[0]) << 16 | u32::from(x[1]) << 8 | u32::from(x[2]);
+    Some((b[0], be24(&b[5..8]), be24(&b[9..12])))
+}
+
+fn opcode_name(op: u8) -> &'static str {
+    roce_model::wire::Opcode::from_u8(op).map_or("UNKNOWN", |o| o.name())
+}
+
+fn run_icrc(a: &IcrcArgs, out: &mut impl Write) -> Result<u64, SimError> {
+    let io = |e| SimError::Io("stdout".into(), e);
+    let caps = pcapio::read(&a.pcap)?;
+    let frames: Vec<(Vec<u8>, bool)> = caps.iter().map(|c| (c.data.clone(), false)).collect();
+    let t = a.hs.traffic();
+    let rep = cosim::icrc(a.data_width, false, &frames, &t, a.fst.as_deref())?;
+    let (mut n, mut good, mut bad, mut skipped) = (0u64, 0u64, 0u64, 0u64);
+    let mut disagree = rep.divergences.len() as u64;
+    for (i, r) in rep.frames.iter().enumerate() {
+        if !r.hdl.roce && !r.model.roce {
+            skipped += 1;
+            continue;
+        }
+        n += 1;
+        let verdict = if r.hdl.error { "bad" } else { "ok" };
+        if r.hdl.error {
+            bad += 1;
+        } else {
+            good += 1;
+        }
+        let fields = match bth_fields(&caps[i].data) {
+            Some((op, qp, psn)) => {
+                format!("opcode {op:#04x} {:<28} dqp {qp:#08x} psn {psn}", opcode_name(op))
+            }
+            None => "opcode - dqp - psn - (malformed)".to_string(),
+        };
+        let note = if r.agree { "" } else { "  HDL/model DISAGREE" };
+        writeln!(out, "{i:6} {verdict:3}  {fields}{note}").map_err(io)?;
+    }
+    if let Some(out) = &a.fix {
+        let fixed = cosim::icrc(a.data_width, true, &frames, &t, None)?;
+        disagree += fixed.divergences.len() as u64;
+        for d in fixed.divergences.iter().take(5) {
+            eprintln!("insert divergence: {d}");
+        }
+        let caps_out: Vec<pcapio::Captured> = caps
+            .iter()
+            .zip(&fixed.frames)
+            .map(|(c, f)| pcapio::Captured { data: f.hdl_frame.clone(), ..c.clone() })
+            .collect();
+        pcapio::write(out, &caps_out)?;
+    }
+    for d in rep.divergences.iter().take(5) {
+        eprintln!("check divergence: {d}");
+    }
+    writeln!(out, "{n} packets, {good} ok, {bad} bad, {disagree} disagreements ({skipped} non-RoCE frames skipped)")
+        .map_err(io)?;
+    Ok(disagree)
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let mut out = std::io::stdout().lock();
+    let r = match &cli.cmd {
+        Cmd::Icrc(a) => run_icrc(a, &mut out),
+    };
+    match r {
+        Ok(0) => ExitCode::SUCCESS,
+        Ok(_) => ExitCode::from(1),
+        // `roce-sim ... | head` closing the pipe is not an error worth a message
+        Err(SimError::Io(_, e)) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("roce-sim: {e}");
+            ExitCode::from(2)
+        }
+    }
+}

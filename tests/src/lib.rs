@@ -81,3 +81,58 @@ pub fn random_shape(rng: &mut impl RngCore, max_body: usize) -> FrameShape {
         eth_pad: if rng.random_bool(0.1) { rng.random_range(1..70) } else { 0 },
     }
 }
+
+/// Environment variable that lets a machine without the external oracles (python3 + scapy,
+/// tshark) skip the tests that need them. CI never sets it: there, a missing oracle fails.
+pub const SKIP_ORACLES: &str = "ROCE_SKIP_ORACLES";
+
+/// Whether an external tool is missing and the run allows skipping (prints why).
+pub fn oracle_missing(what: &str, ok: bool) -> bool {
+    if ok {
+        return false;
+    }
+    if std::env::var_os(SKIP_ORACLES).is_some() {
+        eprintln!("SKIPPED: {what} is not available and {SKIP_ORACLES} is set");
+        return true;
+    }
+    panic!("{what} is not available: run scripts/setup.sh (or set {SKIP_ORACLES}=1 to skip)");
+}
+
+/// Whether `python3 -c "import scapy.contrib.roce"` works.
+pub fn have_scapy() -> bool {
+    std::process::Command::new("python3")
+        .args(["-c", "import scapy.contrib.roce"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Whether `tshark -v` runs.
+pub fn have_tshark() -> bool {
+    std::process::Command::new("tshark").arg("-v").output().is_ok_and(|o| o.status.success())
+}
+
+/// Generate (once per count/seed, cached under `dir`) the scapy vectors of
+/// `tests/oracle/gen_scapy_vectors.py`; returns the pcap and JSON paths.
+pub fn scapy_vectors(dir: &std::path::Path, count: usize, seed: u64) -> (PathBuf, PathBuf) {
+    let pcap = dir.join(format!("scapy_{count}_{seed}.pcap"));
+    let json = dir.join(format!("scapy_{count}_{seed}.json"));
+    if pcap.exists() && json.exists() {
+        return (pcap, json);
+    }
+    std::fs::create_dir_all(dir).expect("create vector dir");
+    let tmp_p = dir.join(format!("scapy_{count}_{seed}.{}.pcap.tmp", std::process::id()));
+    let tmp_j = dir.join(format!("scapy_{count}_{seed}.{}.json.tmp", std::process::id()));
+    let st = std::process::Command::new("python3")
+        .arg(repo_root().join("tests/oracle/gen_scapy_vectors.py"))
+        .args(["--count", &count.to_string(), "--seed", &seed.to_string(), "--quiet", "--self-check"])
+        .arg("--out-pcap")
+        .arg(&tmp_p)
+        .arg("--out-json")
+        .arg(&tmp_j)
+        .status()
+        .expect("run gen_scapy_vectors.py");
+    assert!(st.success(), "gen_scapy_vectors.py failed");
+    std::fs::rename(&tmp_j, &json).expect("rename json");
+    std::fs::rename(&tmp_p, &pcap).expect("rename pcap");
+    (pcap, json)
+}
