@@ -1,0 +1,123 @@
+//! The `roce-sim` command line: output format, exit codes, and bad input.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use roce_sim::pcapio;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_roce-sim"))
+}
+
+fn rxe(name: &str) -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/vectors/rxe").join(name);
+    if p.exists() {
+        Some(p)
+    } else {
+        eprintln!("SKIPPED: {} not present", p.display());
+        None
+    }
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli");
+    std::fs::create_dir_all(&d).expect("tmp dir");
+    d.join(name)
+}
+
+fn text(o: &Output) -> (String, String) {
+    (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+#[test]
+fn icrc_on_rxe_capture() {
+    let Some(p) = rxe("rxevm_ib_read_bw_2500B_n5.pcap") else { return };
+    let o = bin().args(["icrc", "--pcap"]).arg(&p).output().expect("run");
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    let last = out.lines().last().unwrap_or_default();
+    assert_eq!(last, "20 packets, 20 ok, 0 bad, 0 disagreements (43 non-RoCE frames skipped)");
+    // one line per RoCE packet: index, verdict, opcode, dest QP, PSN
+    let lines: Vec<&str> = out.lines().filter(|l| l.contains(" opcode ")).collect();
+    assert_eq!(lines.len(), 20);
+    assert!(lines.iter().any(|l| l.contains("opcode 0x0c RC_RDMA_READ_REQUEST")), "{out}");
+    assert!(lines.iter().all(|l| l.split_whitespace().nth(1) == Some("ok")));
+}
+
+#[test]
+fn icrc_flags_corruption_and_fix_reseals() {
+    let Some(p) = rxe("rxevm_ib_write_bw_2500B_n5.pcap") else { return };
+    let mut caps = pcapio::read(&p).expect("read");
+    let mut corrupted = Vec::new();
+    for (i, c) in caps.iter_mut().enumerate() {
+        if roce_model::icrc::locate(&c.data).is_ok() && corrupted.len() < 3 {
+            let n = c.data.len();
+            c.data[n - 10] ^= 0x40; // payload byte
+            corrupted.push(i);
+        }
+    }
+    let bad = tmp("corrupted.pcap");
+    pcapio::write(&bad, &caps).expect("write");
+    let fixed = tmp("fixed.pcap");
+    for w in ["64", "256", "512"] {
+        let o = bin()
+            .args(["icrc", "--data-width", w, "--valid-p", "0.7", "--ready-p", "0.8", "--pcap"])
+            .arg(&bad)
+            .arg("--fix")
+            .arg(&fixed)
+            .output()
+            .expect("run");
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "a bad ICRC is a finding, not a failure: {out}{err}");
+        for i in &corrupted {
+            let line = out.lines().find(|l| l.split_whitespace().next() == Some(&i.to_string()));
+            assert_eq!(line.and_then(|l| l.split_whitespace().nth(1)), Some("bad"), "{out}");
+        }
+        assert!(out.ends_with("20 packets, 17 ok, 3 bad, 0 disagreements (43 non-RoCE frames skipped)\n"), "{out}");
+        // the fixed capture checks clean and differs only in the re-sealed ICRCs
+        let o = bin().args(["icrc", "--pcap"]).arg(&fixed).output().expect("run");
+        let (out, _) = text(&o);
+        assert!(out.ends_with("20 packets, 20 ok, 0 bad, 0 disagreements (43 non-RoCE frames skipped)\n"), "{out}");
+        let f = pcapio::read(&fixed).expect("read fixed");
+        assert_eq!(f.len(), caps.len());
+        for (i, (a, b)) in f.iter().zip(&caps).enumerate() {
+            assert_eq!(a.ts, b.ts);
+            let n = a.data.len();
+            assert_eq!(a.data[..n - 4], b.data[..n - 4], "frame {i}");
+            assert_eq!(a.data[n - 4..] != b.data[n - 4..], corrupted.contains(&i), "frame {i}");
+        }
+    }
+}
+
+#[test]
+fn bad_input_is_a_clear_error() {
+    let missing = bin().args(["icrc", "--pcap", "/nonexistent/x.pcap"]).output().expect("run");
+    let (_, err) = text(&missing);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(err.contains("/nonexistent/x.pcap") && !err.contains("panicked"), "{err}");
+
+    let junk = tmp("junk.pcap");
+    std::fs::write(&junk, b"this is not a capture file at all").expect("write");
+    let o = bin().args(["icrc", "--pcap"]).arg(&junk).output().expect("run");
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err.contains("not a pcap file") && !err.contains("panicked"), "{err}");
+
+    // a capture cut in the middle of a record
+    if let Some(p) = rxe("rxevm_rc_pingpong_send64_n5.pcap") {
+        let bytes = std::fs::read(p).expect("read");
+        let cut = tmp("cut.pcap");
+        std::fs::write(&cut, &bytes[..bytes.len() - 7]).expect("write");
+        let o = bin().args(["icrc", "--pcap"]).arg(&cut).output().expect("run");
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains("bad record after") && !err.contains("panicked"), "{err}");
+    }
+
+    for args in [&["icrc"][..], &["icrc", "--pcap", "x", "--data-width", "128"], &["icrc", "--pcap", "x", "--ready-p", "0"], &["frobnicate"]] {
+        let o = bin().args(args).output().expect("run");
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("error") && !err.contains("panicked"), "{args:?}: {err}");
+    }
+}
