@@ -19,7 +19,7 @@ struct Model {
     data_bits: u32,
 }
 
-const ICRC_FILES: &[&str] = &["roce_crc32_pkg.sv", "roce_crc32_update.sv", "roce_icrc.sv"];
+const ICRC_FILES: &[&str] = &["roce_crc32_pkg.sv", "roce_icrc_pkg.sv", "roce_crc32_update.sv", "roce_icrc.sv"];
 
 macro_rules! icrc {
     ($name:literal, $w:literal, $ins:literal) => {

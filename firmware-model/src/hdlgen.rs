@@ -6,6 +6,7 @@
 //! they differ (`cargo run -p roce-model --bin roce-gen-hdl` rewrites them).
 
 use crate::crc32::{compose32, data_map, zero_shift, zero_unshift, Gf2Map, ICRC_SEED, RESIDUE};
+use crate::icrc::{masks, IpVersion};
 use std::fmt::Write;
 
 /// Datapath widths the HDL supports.
@@ -47,15 +48,13 @@ pub fn crc32_pkg_sv() -> String {
          // The ICRC blocks feed whole beats into a parallel CRC and zero the lanes that are not\n\
          // covered. Zero lanes before the covered bytes do nothing to a zero register; zero lanes\n\
          // after them multiply the register by x^(8n). unshift_s<k>(s, sel) undoes sel*4^k such\n\
-         // bytes (sel in 0..3), so three stages undo 0..63 bytes. unshift_icrc undoes the 4-byte\n\
+         // bytes (sel in 0..3), so three stages undo 0..63 bytes. icrc_from_raw undoes the 4-byte\n\
          // ICRC slot that the insert side zeroes. All functions are pure XOR networks.",
     );
     let _ = writeln!(o, "package roce_crc32_pkg;\n");
     let _ = writeln!(
         o,
-        "  // Raw CRC register after 0xFFFFFFFF and eight 0xFF bytes (the masked LRH).\n  \
-         localparam logic [31:0] ICRC_SEED = 32'h{ICRC_SEED:08x};\n  \
-         // Raw register after a message followed by its CRC, least-significant byte first.\n  \
+        "  // Raw register after a message followed by its CRC, least-significant byte first.\n  \
          localparam logic [31:0] RESIDUE = 32'h{RESIDUE:08x};\n"
     );
     for k in 0..UNSHIFT_STAGES {
@@ -129,11 +128,60 @@ pub fn crc32_update_sv() -> String {
     o
 }
 
+/// Bytes of frame the ICRC masking templates describe (every masked byte lies in them).
+pub const TEMPLATE_BYTES: usize = 128;
+
+fn hex_bytes(bytes: &[u8]) -> String {
+    bytes.iter().rev().map(|b| format!("{b:02x}")).collect()
+}
+
+/// `hdl/rtl/roce_icrc_pkg.sv`: per-layout byte templates of the ICRC input masking.
+pub fn icrc_pkg_sv() -> String {
+    let mut o = String::new();
+    header(
+        &mut o,
+        "// roce_icrc_pkg: where the ICRC masks the first 128 bytes of an Ethernet frame.\n\
+         //\n\
+         // Per layout (IPv4/IPv6, with/without 802.1Q), byte b of a frame enters the CRC as\n\
+         //   ((frame[b] & ~ZERO[b]) | ONES[b]) ^ SEED[b]\n\
+         // ZERO clears the bytes before the IP header, ONES forces the variant fields to ones\n\
+         // (firmware-model icrc::IPV4_MASKS / IPV6_MASKS), SEED folds the CRC register's start\n\
+         // value (after 0xFFFFFFFF and eight 0xFF bytes) into the first four IP bytes, so the\n\
+         // hardware CRC starts every frame from zero. Bytes from 128 on pass unchanged.",
+    );
+    let _ = writeln!(o, "package roce_icrc_pkg;\n");
+    let _ = writeln!(o, "  localparam int TEMPLATE_BYTES = {TEMPLATE_BYTES};\n");
+    for (name, ip, vlan) in [
+        ("V4", IpVersion::V4, false),
+        ("V4_VLAN", IpVersion::V4, true),
+        ("V6", IpVersion::V6, false),
+        ("V6_VLAN", IpVersion::V6, true),
+    ] {
+        let ipo = if vlan { 18 } else { 14 };
+        let mut zero = [0u8; TEMPLATE_BYTES];
+        let mut ones = [0u8; TEMPLATE_BYTES];
+        let mut seed = [0u8; TEMPLATE_BYTES];
+        zero[..ipo].fill(0xFF);
+        for &(at, bits) in masks(ip) {
+            ones[ipo + at] |= bits;
+        }
+        seed[ipo..ipo + 4].copy_from_slice(&ICRC_SEED.to_le_bytes());
+        let w = TEMPLATE_BYTES * 8;
+        let _ = writeln!(o, "  // {name}: IP header at byte {ipo}");
+        let _ = writeln!(o, "  localparam logic [{}:0] ZERO_{name} = {w}'h{};", w - 1, hex_bytes(&zero));
+        let _ = writeln!(o, "  localparam logic [{}:0] ONES_{name} = {w}'h{};", w - 1, hex_bytes(&ones));
+        let _ = writeln!(o, "  localparam logic [{}:0] SEED_{name} = {w}'h{};\n", w - 1, hex_bytes(&seed));
+    }
+    let _ = writeln!(o, "endpackage");
+    o
+}
+
 /// Every generated file: (path relative to the repository root, contents).
 pub fn generated_files() -> Vec<(&'static str, String)> {
     vec![
         ("hdl/rtl/roce_crc32_pkg.sv", crc32_pkg_sv()),
         ("hdl/rtl/roce_crc32_update.sv", crc32_update_sv()),
+        ("hdl/rtl/roce_icrc_pkg.sv", icrc_pkg_sv()),
     ]
 }
 

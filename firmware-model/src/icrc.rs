@@ -163,30 +163,34 @@ pub fn locate(frame: &[u8]) -> Result<IcrcLayout, IcrcError> {
     Ok(IcrcLayout { vlan, ip, ip_offset, ip_end })
 }
 
+/// The variant fields of an IPv4 RoCEv2 packet: (offset from the IP header, bits forced to
+/// one). TOS, TTL, header checksum, UDP checksum, BTH byte 4 (FECN, BECN, reserved).
+/// The HDL's masking constants are generated from this table (`hdlgen`).
+pub const IPV4_MASKS: [(usize, u8); 7] =
+    [(1, 0xFF), (8, 0xFF), (10, 0xFF), (11, 0xFF), (26, 0xFF), (27, 0xFF), (32, 0xFF)];
+
+/// The variant fields of an IPv6 RoCEv2 packet: traffic class (low nibble of byte 0, high
+/// nibble of byte 1), flow label (rest of byte 1, bytes 2-3), hop limit, UDP checksum, BTH
+/// byte 4.
+pub const IPV6_MASKS: [(usize, u8); 8] =
+    [(0, 0x0F), (1, 0xFF), (2, 0xFF), (3, 0xFF), (7, 0xFF), (46, 0xFF), (47, 0xFF), (52, 0xFF)];
+
+/// The variant-field table of an IP version.
+pub const fn masks(ip: IpVersion) -> &'static [(usize, u8)] {
+    match ip {
+        IpVersion::V4 => &IPV4_MASKS,
+        IpVersion::V6 => &IPV6_MASKS,
+    }
+}
+
 /// Copy the IP, UDP and BTH headers into `buf` with the variant fields set to ones;
 /// returns the number of bytes written.
 fn masked_headers(frame: &[u8], l: &IcrcLayout, buf: &mut [u8; 60]) -> usize {
     let n = l.ip.header_len() + UDP_LEN + BTH_LEN;
     buf[..n].copy_from_slice(&frame[l.ip_offset..l.ip_offset + n]);
-    let h = l.ip.header_len();
-    match l.ip {
-        IpVersion::V4 => {
-            buf[1] = 0xFF; // TOS
-            buf[8] = 0xFF; // TTL
-            buf[10] = 0xFF; // header checksum
-            buf[11] = 0xFF;
-        }
-        IpVersion::V6 => {
-            buf[0] |= 0x0F; // traffic class, high nibble
-            buf[1] = 0xFF; // traffic class low nibble + flow label
-            buf[2] = 0xFF;
-            buf[3] = 0xFF;
-            buf[7] = 0xFF; // hop limit
-        }
+    for &(at, ones) in masks(l.ip) {
+        buf[at] |= ones;
     }
-    buf[h + 6] = 0xFF; // UDP checksum
-    buf[h + 7] = 0xFF;
-    buf[h + UDP_LEN + 4] = 0xFF; // BTH FECN/BECN/reserved
     n
 }
 

@@ -6,12 +6,10 @@
 // The ICRC blocks feed whole beats into a parallel CRC and zero the lanes that are not
 // covered. Zero lanes before the covered bytes do nothing to a zero register; zero lanes
 // after them multiply the register by x^(8n). unshift_s<k>(s, sel) undoes sel*4^k such
-// bytes (sel in 0..3), so three stages undo 0..63 bytes. unshift_icrc undoes the 4-byte
+// bytes (sel in 0..3), so three stages undo 0..63 bytes. icrc_from_raw undoes the 4-byte
 // ICRC slot that the insert side zeroes. All functions are pure XOR networks.
 package roce_crc32_pkg;
 
-  // Raw CRC register after 0xFFFFFFFF and eight 0xFF bytes (the masked LRH).
-  localparam logic [31:0] ICRC_SEED = 32'hdebb20e3;
   // Raw register after a message followed by its CRC, least-significant byte first.
   localparam logic [31:0] RESIDUE = 32'hdebb20e3;
 

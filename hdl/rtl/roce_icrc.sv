@@ -69,7 +69,7 @@ module roce_icrc #(
   localparam int RW = LG + 2;
   // Header shadow: the first 64 bytes of a frame hold every field the block looks at.
   localparam int HDR = 64;
-  localparam logic [31:0] SEED = roce_crc32_pkg::ICRC_SEED;
+  localparam int NCH = HDR / BYTES;  // beats that carry header bytes
 
   logic adv;  // the whole pipeline moves this cycle
 
@@ -109,13 +109,10 @@ module roce_icrc #(
     end
   end
 
+  // Beat c of the frame covers header bytes [c*BYTES, (c+1)*BYTES).
   always_comb begin
-    for (int o = 0; o < HDR; o++) begin
-      if (32'(bidx_q) == o / BYTES) begin
-        hv[8*o +: 8] = p_data[8*(o % BYTES) +: 8];
-      end else begin
-        hv[8*o +: 8] = hdr_q[8*o +: 8];
-      end
+    for (int c = 0; c < NCH; c++) begin
+      hv[c*DATA_W +: DATA_W] = (32'(bidx_q) == c) ? p_data : hdr_q[c*DATA_W +: DATA_W];
     end
   end
 
@@ -180,9 +177,9 @@ module roce_icrc #(
 
   always_ff @(posedge clk) begin
     if (p_go) begin
-      for (int o = 0; o < HDR; o++) begin
-        if (32'(bidx_q) == o / BYTES) begin
-          hdr_q[8*o +: 8] <= p_data[8*(o % BYTES) +: 8];
+      for (int c = 0; c < NCH; c++) begin
+        if (32'(bidx_q) == c) begin
+          hdr_q[c*DATA_W +: DATA_W] <= p_data;
         end
       end
       if (p_last) begin
@@ -238,47 +235,56 @@ module roce_icrc #(
     end
   end
 
-  // Absolute offset a of a lane, relative to the IP header: is it IP byte k?
-  function automatic logic at_ip(input logic [4:0] bidx, input int lane, input logic vl,
-                                 input int k);
-    at_ip = 32'(bidx) * BYTES + lane == (vl ? 18 : 14) + k;
+  // The ICRC slot of a beat: lanes [rc-4, rc), where rc is the remaining datagram length
+  // from the beat's start; lanes outside the beat fall off either end.
+  function automatic logic [DATA_W-1:0] slot_lanes(input logic [RW-1:0] rc);
+    slot_lanes = DATA_W'(((DATA_W + 32)'(32'hFFFF_FFFF) << (32'(rc) * 8)) >> 32);
   endfunction
 
-  logic [DATA_W-1:0] masked;
+  // ICRC bytes into the slot lanes (lane l takes byte l+4-rc).
+  function automatic logic [DATA_W-1:0] patch(input logic [DATA_W-1:0] d,
+                                              input logic [RW-1:0] rc,
+                                              input logic [31:0] v);
+    patch = (d & ~slot_lanes(rc)) | DATA_W'(((DATA_W + 32)'(v) << (32'(rc) * 8)) >> 32);
+  endfunction
+
+  // The masking templates (generated from the model's mask tables) of this frame's layout,
+  // windowed to this beat; beyond the templates every byte passes unchanged.
+  localparam int TW = 8 * roce_icrc_pkg::TEMPLATE_BYTES;
+  logic [TW-1:0]     t_zero, t_ones, t_seed;
+  logic [DATA_W-1:0] w_zero, w_ones, w_seed, keep_end, slot_m, masked;
+
   always_comb begin
-    for (int l = 0; l < BYTES; l++) begin
-      logic [7:0] b;
-      logic       ones, pre_ip, covered, slot;
-      b = m_data[8*l +: 8];
-      // Masked (variant) fields: forced to ones.
-      if (m_v6) begin
-        ones = at_ip(m_bidx, l, m_vlan, 1) || at_ip(m_bidx, l, m_vlan, 2)
-            || at_ip(m_bidx, l, m_vlan, 3) || at_ip(m_bidx, l, m_vlan, 7)
-            || at_ip(m_bidx, l, m_vlan, 46) || at_ip(m_bidx, l, m_vlan, 47)
-            || at_ip(m_bidx, l, m_vlan, 52);
-        if (at_ip(m_bidx, l, m_vlan, 0)) begin
-          b = b | 8'h0F;
-        end
-      end else begin
-        ones = at_ip(m_bidx, l, m_vlan, 1) || at_ip(m_bidx, l, m_vlan, 8)
-            || at_ip(m_bidx, l, m_vlan, 10) || at_ip(m_bidx, l, m_vlan, 11)
-            || at_ip(m_bidx, l, m_vlan, 26) || at_ip(m_bidx, l, m_vlan, 27)
-            || at_ip(m_bidx, l, m_vlan, 32);
+    unique case ({m_v6, m_vlan})
+      2'b00: begin
+        t_zero = roce_icrc_pkg::ZERO_V4;
+        t_ones = roce_icrc_pkg::ONES_V4;
+        t_seed = roce_icrc_pkg::SEED_V4;
       end
-      if (ones) begin
-        b = 8'hFF;
+      2'b01: begin
+        t_zero = roce_icrc_pkg::ZERO_V4_VLAN;
+        t_ones = roce_icrc_pkg::ONES_V4_VLAN;
+        t_seed = roce_icrc_pkg::SEED_V4_VLAN;
       end
-      // The CRC seed replaces the register preload: XOR it into IP bytes 0..3.
-      for (int k = 0; k < 4; k++) begin
-        if (at_ip(m_bidx, l, m_vlan, k)) begin
-          b = b ^ SEED[8*k +: 8];
-        end
+      2'b10: begin
+        t_zero = roce_icrc_pkg::ZERO_V6;
+        t_ones = roce_icrc_pkg::ONES_V6;
+        t_seed = roce_icrc_pkg::SEED_V6;
       end
-      pre_ip  = 32'(m_bidx) * BYTES + l < (m_vlan ? 18 : 14);
-      covered = !pre_ip && (!m_lenk || RW'(l) < m_remc);
-      slot    = INSERT != 0 && m_lenk && RW'(l) < m_remc && RW'(l + 4) >= m_remc;
-      masked[8*l +: 8] = (covered && !slot) ? b : 8'h00;
-    end
+      default: begin
+        t_zero = roce_icrc_pkg::ZERO_V6_VLAN;
+        t_ones = roce_icrc_pkg::ONES_V6_VLAN;
+        t_seed = roce_icrc_pkg::SEED_V6_VLAN;
+      end
+    endcase
+    w_zero = DATA_W'(t_zero >> (32'(m_bidx) * DATA_W));
+    w_ones = DATA_W'(t_ones >> (32'(m_bidx) * DATA_W));
+    w_seed = DATA_W'(t_seed >> (32'(m_bidx) * DATA_W));
+    // lanes before the end of the IP datagram (all of them until its length is known)
+    keep_end = m_lenk ? ~({DATA_W{1'b1}} << (32'(m_remc) * 8)) : {DATA_W{1'b1}};
+    // insert: the ICRC slot, lanes [remc-4, remc), fed as zeros
+    slot_m = (INSERT != 0 && m_lenk) ? slot_lanes(m_remc) : '0;
+    masked = (((m_data & ~w_zero) | w_ones) ^ w_seed) & keep_end & ~slot_m;
   end
 
   // ------------------------------------------------------------------------------------
@@ -426,20 +432,6 @@ module roce_icrc #(
       e_ok_q  <= 1'b0;
     end
   end
-
-  // ICRC bytes into the lanes [remc-4, remc) of a beat (lane l takes byte l+4-remc).
-  function automatic logic [DATA_W-1:0] patch(input logic [DATA_W-1:0] d,
-                                              input logic [RW-1:0] rc,
-                                              input logic [31:0] v);
-    patch = d;
-    for (int l = 0; l < BYTES; l++) begin
-      for (int k = 0; k < 4; k++) begin
-        if (RW'(l + 4 - k) == rc) begin
-          patch[8*l +: 8] = v[8*k +: 8];
-        end
-      end
-    end
-  endfunction
 
   logic       f_err;
   logic [1:0] f_user;
