@@ -4,9 +4,11 @@
 //! - [`stream`]: AXI4-Stream drivers with random `tvalid` gaps and `tready` backpressure.
 //! - [`cosim`]: HDL-vs-model runs that compare every output beat.
 //! - [`pcapio`]: reading and writing captures.
+//! - [`demo`]: a short RC exchange through the HDL ICRC TX and RX blocks.
 #![warn(missing_docs)]
 
 pub mod cosim;
+pub mod demo;
 pub mod pcapio;
 pub mod stream;
 pub mod vl;
