@@ -33,6 +33,23 @@ macro_rules! icrc {
     };
 }
 
+// ---- roce_axis_drop_fifo -------------------------------------------------------------
+// Depths and DROP_WHEN_FULL must match `Model::drop_fifo_config` in src/vl.rs.
+const DROP_FIFO_FILES: &[&str] = &["roce_axis_drop_fifo.sv"];
+
+macro_rules! drop_fifo {
+    ($name:literal, $w:literal $(, $k:literal = $v:literal)*) => {
+        Model {
+            name: $name,
+            top: "roce_axis_drop_fifo",
+            files: DROP_FIFO_FILES,
+            params: &[("DATA_W", stringify!($w)) $(, ($k, $v))*],
+            data_bits: $w,
+        }
+    };
+}
+// ---- end roce_axis_drop_fifo ---------------------------------------------------------
+
 const MODELS: &[Model] = &[
     icrc!("icrc64_ins", 64, "1"),
     icrc!("icrc64_chk", 64, "0"),
@@ -40,6 +57,15 @@ const MODELS: &[Model] = &[
     icrc!("icrc256_chk", 256, "0"),
     icrc!("icrc512_ins", 512, "1"),
     icrc!("icrc512_chk", 512, "0"),
+    // ---- roce_axis_drop_fifo: default depth, 8 KiB depth, DROP_WHEN_FULL=1 ----
+    drop_fifo!("dropfifo64", 64),
+    drop_fifo!("dropfifo256", 256),
+    drop_fifo!("dropfifo512", 512),
+    drop_fifo!("dropfifo64_small", 64, "DEPTH" = "1024"),
+    drop_fifo!("dropfifo256_small", 256, "DEPTH" = "256"),
+    drop_fifo!("dropfifo512_small", 512, "DEPTH" = "128"),
+    drop_fifo!("dropfifo64_dwf", 64, "DEPTH" = "256", "DROP_WHEN_FULL" = "1"),
+    // ---- end roce_axis_drop_fifo ----
 ];
 
 fn verilator_root() -> PathBuf {
@@ -154,6 +180,25 @@ fn main() {
         b.files(cpps).cargo_metadata(false);
         b.compile(&format!("vl_{}", m.name));
     }
+    // ---- roce_axis_drop_fifo: counter read-out (csrc/drop_fifo_extra.cpp), one small
+    // library per drop FIFO model; it only reads the model's output fields.
+    for m in MODELS.iter().filter(|m| m.top == "roce_axis_drop_fifo") {
+        let mdir = out.join(format!("obj_{}", m.name));
+        let class = format!("V{}", m.name);
+        let mut b = base_build(&root);
+        b.include(&mdir)
+            .define("VM_TRACE", trace)
+            .define("VM_TRACE_FST", trace)
+            .define("VTOP", class.as_str())
+            .define("VHEADER", format!("\"{class}.h\"").as_str())
+            .define("SHIM(x)", format!("{}_##x", m.name).as_str())
+            .file(manifest.join("csrc/drop_fifo_extra.cpp"))
+            .cargo_metadata(false);
+        b.compile(&format!("vl_{}_extra", m.name));
+        println!("cargo:rustc-link-lib=static=vl_{}_extra", m.name);
+    }
+    // ---- end roce_axis_drop_fifo ----
+
     // Link order matters for static libraries: the models first, then the runtime they use.
     println!("cargo:rustc-link-search=native={}", out.display());
     for m in MODELS {

@@ -84,6 +84,15 @@ models! {
     Icrc256Check => "icrc256_chk",
     Icrc512Insert => "icrc512_ins",
     Icrc512Check => "icrc512_chk",
+    // ---- roce_axis_drop_fifo (see `Model::drop_fifo_config`) ----
+    DropFifo64 => "dropfifo64",
+    DropFifo256 => "dropfifo256",
+    DropFifo512 => "dropfifo512",
+    DropFifo64Small => "dropfifo64_small",
+    DropFifo256Small => "dropfifo256_small",
+    DropFifo512Small => "dropfifo512_small",
+    DropFifo64Dwf => "dropfifo64_dwf",
+    // ---- end roce_axis_drop_fifo ----
 }
 
 impl Model {
@@ -100,6 +109,113 @@ impl Model {
         })
     }
 }
+
+// ---- roce_axis_drop_fifo ---------------------------------------------------------------
+
+/// Parameters a `roce_axis_drop_fifo` model was built with (must match `build.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DropFifoConfig {
+    /// `DATA_W`.
+    pub data_bits: usize,
+    /// `DEPTH` in beats.
+    pub depth: usize,
+    /// `DROP_WHEN_FULL`.
+    pub drop_when_full: bool,
+}
+
+impl Model {
+    /// The drop FIFO at its default depth (two 9 KB jumbo frames) for `data_bits`.
+    pub fn drop_fifo(data_bits: usize) -> Option<Model> {
+        Some(match data_bits {
+            64 => Model::DropFifo64,
+            256 => Model::DropFifo256,
+            512 => Model::DropFifo512,
+            _ => return None,
+        })
+    }
+
+    /// The drop FIFO with a small depth (8 KiB: 1024, 256, 128 beats) for `data_bits`, so
+    /// that jumbo frames overflow it.
+    pub fn drop_fifo_small(data_bits: usize) -> Option<Model> {
+        Some(match data_bits {
+            64 => Model::DropFifo64Small,
+            256 => Model::DropFifo256Small,
+            512 => Model::DropFifo512Small,
+            _ => return None,
+        })
+    }
+
+    /// The parameters of a drop FIFO model; `None` for other blocks.
+    pub fn drop_fifo_config(self) -> Option<DropFifoConfig> {
+        let (data_bits, depth, drop_when_full) = match self {
+            Model::DropFifo64 => (64, 4096, false),
+            Model::DropFifo256 => (256, 1024, false),
+            Model::DropFifo512 => (512, 512, false),
+            Model::DropFifo64Small => (64, 1024, false),
+            Model::DropFifo256Small => (256, 256, false),
+            Model::DropFifo512Small => (512, 128, false),
+            Model::DropFifo64Dwf => (64, 256, true),
+            _ => return None,
+        };
+        Some(DropFifoConfig { data_bits, depth, drop_when_full })
+    }
+}
+
+type DropCountersFn = unsafe extern "C" fn(*mut c_void, *mut u32);
+
+macro_rules! drop_fifo_counters {
+    ($($var:ident => $name:literal),* $(,)?) => {
+        fn drop_fifo_counters_fn(m: Model) -> Option<DropCountersFn> {
+            match m {
+                $(Model::$var => {
+                    unsafe extern "C" {
+                        #[link_name = concat!($name, "_drop_fifo_counters")]
+                        fn counters(h: *mut c_void, c: *mut u32);
+                    }
+                    Some(counters as DropCountersFn)
+                })*
+                _ => None,
+            }
+        }
+    };
+}
+
+drop_fifo_counters! {
+    DropFifo64 => "dropfifo64",
+    DropFifo256 => "dropfifo256",
+    DropFifo512 => "dropfifo512",
+    DropFifo64Small => "dropfifo64_small",
+    DropFifo256Small => "dropfifo256_small",
+    DropFifo512Small => "dropfifo512_small",
+    DropFifo64Dwf => "dropfifo64_dwf",
+}
+
+/// The frame counters of a drop FIFO (`*_count` outputs, 32-bit wrapping).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DropFifoCounters {
+    /// `good_count`.
+    pub good: u32,
+    /// `drop_bad_count`.
+    pub bad: u32,
+    /// `drop_overflow_count`.
+    pub overflow: u32,
+    /// `drop_full_count`.
+    pub full: u32,
+}
+
+impl AxisDut {
+    /// The counters of a `roce_axis_drop_fifo` model as they are now (they lag the frame's
+    /// last beat by two cycles); `None` for other blocks.
+    pub fn drop_fifo_counters(&self) -> Option<DropFifoCounters> {
+        let f = drop_fifo_counters_fn(self.model)?;
+        let mut c = [0u32; 4];
+        // SAFETY: `h` is a live handle of this model's shim; the function writes 4 words.
+        unsafe { f(self.h.as_ptr(), c.as_mut_ptr()) };
+        Some(DropFifoCounters { good: c[0], bad: c[1], overflow: c[2], full: c[3] })
+    }
+}
+
+// ---- end roce_axis_drop_fifo ------------------------------------------------------------
 
 /// Inputs of an AXI4-Stream block for one cycle.
 #[derive(Clone, Copy, Debug)]

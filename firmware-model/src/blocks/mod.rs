@@ -5,3 +5,4 @@
 
 pub mod axis;
 pub mod roce_icrc;
+pub mod roce_axis_drop_fifo;

@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: Apache-2.0 OR MIT
+//
+// roce_axis_drop_fifo: store-and-forward AXI4-Stream frame FIFO that drops errored frames.
+//
+// Sits behind roce_icrc (check mode) on the RX path. A frame is written into a block RAM
+// beat by beat; the read side only ever sees whole, committed frames:
+//   good      last beat's s_axis_tuser[ERR_BIT] clear, frame fits: committed, then sent on
+//             unchanged (same beats, tdata, tkeep, tlast).
+//   bad       last beat's s_axis_tuser[ERR_BIT] set: dropped entirely (the write pointer
+//             rewinds to the committed pointer). ERR_BIT of earlier beats is ignored.
+//   overflow  the frame alone fills the FIFO and has more beats (longer than DEPTH beats):
+//             dropped, the rest of it is accepted and discarded (no deadlock).
+//   full      (DROP_WHEN_FULL=1 only) the FIFO ran full during the frame while it still
+//             held other committed frames: dropped like overflow.
+// m_axis_tuser of each beat is that beat's s_axis_tuser with bit ERR_BIT removed (the bits
+// above it move down one); behind roce_icrc that is the roce flag on the last beat, zero on
+// the others.
+//
+// Write side: wr_ptr advances per beat, commit_ptr := wr_ptr at a good tlast, a bad or
+// dropped frame sets wr_ptr := commit_ptr. Space is DEPTH - (wr_ptr - rd_ptr): the entries
+// already read out into the output pipeline are free. s_axis_tready is a function of
+// registers only:
+//   DROP_WHEN_FULL=0  low only while the FIFO is full and part of it is committed data
+//                     (the writer waits for the reader); a frame is lost only if it is bad or
+//                     longer than DEPTH beats, whatever the backpressure.
+//   DROP_WHEN_FULL=1  low only while the FIFO is full of committed data (between frames); a
+//                     frame that runs into a full FIFO is dropped instead of stalled.
+// Read side: rd_ptr reads committed beats into the BRAM's output register, and that feeds
+// the output register (m_axis_*). Both stages move whenever the stage after them is free, so
+// committed frames leave back to back, one beat per cycle, under any m_axis_tready pattern.
+//
+// Parameters:
+//   DATA_W          datapath width: 64, 256 or 512 (tkeep width DATA_W/8).
+//   DEPTH           FIFO depth in beats, a power of two >= 2. Default: two 9216-byte jumbo
+//                   frames, rounded up to a power of two (64: 4096, 256: 1024, 512: 512).
+//   USER_W          s_axis_tuser width (default 2: {roce, error} from roce_icrc).
+//   ERR_BIT         index of the error bit in s_axis_tuser (default 0).
+//   DROP_WHEN_FULL  0: stall the input when full; 1: drop the frame instead (see above).
+//   CNT_W           width of the wrapping frame counters.
+// Outputs besides the stream: 1-cycle pulses good_frame, drop_bad_frame,
+//   drop_overflow_frame, drop_full_frame (one per frame, the cycle after its last beat is
+//   accepted) and wrapping counters of each (*_count).
+// Storage: one simple dual-port RAM of DEPTH x (DATA_W + DATA_W/8 + 1 + USER_W-1) bits, one
+//   write port, one registered read port with enable (block RAM).
+// Latency: a committed frame's first beat is on m_axis 3 cycles after its last beat was
+//   accepted (accept in cycle c, m_axis_tvalid in cycle c+3) when the read side is idle.
+// Throughput: one beat per cycle in and out; committed frames come out back to back.
+// Interface requirements: none on tkeep (stored as is).
+
+`resetall
+`default_nettype none
+
+module roce_axis_drop_fifo #(
+  parameter int DATA_W = 512,
+  parameter int DEPTH = 1 << $clog2(2 * ((9216 + DATA_W / 8 - 1) / (DATA_W / 8))),
+  parameter int USER_W = 2,
+  parameter int ERR_BIT = 0,
+  parameter int DROP_WHEN_FULL = 0,
+  parameter int CNT_W = 32,
+  localparam int KEEP_W = DATA_W / 8,
+  localparam int OUSER_W = (USER_W > 1) ? USER_W - 1 : 1
+) (
+  input  wire logic               clk,
+  input  wire logic               rst,
+
+  input  wire logic [DATA_W-1:0]  s_axis_tdata,
+  input  wire logic [KEEP_W-1:0]  s_axis_tkeep,
+  input  wire logic               s_axis_tvalid,
+  output      logic               s_axis_tready,
+  input  wire logic               s_axis_tlast,
+  input  wire logic [USER_W-1:0]  s_axis_tuser,
+
+  output      logic [DATA_W-1:0]  m_axis_tdata,
+  output      logic [KEEP_W-1:0]  m_axis_tkeep,
+  output      logic               m_axis_tvalid,
+  input  wire logic               m_axis_tready,
+  output      logic               m_axis_tlast,
+  output      logic [OUSER_W-1:0] m_axis_tuser,
+
+  output      logic               good_frame,
+  output      logic               drop_bad_frame,
+  output      logic               drop_overflow_frame,
+  output      logic               drop_full_frame,
+  output      logic [CNT_W-1:0]   good_count,
+  output      logic [CNT_W-1:0]   drop_bad_count,
+  output      logic [CNT_W-1:0]   drop_overflow_count,
+  output      logic [CNT_W-1:0]   drop_full_count
+);
+
+  localparam int AW = $clog2(DEPTH);
+  // Memory word: {user without ERR_BIT, last, keep, data}.
+  localparam int MEM_W = DATA_W + KEEP_W + 1 + OUSER_W;
+
+  if (DEPTH < 2 || (DEPTH & (DEPTH - 1)) != 0) begin : g_bad_depth
+    $error("roce_axis_drop_fifo: DEPTH must be a power of two >= 2");
+  end
+  if (ERR_BIT < 0 || ERR_BIT >= USER_W) begin : g_bad_err_bit
+    $error("roce_axis_drop_fifo: ERR_BIT must index s_axis_tuser");
+  end
+
+  // Pointers carry one wrap bit: equal = empty, differ by DEPTH = full.
+  logic [AW:0] wr_ptr, commit_ptr, rd_ptr;
+  logic        drop_q;    // discarding the rest of a dropped frame
+
+  // ------------------------------------------------------------------------------------
+  // Write side
+  // ------------------------------------------------------------------------------------
+  logic              full, part, commit_rd, s_hs, wen, s_err;
+  logic [OUSER_W-1:0] s_urem;
+  logic [USER_W:0]   s_upad;
+  logic [MEM_W-1:0]  s_word;
+
+  assign full      = (wr_ptr - rd_ptr) == (AW + 1)'(DEPTH);
+  assign part      = wr_ptr != commit_ptr;  // a frame is partly written
+  assign commit_rd = commit_ptr == rd_ptr;  // no committed beat left in the RAM
+
+  always_comb begin
+    if (DROP_WHEN_FULL != 0) begin
+      s_axis_tready = drop_q || !full || part;
+    end else begin
+      // full with no committed data left means the frame alone fills the FIFO
+      s_axis_tready = drop_q || !full || commit_rd;
+    end
+  end
+
+  assign s_hs  = s_axis_tvalid && s_axis_tready;
+  assign wen   = s_hs && !drop_q && !full;
+  assign s_err = s_axis_tuser[ERR_BIT];
+
+  always_comb begin
+    s_upad = {1'b0, s_axis_tuser};
+    for (int j = 0; j < OUSER_W; j++) begin
+      if (USER_W == 1) begin
+        s_urem[j] = 1'b0;
+      end else if (j < ERR_BIT) begin
+        s_urem[j] = s_upad[j];
+      end else begin
+        s_urem[j] = s_upad[j + 1];
+      end
+    end
+    s_word = {s_urem, s_axis_tlast, s_axis_tkeep, s_axis_tdata};
+  end
+
+  always_ff @(posedge clk) begin
+    good_frame          <= 1'b0;
+    drop_bad_frame      <= 1'b0;
+    drop_overflow_frame <= 1'b0;
+    drop_full_frame     <= 1'b0;
+    if (s_hs) begin
+      if (drop_q) begin
+        if (s_axis_tlast) begin
+          drop_q <= 1'b0;
+        end
+      end else if (full) begin
+        // No room for this beat: drop the frame (only reachable with tready high, i.e.
+        // the frame alone fills the FIFO, or DROP_WHEN_FULL).
+        wr_ptr <= commit_ptr;
+        drop_q <= !s_axis_tlast;
+        if (commit_rd) begin
+          drop_overflow_frame <= 1'b1;
+        end else begin
+          drop_full_frame <= 1'b1;
+        end
+      end else if (s_axis_tlast) begin
+        if (s_err) begin
+          wr_ptr         <= commit_ptr;
+          drop_bad_frame <= 1'b1;
+        end else begin
+          wr_ptr     <= wr_ptr + 1'b1;
+          commit_ptr <= wr_ptr + 1'b1;
+          good_frame <= 1'b1;
+        end
+      end else begin
+        wr_ptr <= wr_ptr + 1'b1;
+      end
+    end
+    if (rst) begin
+      wr_ptr              <= '0;
+      commit_ptr          <= '0;
+      drop_q              <= 1'b0;
+      good_frame          <= 1'b0;
+      drop_bad_frame      <= 1'b0;
+      drop_overflow_frame <= 1'b0;
+      drop_full_frame     <= 1'b0;
+    end
+  end
+
+  // Counters, one cycle behind the pulses.
+  always_ff @(posedge clk) begin
+    good_count          <= good_count + CNT_W'(good_frame);
+    drop_bad_count      <= drop_bad_count + CNT_W'(drop_bad_frame);
+    drop_overflow_count <= drop_overflow_count + CNT_W'(drop_overflow_frame);
+    drop_full_count     <= drop_full_count + CNT_W'(drop_full_frame);
+    if (rst) begin
+      good_count          <= '0;
+      drop_bad_count      <= '0;
+      drop_overflow_count <= '0;
+      drop_full_count     <= '0;
+    end
+  end
+
+  // ------------------------------------------------------------------------------------
+  // Storage: simple dual-port block RAM, registered read with enable, no reset
+  // ------------------------------------------------------------------------------------
+  logic [MEM_W-1:0] mem [DEPTH];
+  logic [MEM_W-1:0] ram_q;
+  logic             ren;
+
+  always_ff @(posedge clk) begin
+    if (wen) begin
+      mem[wr_ptr[AW-1:0]] <= s_word;
+    end
+  end
+
+  always_ff @(posedge clk) begin
+    if (ren) begin
+      ram_q <= mem[rd_ptr[AW-1:0]];
+    end
+  end
+
+  // ------------------------------------------------------------------------------------
+  // Read side: RAM output register (ram_valid), then the output register (out_valid)
+  // ------------------------------------------------------------------------------------
+  logic             ram_valid, out_valid, out_ready, ram_ready;
+  logic [MEM_W-1:0] out_q;
+
+  assign out_ready = !out_valid || m_axis_tready;
+  assign ram_ready = !ram_valid || out_ready;
+  assign ren       = ram_ready && !commit_rd;
+
+  always_ff @(posedge clk) begin
+    if (ren) begin
+      rd_ptr <= rd_ptr + 1'b1;
+    end
+    if (ram_ready) begin
+      ram_valid <= ren;
+    end
+    if (out_ready) begin
+      out_valid <= ram_valid;
+      if (ram_valid) begin
+        out_q <= ram_q;
+      end
+    end
+    if (rst) begin
+      rd_ptr    <= '0;
+      ram_valid <= 1'b0;
+      out_valid <= 1'b0;
+    end
+  end
+
+  assign m_axis_tvalid = out_valid;
+  assign m_axis_tdata  = out_q[DATA_W-1:0];
+  assign m_axis_tkeep  = out_q[DATA_W +: KEEP_W];
+  assign m_axis_tlast  = out_q[DATA_W + KEEP_W];
+  assign m_axis_tuser  = out_q[DATA_W + KEEP_W + 1 +: OUSER_W];
+
+endmodule
+
+`resetall
