@@ -1,13 +1,23 @@
-//! Userspace driver for the RoCEv2 offload engine (VFIO and simulator backends).
+//! Userspace driver for the RoCEv2 offload engine, with a verbs-shaped API.
 //!
-//! This crate is the home of the VFIO driver (issue 5). Today it holds only the error type
-//! every backend will share, so the workspace has its final shape.
+//! The driver programs the engine only through its BAR0 registers (`contract::regs`) and
+//! the descriptor rings in DMA memory (`contract::SqWqe`, `RqWqe`, `Cqe`), so the same code
+//! runs against any [`Backend`]: real hardware through VFIO, or the simulator (the Rust
+//! model or the Verilated HDL) with host memory shared with the simulated DMA.
+//!
+//! ```text
+//!   Device::open(backend) -> configure_port -> enable
+//!   alloc_pd -> reg_mr -> create_cq -> create_qp -> modify_qp(INIT/RTR/RTS)
+//!   post_recv / post_send (ring + doorbell) -> poll_cq
+//! ```
 #![warn(missing_docs)]
 
-/// Errors reported by the driver.
-#[derive(Debug, thiserror::Error)]
-pub enum DriverError {
-    /// The requested backend is not available on this machine.
-    #[error("backend {0} is not available: {1}")]
-    Unavailable(&'static str, String),
-}
+pub mod backend;
+pub mod device;
+pub mod error;
+pub mod verbs;
+
+pub use backend::{Backend, DmaBuf};
+pub use device::Device;
+pub use error::DriverError;
+pub use verbs::*;

@@ -182,6 +182,9 @@ pub fn generated_files() -> Vec<(&'static str, String)> {
         ("hdl/rtl/roce_crc32_pkg.sv", crc32_pkg_sv()),
         ("hdl/rtl/roce_crc32_update.sv", crc32_update_sv()),
         ("hdl/rtl/roce_icrc_pkg.sv", icrc_pkg_sv()),
+        ("hdl/rtl/roce_regs_pkg.sv", crate::contract::sv::regs_pkg()),
+        ("hdl/rtl/roce_desc_pkg.sv", crate::contract::sv::desc_pkg()),
+        ("docs/register-map.md", crate::contract::md::register_map()),
     ]
 }
 

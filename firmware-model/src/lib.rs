@@ -12,7 +12,9 @@
 #![warn(missing_docs)]
 
 pub mod blocks;
+pub mod contract;
 pub mod crc32;
+pub mod engine;
 pub mod hdlgen;
 pub mod icrc;
 pub mod wire;

@@ -5,12 +5,18 @@
 //! - [`cosim`]: HDL-vs-model runs that compare every output beat.
 //! - [`pcapio`]: reading and writing captures.
 //! - [`demo`]: a short RC exchange through the HDL ICRC TX and RX blocks.
+//! - [`fabric`]: simulated links with loss, reordering, duplication, corruption, ECN.
+//! - [`node`]: an engine model with host memory, and the driver backend over it.
+//! - [`transfer`]: two engines moving a verified workload over a simulated link.
 #![warn(missing_docs)]
 
 pub mod cosim;
 pub mod demo;
+pub mod fabric;
+pub mod node;
 pub mod pcapio;
 pub mod stream;
+pub mod transfer;
 pub mod vl;
 
 /// Errors of the simulator and its command line.

@@ -1,0 +1,31 @@
+//! What the driver needs from the platform: 32-bit register access to BAR0 and DMA memory
+//! that both the CPU and the engine can reach.
+
+use crate::error::Result;
+
+/// A buffer of DMA memory: the engine reaches it at `iova`, the CPU through the backend.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DmaBuf {
+    /// Device (IOMMU) address of the first byte.
+    pub iova: u64,
+    /// Length in bytes.
+    pub len: usize,
+    /// Backend-private identifier.
+    pub id: usize,
+}
+
+/// A platform the driver runs on (VFIO, or a simulator).
+pub trait Backend {
+    /// Read a 32-bit register of BAR0.
+    fn read32(&mut self, off: u32) -> u32;
+    /// Write a 32-bit register of BAR0.
+    fn write32(&mut self, off: u32, val: u32);
+    /// Allocate `len` bytes of zeroed DMA memory, page aligned, mapped for the device.
+    fn dma_alloc(&mut self, len: usize) -> Result<DmaBuf>;
+    /// Release a buffer (unmaps it from the device).
+    fn dma_free(&mut self, buf: DmaBuf);
+    /// CPU read of `out.len()` bytes at offset `off` of `buf`.
+    fn mem_read(&self, buf: &DmaBuf, off: usize, out: &mut [u8]);
+    /// CPU write of `data` at offset `off` of `buf`.
+    fn mem_write(&mut self, buf: &DmaBuf, off: usize, data: &[u8]);
+}

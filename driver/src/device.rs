@@ -1,0 +1,458 @@
+//! The device: discovery, port setup, the context commands and the queues.
+
+use std::collections::{HashMap, VecDeque};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use roce_model::contract::{
+    regs, CmdErrorCode, CmdOpcode, CqCtx, CqFlags, Cqe, CqeFlags, CqeOwner, MrCtx, QpCtx, QpType, RqWqe,
+    Sge as CSge, SqData, SqFlags, SqOpcode, SqWqe, VlanTag, RQ_MAX_SGE, SQ_DATA_BYTES, SQ_MAX_SGE,
+};
+
+use crate::backend::{Backend, DmaBuf};
+use crate::error::{DriverError, Result};
+use crate::verbs::*;
+
+/// Port features to enable.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Features {
+    /// Send ECN-capable packets and count CE marks.
+    pub ecn: bool,
+    /// Answer CE marks with CNPs.
+    pub cnp: bool,
+    /// DCQCN rate limiting on received CNPs.
+    pub dcqcn: bool,
+    /// Honour PFC pause frames.
+    pub pfc: bool,
+}
+
+#[derive(Debug)]
+struct CqState {
+    ring: DmaBuf,
+    log_size: u8,
+    ci: u32,
+}
+
+#[derive(Debug)]
+struct QpRings {
+    sq: DmaBuf,
+    sq_log: u8,
+    sq_pi: u32,
+    /// Posted, not yet completed: (wr_id, signaled).
+    sq_shadow: VecDeque<(u64, bool)>,
+    rq: DmaBuf,
+    rq_log: u8,
+    rq_pi: u32,
+    rq_ci: u32,
+    pd: u32,
+}
+
+/// An opened engine.
+#[derive(Debug)]
+pub struct Device<B: Backend> {
+    b: B,
+    caps: u32,
+    qps: HashMap<u32, QpRings>,
+    cqs: HashMap<u32, CqState>,
+    mrs: HashMap<u32, MemoryRegion>,
+    next_pd: u32,
+    mr_tag: u8,
+}
+
+fn log2_ceil(n: u32) -> u8 {
+    n.max(2).next_power_of_two().trailing_zeros() as u8
+}
+
+impl<B: Backend> Device<B> {
+    /// Open the engine behind `b`: check its identity and contract version, soft-reset it
+    /// and wait until it is ready.
+    pub fn open(mut b: B) -> Result<Self> {
+        let id = b.read32(regs::ID);
+        if id != regs::ID_VALUE {
+            return Err(DriverError::NotEngine(id));
+        }
+        let v = b.read32(regs::VERSION);
+        let (major, minor) = (regs::version::MAJOR.get(v), regs::version::MINOR.get(v));
+        if major != regs::VERSION_MAJOR {
+            return Err(DriverError::Version { major, minor });
+        }
+        b.write32(regs::CTRL, regs::ctrl::SOFT_RESET.mask());
+        let mut polls = 0;
+        while !regs::status::READY.is_set(b.read32(regs::STATUS)) {
+            polls += 1;
+            if polls > 100_000 {
+                return Err(DriverError::NotReady(polls));
+            }
+        }
+        let caps = b.read32(regs::CAPS);
+        Ok(Device { b, caps, qps: HashMap::new(), cqs: HashMap::new(), mrs: HashMap::new(), next_pd: 1, mr_tag: 0 })
+    }
+
+    /// The backend.
+    pub fn backend(&mut self) -> &mut B {
+        &mut self.b
+    }
+
+    /// Number of QPs the engine has.
+    pub fn max_qps(&self) -> u32 {
+        1 << regs::caps::LOG_MAX_QP.get(self.caps)
+    }
+
+    /// Set the port's MAC, IPv4 address and IPv6 GID.
+    pub fn configure_port(&mut self, mac: [u8; 6], ipv4: Ipv4Addr, gid: Ipv6Addr) {
+        self.b.write32(regs::MAC_HI, u32::from(u16::from_be_bytes([mac[0], mac[1]])));
+        self.b.write32(regs::MAC_LO, u32::from_be_bytes([mac[2], mac[3], mac[4], mac[5]]));
+        self.b.write32(regs::IPV4, u32::from(ipv4));
+        let g = gid.octets();
+        for i in 0..4 {
+            self.b.write32(regs::gid::at(i as u32), u32::from_be_bytes([g[4 * i], g[4 * i + 1], g[4 * i + 2], g[4 * i + 3]]));
+        }
+    }
+
+    /// Enable the engine with the given features.
+    pub fn enable(&mut self, f: Features) {
+        use regs::ctrl::*;
+        let mut v = ENABLE.mask();
+        for (on, fld) in [(f.ecn, ECN_ENABLE), (f.cnp, CNP_ENABLE), (f.dcqcn, DCQCN_ENABLE), (f.pfc, PFC_ENABLE)] {
+            if on {
+                v |= fld.mask();
+            }
+        }
+        self.b.write32(regs::CTRL, v);
+    }
+
+    /// Read a 64-bit counter by its `*_LO` offset.
+    pub fn counter(&mut self, lo: u32) -> u64 {
+        let l = self.b.read32(lo);
+        let h = self.b.read32(lo + 4);
+        u64::from(l) | (u64::from(h) << 32)
+    }
+
+    fn command(&mut self, op: CmdOpcode, index: u32, data: Option<&[u8]>, arg: u32) -> Result<()> {
+        if let Some(d) = data {
+            let mut buf = [0u8; 128];
+            buf[..d.len()].copy_from_slice(d);
+            for i in 0..32 {
+                let w = u32::from_le_bytes([buf[4 * i], buf[4 * i + 1], buf[4 * i + 2], buf[4 * i + 3]]);
+                self.b.write32(regs::cmd_data::at(i as u32), w);
+            }
+        }
+        self.b.write32(regs::CMD_ARG, arg);
+        let cmd = regs::cmd::OPCODE.val(u32::from(op.code())).unwrap_or(0)
+            | regs::cmd::INDEX.val(index).map_err(|_| DriverError::Invalid(format!("index {index}")))?;
+        self.b.write32(regs::CMD, cmd);
+        let mut polls = 0u32;
+        let st = loop {
+            let st = self.b.read32(regs::CMD_STATUS);
+            if !regs::cmd_status::BUSY.is_set(st) {
+                break st;
+            }
+            polls += 1;
+            if polls > 1_000_000 {
+                return Err(DriverError::NotReady(polls));
+            }
+        };
+        let code = regs::cmd_status::ERROR.get(st);
+        match CmdErrorCode::try_from(code as u8) {
+            Ok(CmdErrorCode::Ok) => Ok(()),
+            Ok(code) => Err(DriverError::Command { cmd: op.name(), index, code }),
+            Err(_) => Err(DriverError::BadCommandCode(code)),
+        }
+    }
+
+    fn read_back(&mut self) -> [u8; 128] {
+        let mut b = [0u8; 128];
+        for i in 0..32 {
+            b[4 * i..4 * i + 4].copy_from_slice(&self.b.read32(regs::cmd_data::at(i as u32)).to_le_bytes());
+        }
+        b
+    }
+
+    /// Allocate a protection domain.
+    pub fn alloc_pd(&mut self) -> ProtectionDomain {
+        let pd = ProtectionDomain(self.next_pd);
+        self.next_pd += 1;
+        pd
+    }
+
+    /// Allocate a DMA buffer.
+    pub fn alloc_buf(&mut self, len: usize) -> Result<DmaBuf> {
+        self.b.dma_alloc(len)
+    }
+
+    /// Register `[off, off+len)` of `buf` with `access`.
+    pub fn reg_mr(&mut self, pd: ProtectionDomain, buf: &DmaBuf, off: usize, len: usize, access: AccessFlags) -> Result<MemoryRegion> {
+        if off.checked_add(len).is_none_or(|e| e > buf.len) {
+            return Err(DriverError::Invalid(format!("MR [{off}, +{len}) outside a buffer of {}", buf.len)));
+        }
+        let max = 1u32 << regs::caps::LOG_MAX_MR.get(self.caps);
+        let index = (1..max).find(|i| !self.mrs.contains_key(i)).ok_or(DriverError::Exhausted("MR"))?;
+        self.mr_tag = self.mr_tag.wrapping_add(1);
+        let key = (index << 8) | u32::from(self.mr_tag);
+        let va = buf.iova + off as u64;
+        let c = MrCtx { va, len: len as u64, iova: va, pd: pd.0, key, access, valid: true };
+        self.command(CmdOpcode::MrWrite, index, Some(&c.encode()), 0)?;
+        let mr = MemoryRegion { buf: *buf, va, len: len as u64, lkey: key, rkey: key, access, pd };
+        self.mrs.insert(index, mr);
+        Ok(mr)
+    }
+
+    /// Deregister a memory region.
+    pub fn dereg_mr(&mut self, mr: &MemoryRegion) -> Result<()> {
+        let index = mr.lkey >> 8;
+        self.command(CmdOpcode::MrInvalidate, index, None, 0)?;
+        self.mrs.remove(&index);
+        Ok(())
+    }
+
+    /// Create a completion queue of at least `depth` entries.
+    pub fn create_cq(&mut self, depth: u32) -> Result<CompletionQueue> {
+        let max = 1u32 << regs::caps::LOG_MAX_CQ.get(self.caps);
+        let cqn = (0..max).find(|i| !self.cqs.contains_key(i)).ok_or(DriverError::Exhausted("CQ"))?;
+        let log_size = log2_ceil(depth);
+        if log_size > 15 {
+            return Err(DriverError::Invalid(format!("CQ depth {depth}")));
+        }
+        let ring = self.b.dma_alloc(Cqe::SIZE << log_size)?;
+        let c = CqCtx { base: ring.iova, log_size, flags: CqFlags::IRQ_ENABLE, valid: true, ..CqCtx::default() };
+        self.command(CmdOpcode::CqWrite, cqn, Some(&c.encode()), 0)?;
+        self.cqs.insert(cqn, CqState { ring, log_size, ci: 0 });
+        Ok(CompletionQueue(cqn))
+    }
+
+    /// Create an RC queue pair (state INIT is reached with [`Device::modify_qp`]).
+    pub fn create_qp(&mut self, pd: ProtectionDomain, send_cq: CompletionQueue, recv_cq: CompletionQueue, sq_depth: u32, rq_depth: u32) -> Result<QueuePair> {
+        let max = self.max_qps();
+        let qpn = (2..max).find(|i| !self.qps.contains_key(i)).ok_or(DriverError::Exhausted("QP"))?;
+        let (sq_log, rq_log) = (log2_ceil(sq_depth), log2_ceil(rq_depth));
+        if sq_log > 15 || rq_log > 15 {
+            return Err(DriverError::Invalid("queue depth above 32768".into()));
+        }
+        for cq in [send_cq, recv_cq] {
+            if !self.cqs.contains_key(&cq.0) {
+                return Err(DriverError::Invalid(format!("CQ {} does not exist", cq.0)));
+            }
+        }
+        let sq = self.b.dma_alloc(SqWqe::SIZE << sq_log)?;
+        let rq = self.b.dma_alloc(RqWqe::SIZE << rq_log)?;
+        let c = QpCtx {
+            state: QpState::Reset,
+            qp_type: QpType::Rc,
+            pd: pd.0,
+            sq_base: sq.iova,
+            rq_base: rq.iova,
+            sq_log_size: sq_log,
+            rq_log_size: rq_log,
+            send_cq: send_cq.0 as u16,
+            recv_cq: recv_cq.0 as u16,
+            ..QpCtx::default()
+        };
+        self.command(CmdOpcode::QpWrite, qpn, Some(&c.encode()), 0)?;
+        self.qps.insert(
+            qpn,
+            QpRings { sq, sq_log, sq_pi: 0, sq_shadow: VecDeque::new(), rq, rq_log, rq_pi: 0, rq_ci: 0, pd: pd.0 },
+        );
+        Ok(QueuePair(qpn))
+    }
+
+    /// Modify a QP: apply the attributes `mask` selects (see [`masks`]).
+    pub fn modify_qp(&mut self, qp: QueuePair, a: &QpAttr, mask: QpAttrMask) -> Result<()> {
+        let pd = self.qps.get(&qp.0).ok_or(DriverError::Invalid(format!("QP {} does not exist", qp.0)))?.pd;
+        let dest_ip = match a.dest_ip {
+            IpAddr::V4(v) => v.to_ipv6_mapped().octets(),
+            IpAddr::V6(v) => v.octets(),
+        };
+        let c = QpCtx {
+            state: a.state,
+            qp_type: QpType::Rc,
+            path_mtu: a.path_mtu,
+            encap: a.encap,
+            pd,
+            access: a.access,
+            dest_qpn: a.dest_qpn,
+            sq_psn: a.sq_psn,
+            rq_psn: a.rq_psn,
+            timeout: a.timeout,
+            retry_cnt: a.retry_cnt,
+            rnr_retry: a.rnr_retry,
+            min_rnr_timer: a.min_rnr_timer,
+            max_rd_atomic: a.max_rd_atomic,
+            max_dest_rd_atomic: a.max_dest_rd_atomic,
+            dest_mac: a.dest_mac,
+            vlan: a.vlan.map_or(VlanTag::default(), |(vid, pcp)| VlanTag { vid, pcp, valid: true }),
+            dscp: a.dscp,
+            hop_limit: a.hop_limit,
+            dest_ip,
+            ..QpCtx::default()
+        };
+        c.validate()?;
+        self.command(CmdOpcode::QpModify, qp.0, Some(&c.encode()), mask.bits())
+    }
+
+    /// Read a QP's context back from the engine.
+    pub fn query_qp(&mut self, qp: QueuePair) -> Result<QpCtx> {
+        self.command(CmdOpcode::QpRead, qp.0, None, 0)?;
+        Ok(QpCtx::decode(&self.read_back())?)
+    }
+
+    /// Post send work requests (one doorbell for the batch).
+    pub fn post_send(&mut self, qp: QueuePair, wrs: &[SendWr<'_>]) -> Result<()> {
+        let q = self.qps.get(&qp.0).ok_or(DriverError::Invalid(format!("QP {} does not exist", qp.0)))?;
+        let size = 1u32 << q.sq_log;
+        if q.sq_shadow.len() + wrs.len() > size as usize {
+            return Err(DriverError::QueueFull("send queue"));
+        }
+        let (ring, mut pi) = (q.sq, q.sq_pi);
+        // Encode everything first: a bad request fails the call before anything is posted.
+        let imgs = wrs.iter().map(encode_send).collect::<Result<Vec<_>>>()?;
+        for w in &imgs {
+            self.b.mem_write(&ring, (pi & (size - 1)) as usize * SqWqe::SIZE, &w.encode());
+            pi = pi.wrapping_add(1);
+        }
+        if let Some(q) = self.qps.get_mut(&qp.0) {
+            q.sq_pi = pi;
+            q.sq_shadow.extend(wrs.iter().map(|w| (w.wr_id, w.signaled)));
+        }
+        let db = regs::sq_db::PI.val(pi & 0xFFFF).unwrap_or(0) | regs::sq_db::QP.val(qp.0).unwrap_or(0);
+        self.b.write32(regs::SQ_DB, db);
+        Ok(())
+    }
+
+    /// Post receive work requests (one doorbell for the batch).
+    pub fn post_recv(&mut self, qp: QueuePair, wrs: &[RecvWr<'_>]) -> Result<()> {
+        let q = self.qps.get_mut(&qp.0).ok_or(DriverError::Invalid(format!("QP {} does not exist", qp.0)))?;
+        let size = 1u32 << q.rq_log;
+        if q.rq_pi.wrapping_sub(q.rq_ci) as usize + wrs.len() > size as usize {
+            return Err(DriverError::QueueFull("receive queue"));
+        }
+        let ring = q.rq;
+        let mut pi = q.rq_pi;
+        for wr in wrs {
+            if wr.sges.len() > RQ_MAX_SGE {
+                return Err(DriverError::Invalid(format!("{} SGEs (max {RQ_MAX_SGE})", wr.sges.len())));
+            }
+            let mut sge = [CSge::default(); RQ_MAX_SGE];
+            for (d, s) in sge.iter_mut().zip(wr.sges) {
+                *d = CSge { addr: s.addr, len: s.len, lkey: s.lkey };
+            }
+            let w = RqWqe { wr_id: wr.wr_id, num_sge: wr.sges.len() as u8, sge };
+            self.b.mem_write(&ring, (pi & (size - 1)) as usize * RqWqe::SIZE, &w.encode());
+            pi = pi.wrapping_add(1);
+        }
+        if let Some(q) = self.qps.get_mut(&qp.0) {
+            q.rq_pi = pi;
+        }
+        let db = regs::rq_db::PI.val(pi & 0xFFFF).unwrap_or(0) | regs::rq_db::QP.val(qp.0).unwrap_or(0);
+        self.b.write32(regs::RQ_DB, db);
+        Ok(())
+    }
+
+    /// Poll up to `out.len()` completions; returns how many were written. One CQ doorbell
+    /// per call returns the consumed entries to the engine.
+    pub fn poll_cq(&mut self, cq: CompletionQueue, out: &mut [WorkCompletion]) -> Result<usize> {
+        let c = self.cqs.get(&cq.0).ok_or(DriverError::Invalid(format!("CQ {} does not exist", cq.0)))?;
+        let (ring, log, mut ci) = (c.ring, c.log_size, c.ci);
+        let mut n = 0;
+        while n < out.len() {
+            let mut img = [0u8; Cqe::SIZE];
+            let slot = (ci & ((1 << log) - 1)) as usize * Cqe::SIZE;
+            self.b.mem_read(&ring, slot, &mut img);
+            let want = ((ci >> log) & 1) ^ 1;
+            if u32::from(img[23] & CqeOwner::PHASE.bits()) != want {
+                break;
+            }
+            let e = Cqe::decode(&img)?;
+            let wc = WorkCompletion {
+                wr_id: e.wr_id,
+                status: e.status,
+                opcode: e.opcode,
+                byte_len: e.byte_len,
+                imm: e.flags.contains(CqeFlags::IMM_VALID).then_some(e.imm_or_inv),
+                invalidated: e.flags.contains(CqeFlags::INV_VALID).then_some(e.imm_or_inv),
+                qpn: e.qpn,
+                src_qp: e.src_qp,
+            };
+            self.retire(&wc);
+            out[n] = wc;
+            n += 1;
+            ci = ci.wrapping_add(1);
+        }
+        if n > 0 {
+            if let Some(c) = self.cqs.get_mut(&cq.0) {
+                c.ci = ci;
+            }
+            let db = regs::cq_db::CI.val(ci & 0xFFFF).unwrap_or(0) | regs::cq_db::CQ.val(cq.0).unwrap_or(0);
+            self.b.write32(regs::CQ_DB, db);
+        }
+        Ok(n)
+    }
+
+    /// Free the queue slots a completion accounts for.
+    fn retire(&mut self, wc: &WorkCompletion) {
+        let Some(q) = self.qps.get_mut(&wc.qpn) else { return };
+        // Receive opcodes have bit 7 set (a flushed receive WQE reports Recv).
+        if wc.opcode.code() & 0x80 != 0 {
+            q.rq_ci = q.rq_ci.wrapping_add(1);
+            return;
+        }
+        if wc.status != CqeStatus::Success {
+            // error and flush CQEs are written for every WQE, signaled or not
+            q.sq_shadow.pop_front();
+            return;
+        }
+        // A signaled completion also retires the unsignaled WQEs before it.
+        while let Some((id, sig)) = q.sq_shadow.pop_front() {
+            if sig && id == wc.wr_id {
+                break;
+            }
+        }
+    }
+
+    /// Memory of a buffer, for the application (CPU view).
+    pub fn read_buf(&self, buf: &DmaBuf, off: usize, out: &mut [u8]) {
+        self.b.mem_read(buf, off, out);
+    }
+
+    /// Write a buffer (CPU view).
+    pub fn write_buf(&mut self, buf: &DmaBuf, off: usize, data: &[u8]) {
+        self.b.mem_write(buf, off, data);
+    }
+}
+
+fn encode_send(wr: &SendWr<'_>) -> Result<SqWqe> {
+    let (opcode, imm_or_inv, remote_addr, rkey, compare_add, swap) = match wr.op {
+        WrOp::Send => (SqOpcode::Send, 0, 0, 0, 0, 0),
+        WrOp::SendImm(i) => (SqOpcode::SendImm, i, 0, 0, 0, 0),
+        WrOp::SendInv(k) => (SqOpcode::SendInv, k, 0, 0, 0, 0),
+        WrOp::Write { remote_addr, rkey } => (SqOpcode::Write, 0, remote_addr, rkey, 0, 0),
+        WrOp::WriteImm { remote_addr, rkey, imm } => (SqOpcode::WriteImm, imm, remote_addr, rkey, 0, 0),
+        WrOp::Read { remote_addr, rkey } => (SqOpcode::Read, 0, remote_addr, rkey, 0, 0),
+        WrOp::CmpSwap { remote_addr, rkey, compare, swap } => (SqOpcode::AtomicCas, 0, remote_addr, rkey, compare, swap),
+        WrOp::FetchAdd { remote_addr, rkey, add } => (SqOpcode::AtomicFaa, 0, remote_addr, rkey, add, 0),
+    };
+    let mut flags = SqFlags::EMPTY;
+    flags = flags.with(SqFlags::SIGNALED, wr.signaled).with(SqFlags::SOLICITED, wr.solicited).with(SqFlags::FENCE, wr.fence);
+    let (data, num_sge, total_len) = match wr.inline {
+        Some(d) => {
+            if d.len() > SQ_DATA_BYTES || matches!(wr.op, WrOp::Read { .. } | WrOp::CmpSwap { .. } | WrOp::FetchAdd { .. }) {
+                return Err(DriverError::Invalid(format!("inline data of {} bytes for {:?}", d.len(), wr.op)));
+            }
+            let mut b = [0u8; SQ_DATA_BYTES];
+            b[..d.len()].copy_from_slice(d);
+            (SqData::Inline(b), 0, d.len() as u32)
+        }
+        None => {
+            if wr.sges.len() > SQ_MAX_SGE {
+                return Err(DriverError::Invalid(format!("{} SGEs (max {SQ_MAX_SGE})", wr.sges.len())));
+            }
+            let mut s = [CSge::default(); SQ_MAX_SGE];
+            for (d, x) in s.iter_mut().zip(wr.sges) {
+                *d = CSge { addr: x.addr, len: x.len, lkey: x.lkey };
+            }
+            let total: u64 = wr.sges.iter().map(|s| u64::from(s.len)).sum();
+            let total = if matches!(wr.op, WrOp::CmpSwap { .. } | WrOp::FetchAdd { .. }) { 8 } else { total };
+            let total = u32::try_from(total).map_err(|_| DriverError::Invalid("message over 4 GiB".into()))?;
+            (SqData::Sge(s), wr.sges.len() as u8, total)
+        }
+    };
+    Ok(SqWqe { wr_id: wr.wr_id, opcode, flags, num_sge, imm_or_inv, remote_addr, rkey, total_len, compare_add, swap, data })
+}

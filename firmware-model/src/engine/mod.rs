@@ -1,0 +1,376 @@
+//! The RoCEv2 RC engine: a cycle-approximate model with the block structure of the HDL.
+//!
+//! ```text
+//!   MAC RX -> roce_rx_parse -> roce_icrc (check) -> roce_qp_ctx -> roce_resp (requests)
+//!                                                              \-> roce_comp (responses)
+//!   SQ doorbell -> roce_sq_fetch (WQE DMA) -> roce_req (segmentation, PSNs, go-back-N)
+//!   roce_resp / roce_comp / roce_req -> roce_tx_build (headers, payload DMA) -> roce_icrc
+//!   (insert) -> MAC TX;  roce_cq writes CQEs by DMA;  roce_mr_check guards every access.
+//! ```
+//!
+//! Every block is a file of this module with its pipeline latency as a constant; the engine
+//! processes a packet functionally when it arrives and stamps what it produces with the
+//! cycle the HDL would produce it (DMA latency and bandwidth, MAC serialisation, pipeline
+//! latencies). Host memory is reached only through [`mem::Dma`].
+
+pub mod comp;
+pub mod cq;
+pub mod dcqcn;
+pub mod fetch;
+pub mod mem;
+pub mod mr;
+pub mod qp;
+pub mod regs;
+pub mod req;
+pub mod resp;
+pub mod rx;
+pub mod tx;
+pub mod types;
+
+use std::collections::VecDeque;
+use std::net::{Ipv4Addr, Ipv6Addr};
+
+pub use mem::{Dma, DmaError, HostMem};
+pub use mr::{Mr, MrError, MrTable};
+pub use qp::{Qp, Ring};
+pub use types::*;
+
+use crate::contract::{CmdErrorCode, CqCtx, CqFlags, MrCtx, QpAttrMask, QpCtx};
+
+use crate::wire::{BthFields, ExtHeaders};
+
+/// Static configuration of an engine instance.
+#[derive(Clone, Debug)]
+pub struct EngineConfig {
+    /// Station MAC.
+    pub mac: [u8; 6],
+    /// IPv4 address (RoCEv2 over IPv4).
+    pub ipv4: Ipv4Addr,
+    /// IPv6 GID (RoCEv2 over IPv6, RoCEv1).
+    pub gid: Ipv6Addr,
+    /// Engine clock in MHz.
+    pub clock_mhz: f64,
+    /// Line rate in Gb/s (the MAC serialises at this rate, with 20 bytes of preamble and
+    /// inter-frame gap and 4 bytes of FCS per frame).
+    pub line_gbps: f64,
+    /// DMA read latency (request to first data) in cycles.
+    pub dma_read_latency: u64,
+    /// DMA bandwidth per direction in bytes per cycle.
+    pub dma_bytes_per_cycle: u64,
+    /// Cycles per 4.096 µs (the IB timer unit).
+    pub tick_cycles: u64,
+    /// Number of QP contexts.
+    pub max_qps: usize,
+    /// Number of CQ contexts.
+    pub max_cqs: usize,
+    /// Number of MR table entries.
+    pub max_mrs: usize,
+    /// Requester packets in flight in the TX DMA pipeline.
+    pub tx_prefetch: usize,
+    /// Maximum unacknowledged packets per QP.
+    pub max_unacked: u32,
+    /// Set AckReq on at least every this many packets.
+    pub ack_every: u32,
+    /// Send packets ECN-capable (ECT(0)) and count CE marks.
+    pub ecn_enable: bool,
+    /// Reply to CE-marked packets with CNPs.
+    pub cnp_enable: bool,
+    /// At most one CNP per QP per this many cycles (IBTA: 50 µs).
+    pub cnp_interval: u64,
+    /// React to received CNPs with DCQCN rate reduction.
+    pub dcqcn_enable: bool,
+    /// Honour 802.1Qbb PFC pause frames.
+    pub pfc_enable: bool,
+    /// Largest path MTU accepted, in bytes.
+    pub max_mtu: u32,
+}
+
+impl Default for EngineConfig {
+    /// A 100 Gb/s engine at 250 MHz with 1024 QPs.
+    fn default() -> Self {
+        EngineConfig {
+            mac: [0x02, 0, 0, 0, 0, 1],
+            ipv4: Ipv4Addr::new(192, 0, 2, 1),
+            gid: Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, 1),
+            clock_mhz: 250.0,
+            line_gbps: 100.0,
+            dma_read_latency: 250,
+            dma_bytes_per_cycle: 64,
+            tick_cycles: 1024,
+            max_qps: 1024,
+            max_cqs: 1024,
+            max_mrs: 4096,
+            tx_prefetch: 16,
+            max_unacked: 4096,
+            ack_every: 32,
+            ecn_enable: true,
+            cnp_enable: true,
+            cnp_interval: 12_500,
+            dcqcn_enable: true,
+            pfc_enable: true,
+            max_mtu: 4096,
+        }
+    }
+}
+
+impl EngineConfig {
+    /// Line bytes per engine cycle.
+    pub fn line_bytes_per_cycle(&self) -> f64 {
+        self.line_gbps * 1000.0 / 8.0 / self.clock_mhz
+    }
+}
+
+/// Event and error counters (the register file exposes them).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Frames received.
+    pub rx_frames: u64,
+    /// Bytes received.
+    pub rx_bytes: u64,
+    /// Frames dropped for a bad ICRC.
+    pub rx_icrc_errors: u64,
+    /// Frames dropped as malformed (parse errors).
+    pub rx_malformed: u64,
+    /// Frames for a QP that does not exist or cannot receive.
+    pub rx_unknown_qp: u64,
+    /// Frames that were not RoCE (ARP etc.).
+    pub rx_not_roce: u64,
+    /// Frames dropped because the engine is disabled (CTRL.ENABLE = 0).
+    pub rx_dropped: u64,
+    /// Frames sent.
+    pub tx_frames: u64,
+    /// Bytes sent.
+    pub tx_bytes: u64,
+    /// Packets retransmitted.
+    pub retransmits: u64,
+    /// Local ACK timeouts.
+    pub timeouts: u64,
+    /// NAKs sent: PSN sequence error.
+    pub nak_seq_sent: u64,
+    /// RNR NAKs sent.
+    pub nak_rnr_sent: u64,
+    /// NAKs sent: invalid request.
+    pub nak_inv_sent: u64,
+    /// NAKs sent: remote access error.
+    pub nak_acc_sent: u64,
+    /// NAKs sent: remote operational error.
+    pub nak_op_sent: u64,
+    /// NAKs received (any kind).
+    pub naks_rcvd: u64,
+    /// RNR NAKs received.
+    pub rnr_rcvd: u64,
+    /// Duplicate requests answered.
+    pub duplicates: u64,
+    /// CNPs sent.
+    pub cnp_sent: u64,
+    /// CNPs received.
+    pub cnp_rcvd: u64,
+    /// CE-marked packets received.
+    pub ecn_marked: u64,
+    /// PFC pause frames received.
+    pub pfc_rcvd: u64,
+    /// ACKs sent.
+    pub acks_sent: u64,
+    /// Completions written.
+    pub cqes: u64,
+    /// DMA accesses refused by host memory.
+    pub dma_errors: u64,
+}
+
+/// What a queued TX packet is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TxKind {
+    /// A request from the requester (generation-tagged).
+    Request,
+    /// A READ response or atomic ACK from the responder.
+    Response,
+    /// A congestion notification.
+    Cnp,
+}
+
+/// A packet waiting for the MAC.
+#[derive(Clone, Debug)]
+pub struct TxPkt {
+    /// Local QP.
+    pub qpn: u32,
+    /// BTH.
+    pub bth: BthFields,
+    /// Extension headers.
+    pub ext: ExtHeaders,
+    /// Payload (already fetched from host memory).
+    pub payload: Vec<u8>,
+    /// Cycle from which it can go on the wire.
+    pub ready: u64,
+    /// Requester generation it belongs to.
+    pub gen: u32,
+    /// Kind.
+    pub kind: TxKind,
+}
+
+/// A completion queue.
+#[derive(Clone, Debug)]
+pub struct Cq {
+    /// Ring in host memory.
+    pub ring: Ring,
+    /// Raise an event on the next completion (armed by the CQ doorbell).
+    pub armed: bool,
+    /// An event is pending for the host.
+    pub event: bool,
+    /// The ring overflowed (a fatal error on real NICs).
+    pub overflow: bool,
+    /// Arming raises an interrupt.
+    pub irq: bool,
+}
+
+/// One engine instance.
+#[derive(Debug)]
+pub struct Engine {
+    /// Configuration.
+    pub cfg: EngineConfig,
+    qps: Vec<Option<Qp>>,
+    cqs: Vec<Option<Cq>>,
+    /// Memory regions.
+    pub mrs: MrTable,
+    /// Counters.
+    pub counters: Counters,
+    resp_q: VecDeque<TxPkt>,
+    cnp_q: VecDeque<TxPkt>,
+    ack_qps: VecDeque<u32>,
+    req_q: VecDeque<TxPkt>,
+    req_rr: VecDeque<u32>,
+    mac_free_at: u64,
+    dma_rd_free: u64,
+    pause_until: [u64; 8],
+    /// Completions in the order they were written (kept for tests and the simulator's
+    /// bookkeeping; the host reads them from the CQ rings).
+    pub completion_log: Vec<(u64, Completion)>,
+    /// Keep `completion_log` (off by default: long runs would grow it).
+    pub log_completions: bool,
+    /// DCQCN parameters.
+    pub dcqcn: dcqcn::DcqcnParams,
+    /// The register file.
+    pub regs: regs::RegFile,
+    ip_id: u16,
+}
+
+impl Engine {
+    /// An engine with empty tables.
+    pub fn new(cfg: EngineConfig) -> Self {
+        Engine {
+            qps: (0..cfg.max_qps).map(|_| None).collect(),
+            cqs: (0..cfg.max_cqs).map(|_| None).collect(),
+            mrs: MrTable::new(cfg.max_mrs),
+            counters: Counters::default(),
+            resp_q: VecDeque::new(),
+            cnp_q: VecDeque::new(),
+            ack_qps: VecDeque::new(),
+            req_q: VecDeque::new(),
+            req_rr: VecDeque::new(),
+            mac_free_at: 0,
+            dma_rd_free: 0,
+            pause_until: [0; 8],
+            completion_log: Vec::new(),
+            log_completions: false,
+            dcqcn: dcqcn::DcqcnParams::default(),
+            regs: regs::RegFile::default(),
+            ip_id: 0,
+            cfg,
+        }
+    }
+
+    /// CQ_WRITE: (re)create CQ `cqn` from its context.
+    pub fn create_cq(&mut self, cqn: u32, c: &CqCtx) -> Result<(), CmdErrorCode> {
+        let slot = self.cqs.get_mut(cqn as usize).ok_or(CmdErrorCode::BadIndex)?;
+        *slot = c.valid.then(|| Cq {
+            ring: Ring { base: c.base, log_size: c.log_size, pi: 0, ci: 0 },
+            irq: c.flags.contains(CqFlags::IRQ_ENABLE),
+            armed: false,
+            event: false,
+            overflow: false,
+        });
+        Ok(())
+    }
+
+    /// QP_WRITE: create QP `qpn` (state Reset or Init) from its context.
+    pub fn create_qp(&mut self, qpn: u32, c: &QpCtx) -> Result<(), CmdErrorCode> {
+        if qpn < 2 || qpn as usize >= self.qps.len() {
+            return Err(CmdErrorCode::BadIndex);
+        }
+        if self.qps[qpn as usize].as_ref().is_some_and(|q| q.state != QpState::Reset) {
+            return Err(CmdErrorCode::BadState);
+        }
+        for cq in [c.send_cq, c.recv_cq] {
+            if self.cqs.get(usize::from(cq)).is_none_or(Option::is_none) {
+                return Err(CmdErrorCode::BadAttr);
+            }
+        }
+        let q = Qp::from_ctx(qpn, c)?;
+        self.req_rr.retain(|&x| x != qpn);
+        self.qps[qpn as usize] = Some(q);
+        Ok(())
+    }
+
+    /// QP_MODIFY. Moving to ERR flushes outstanding work with `WrFlushErr` completions.
+    pub fn modify_qp(&mut self, qpn: u32, c: &QpCtx, mask: QpAttrMask, mem: &mut impl Dma) -> Result<(), CmdErrorCode> {
+        let max_mtu = self.cfg.max_mtu;
+        let qp = self.qp_mut(qpn).ok_or(CmdErrorCode::BadIndex)?;
+        let was_err = qp.state == QpState::Err;
+        qp.modify(c, mask, max_mtu)?;
+        let state = qp.state;
+        if state == QpState::Err && !was_err {
+            self.flush_qp(qpn, mem);
+        }
+        if state == QpState::Rts {
+            self.activate(qpn);
+        }
+        Ok(())
+    }
+
+    /// A QP.
+    pub fn qp(&self, qpn: u32) -> Option<&Qp> {
+        self.qps.get(qpn as usize)?.as_ref()
+    }
+
+    fn qp_mut(&mut self, qpn: u32) -> Option<&mut Qp> {
+        self.qps.get_mut(qpn as usize)?.as_mut()
+    }
+
+    /// A CQ.
+    pub fn cq(&self, cqn: u32) -> Option<&Cq> {
+        self.cqs.get(cqn as usize)?.as_ref()
+    }
+
+    /// MR_WRITE: install (or, with `valid` clear, remove) region `index`.
+    pub fn write_mr(&mut self, index: u32, c: &MrCtx) -> Result<(), CmdErrorCode> {
+        if c.key >> 8 != index || index as usize >= self.mrs.capacity() {
+            return Err(CmdErrorCode::BadIndex);
+        }
+        if !c.valid {
+            let _ = self.mrs.invalidate(c.key, None);
+            return Ok(());
+        }
+        self.mrs
+            .insert(Mr { key: c.key, pd: c.pd, va: c.va, len: c.len, iova: c.iova, access: c.access.bits() })
+            .map_err(|_| CmdErrorCode::BadIndex)
+    }
+
+    /// Put a QP on the requester's round-robin list if it is not there.
+    fn activate(&mut self, qpn: u32) {
+        if !self.req_rr.contains(&qpn) {
+            self.req_rr.push_back(qpn);
+        }
+    }
+
+    /// Cycles the MAC is busy with a frame of `len` bytes (plus FCS, preamble, IFG).
+    fn wire_cycles(&self, len: usize) -> u64 {
+        ((len + 24) as f64 / self.cfg.line_bytes_per_cycle()).ceil() as u64
+    }
+
+    /// A DMA read of `n` bytes issued at `now`: returns the cycle its data is in.
+    fn dma_read_done(&mut self, now: u64, n: usize) -> u64 {
+        let beats = (n as u64).div_ceil(self.cfg.dma_bytes_per_cycle).max(1);
+        let start = now.max(self.dma_rd_free);
+        self.dma_rd_free = start + beats;
+        start + self.cfg.dma_read_latency + beats
+    }
+}

@@ -1,0 +1,453 @@
+//! `roce_qp_ctx`: QP contexts, the verbs state machine and the attribute checks.
+//!
+//! The context is split the way the HDL stores it: addressing and static attributes (written
+//! by `modify_qp`), requester state (`ReqState`, owned by `roce_req`/`roce_comp`) and responder
+//! state (`RespState`, owned by `roce_resp`). Lookup by QPN costs [`LATENCY`] cycles.
+
+use std::collections::VecDeque;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use crate::contract::{
+    qp_modify_check, qp_write_check, AccessFlags, CmdErrorCode, PathMtu, QpAttrMask, QpCtx, QpType, VlanTag,
+};
+
+use super::types::*;
+
+/// Pipeline latency of a context lookup in cycles.
+pub const LATENCY: u64 = 3;
+
+/// A host ring (SQ, RQ or CQ): `2^log_size` entries at `base`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Ring {
+    /// DMA address of entry 0.
+    pub base: u64,
+    /// log2 of the number of entries.
+    pub log_size: u8,
+    /// Producer index (free-running, 16 bits used for SQ/RQ doorbells).
+    pub pi: u32,
+    /// Consumer index (free-running).
+    pub ci: u32,
+}
+
+impl Ring {
+    /// Number of entries.
+    pub fn size(&self) -> u32 {
+        1u32 << self.log_size
+    }
+    /// Address of the entry at free-running index `i`.
+    pub fn slot(&self, i: u32, entry_size: u64) -> u64 {
+        self.base + u64::from(i & (self.size() - 1)) * entry_size
+    }
+}
+
+/// A send WQE the requester has fetched and not yet completed.
+#[derive(Clone, Debug)]
+pub struct SqEntry {
+    /// The request.
+    pub wr: SendWr,
+    /// Cycle at which its WQE fetch completes.
+    pub ready_at: u64,
+    /// First PSN (assigned when the first packet is generated).
+    pub first_psn: u32,
+    /// PSNs the request spans (packets of SEND/WRITE, response packets of READ, 1 for atomics).
+    pub npkts: u32,
+    /// Whether PSNs have been assigned.
+    pub started: bool,
+    /// READ/atomic: response packets received in order.
+    pub resp_pkts: u32,
+    /// Finished (acknowledged, or all response data in).
+    pub done: bool,
+    /// Completion status if it ended in error.
+    pub error: Option<WcStatus>,
+}
+
+impl SqEntry {
+    /// Last PSN of the request.
+    pub fn last_psn(&self) -> u32 {
+        psn_add(self.first_psn, self.npkts - 1)
+    }
+}
+
+/// Requester state (`roce_req`, `roce_comp`).
+#[derive(Clone, Debug, Default)]
+pub struct ReqState {
+    /// PSN of the next packet to generate.
+    pub next_psn: u32,
+    /// Oldest unacknowledged PSN.
+    pub una_psn: u32,
+    /// Fetched, uncompleted requests, oldest first.
+    pub wqes: VecDeque<SqEntry>,
+    /// Index in `wqes` of the request being sent.
+    pub cur: usize,
+    /// Packet index within it.
+    pub cur_pkt: u32,
+    /// Local ACK timeout deadline.
+    pub timer: Option<u64>,
+    /// Transport retries left.
+    pub retries_left: u8,
+    /// RNR retries left (7 = infinite).
+    pub rnr_left: u8,
+    /// No transmission before this cycle (RNR NAK back-off).
+    pub rnr_until: u64,
+    /// READ/atomic requests outstanding.
+    pub outstanding_rd: u32,
+    /// Bumped on every rewind; queued packets of an older generation are dropped.
+    pub gen: u32,
+    /// DCQCN: current rate in bytes per cycle (None = line rate).
+    pub rate: Option<f64>,
+    /// Rate limiter: cycle at which the next packet may go.
+    pub next_tx_at: u64,
+    /// One past the highest PSN ever sent (packets below it are retransmissions).
+    pub max_sent: u32,
+    /// The PSN of the last rewind, until progress: repeated triggers for it are ignored.
+    pub rewound_to: Option<u32>,
+    /// DCQCN state.
+    pub dcqcn: super::dcqcn::DcqcnState,
+}
+
+/// A completed READ or atomic request, kept to answer duplicates (responder resources).
+#[derive(Clone, Copy, Debug)]
+pub struct RdResource {
+    /// First PSN.
+    pub psn: u32,
+    /// PSNs used.
+    pub npkts: u32,
+    /// Original data, for atomics.
+    pub atomic_orig: Option<u64>,
+}
+
+/// A SEND or WRITE message the responder is in the middle of.
+#[derive(Clone, Debug)]
+pub enum InMsg {
+    /// SEND: the receive WQE and bytes placed so far.
+    Send {
+        /// Receive WQE.
+        wr: RecvWr,
+        /// Bytes placed.
+        off: u64,
+    },
+    /// WRITE: target and bytes written so far.
+    Write {
+        /// Remote VA of the next byte.
+        va: u64,
+        /// R_Key.
+        rkey: u32,
+        /// DMA length from the RETH.
+        dma_len: u64,
+        /// Bytes written.
+        off: u64,
+    },
+}
+
+/// An ACK or NAK the responder owes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AckOwed {
+    /// PSN the ACK carries.
+    pub psn: u32,
+    /// AETH syndrome.
+    pub syndrome: u8,
+    /// MSN.
+    pub msn: u32,
+    /// Cycle from which it may be sent.
+    pub ready: u64,
+}
+
+/// Responder state (`roce_resp`).
+#[derive(Clone, Debug, Default)]
+pub struct RespState {
+    /// Expected PSN.
+    pub epsn: u32,
+    /// Message sequence number (completed messages, 24 bits).
+    pub msn: u32,
+    /// A PSN sequence error NAK was sent and the expected PSN has not arrived since.
+    pub nak_sent: bool,
+    /// Message in progress.
+    pub cur: Option<InMsg>,
+    /// Recent READ/atomic requests.
+    pub resources: VecDeque<RdResource>,
+    /// ACK/NAK to send (coalesced: a newer one replaces an older ACK).
+    pub ack: Option<AckOwed>,
+    /// Last cycle a CNP was sent for this QP.
+    pub last_cnp: Option<u64>,
+}
+
+/// A queue pair.
+#[derive(Clone, Debug)]
+pub struct Qp {
+    /// QP number.
+    pub qpn: u32,
+    /// State.
+    pub state: QpState,
+    /// Protection domain.
+    pub pd: u32,
+    /// Responder access flags.
+    pub access: u32,
+    /// Path MTU in bytes.
+    pub mtu: u32,
+    /// Remote QPN.
+    pub dest_qpn: u32,
+    /// Remote MAC.
+    pub dest_mac: [u8; 6],
+    /// Remote IP.
+    pub dest_ip: Option<IpAddr>,
+    /// Encapsulation.
+    pub encap: Encap,
+    /// 802.1Q (VID, PCP).
+    pub vlan: Option<(u16, u8)>,
+    /// DSCP of sent packets.
+    pub dscp: u8,
+    /// IPv4 TTL / IPv6 hop limit.
+    pub hop_limit: u8,
+    /// IPv6 flow label.
+    pub flow_label: u32,
+    /// UDP source port.
+    pub udp_sport: u16,
+    /// Local ACK timeout code.
+    pub timeout: u8,
+    /// Transport retry count.
+    pub retry_cnt: u8,
+    /// RNR retry count.
+    pub rnr_retry: u8,
+    /// Minimum RNR timer code sent in RNR NAKs.
+    pub min_rnr_timer: u8,
+    /// Outstanding READ/atomic as requester.
+    pub max_rd_atomic: u8,
+    /// Responder resources.
+    pub max_dest_rd_atomic: u8,
+    /// Send queue ring.
+    pub sq: Ring,
+    /// Receive queue ring.
+    pub rq: Ring,
+    /// Send CQ.
+    pub send_cq: u32,
+    /// Receive CQ.
+    pub recv_cq: u32,
+    /// Requester.
+    pub req: ReqState,
+    /// Responder.
+    pub resp: RespState,
+}
+
+impl Qp {
+    /// QP_WRITE: a QP from a context (state Reset or Init).
+    pub fn from_ctx(qpn: u32, c: &QpCtx) -> Result<Self, CmdErrorCode> {
+        qp_write_check(QpState::Reset, c.state)?;
+        if c.qp_type != QpType::Rc || c.encap == Encap::RoceV1 {
+            return Err(CmdErrorCode::BadAttr);
+        }
+        let ring = |base: u64, log: u8| Ring { base, log_size: log, pi: 0, ci: 0 };
+        let mut q = Qp {
+            qpn,
+            state: c.state,
+            pd: c.pd,
+            access: 0,
+            mtu: 1024,
+            dest_qpn: 0,
+            dest_mac: [0; 6],
+            dest_ip: None,
+            encap: Encap::RoceV2Ipv4,
+            vlan: None,
+            dscp: 0,
+            hop_limit: 64,
+            flow_label: 0,
+            udp_sport: udp_sport_for(qpn),
+            timeout: 14,
+            retry_cnt: 7,
+            rnr_retry: 7,
+            min_rnr_timer: 12,
+            max_rd_atomic: 1,
+            max_dest_rd_atomic: 1,
+            sq: ring(c.sq_base, c.sq_log_size),
+            rq: ring(c.rq_base, c.rq_log_size),
+            send_cq: u32::from(c.send_cq),
+            recv_cq: u32::from(c.recv_cq),
+            req: ReqState::default(),
+            resp: RespState::default(),
+        };
+        q.apply(c, QpAttrMask::from_bits_truncate(u32::MAX).difference(QpAttrMask::STATE));
+        Ok(q)
+    }
+
+    /// Copy the attributes `mask` selects from `c`.
+    fn apply(&mut self, c: &QpCtx, mask: QpAttrMask) {
+        if mask.contains(QpAttrMask::ACCESS_FLAGS) {
+            self.access = c.access.bits();
+        }
+        if mask.contains(QpAttrMask::PATH_MTU) {
+            self.mtu = c.path_mtu.bytes();
+        }
+        if mask.contains(QpAttrMask::DEST_QPN) {
+            self.dest_qpn = c.dest_qpn;
+        }
+        if mask.contains(QpAttrMask::AV) {
+            self.encap = c.encap;
+            self.dest_mac = c.dest_mac;
+            self.vlan = c.vlan.valid.then_some((c.vlan.vid, c.vlan.pcp));
+            self.dscp = c.dscp;
+            self.hop_limit = c.hop_limit;
+            self.flow_label = c.flow_label;
+            self.udp_sport = if c.udp_sport == 0 { udp_sport_for(self.qpn) } else { c.udp_sport };
+            let ip = Ipv6Addr::from(c.dest_ip);
+            self.dest_ip = Some(match (c.encap, ip.to_ipv4_mapped()) {
+                (Encap::RoceV2Ipv4, Some(v4)) => IpAddr::V4(v4),
+                (Encap::RoceV2Ipv4, None) => IpAddr::V4(Ipv4Addr::new(c.dest_ip[12], c.dest_ip[13], c.dest_ip[14], c.dest_ip[15])),
+                _ => IpAddr::V6(ip),
+            });
+        }
+        if mask.contains(QpAttrMask::TIMEOUT) {
+            self.timeout = c.timeout;
+        }
+        if mask.contains(QpAttrMask::RETRY_CNT) {
+            self.retry_cnt = c.retry_cnt;
+        }
+        if mask.contains(QpAttrMask::RNR_RETRY) {
+            self.rnr_retry = c.rnr_retry;
+        }
+        if mask.contains(QpAttrMask::MIN_RNR_TIMER) {
+            self.min_rnr_timer = c.min_rnr_timer;
+        }
+        if mask.contains(QpAttrMask::MAX_QP_RD_ATOMIC) {
+            self.max_rd_atomic = c.max_rd_atomic;
+        }
+        if mask.contains(QpAttrMask::MAX_DEST_RD_ATOMIC) {
+            self.max_dest_rd_atomic = c.max_dest_rd_atomic;
+        }
+        if mask.contains(QpAttrMask::RQ_PSN) {
+            self.resp.epsn = c.rq_psn;
+        }
+        if mask.contains(QpAttrMask::SQ_PSN) {
+            self.req.next_psn = c.sq_psn;
+            self.req.una_psn = c.sq_psn;
+            self.req.max_sent = c.sq_psn;
+        }
+    }
+
+    /// QP_MODIFY: the verbs state machine (`contract::qp_modify_check`), then the
+    /// attributes `mask` selects. A refused modify changes nothing.
+    pub fn modify(&mut self, c: &QpCtx, mask: QpAttrMask, max_mtu: u32) -> Result<(), CmdErrorCode> {
+        let (from, to) = (self.state, c.state);
+        qp_modify_check(from, to, mask)?;
+        if mask.contains(QpAttrMask::PATH_MTU) && c.path_mtu.bytes() > max_mtu {
+            return Err(CmdErrorCode::BadAttr);
+        }
+        if mask.contains(QpAttrMask::AV) && c.encap == Encap::RoceV1 {
+            return Err(CmdErrorCode::BadAttr);
+        }
+        self.apply(c, mask);
+        if from == QpState::Rtr && to == QpState::Rts {
+            self.req.retries_left = self.retry_cnt;
+            self.req.rnr_left = self.rnr_retry;
+        }
+        if to == QpState::Reset {
+            self.req = ReqState::default();
+            self.resp = RespState::default();
+            self.sq.pi = 0;
+            self.sq.ci = 0;
+            self.rq.pi = 0;
+            self.rq.ci = 0;
+        }
+        self.state = to;
+        Ok(())
+    }
+
+    /// QP_READ: the context, engine state included.
+    pub fn to_ctx(&self) -> QpCtx {
+        let dest_ip = match self.dest_ip {
+            Some(IpAddr::V4(a)) => a.to_ipv6_mapped().octets(),
+            Some(IpAddr::V6(a)) => a.octets(),
+            None => [0; 16],
+        };
+        QpCtx {
+            state: self.state,
+            qp_type: QpType::Rc,
+            path_mtu: PathMtu::try_from((self.mtu.trailing_zeros() as u8).saturating_sub(7)).unwrap_or(PathMtu::Mtu1024),
+            encap: self.encap,
+            pd: self.pd,
+            access: AccessFlags::from_bits_truncate(self.access),
+            dest_qpn: self.dest_qpn,
+            sq_psn: self.req.next_psn,
+            rq_psn: self.resp.epsn,
+            sq_base: self.sq.base,
+            rq_base: self.rq.base,
+            sq_log_size: self.sq.log_size,
+            rq_log_size: self.rq.log_size,
+            send_cq: self.send_cq as u16,
+            recv_cq: self.recv_cq as u16,
+            timeout: self.timeout,
+            retry_cnt: self.retry_cnt,
+            rnr_retry: self.rnr_retry,
+            min_rnr_timer: self.min_rnr_timer,
+            max_rd_atomic: self.max_rd_atomic,
+            max_dest_rd_atomic: self.max_dest_rd_atomic,
+            dest_mac: self.dest_mac,
+            vlan: self.vlan.map_or(VlanTag::default(), |(vid, pcp)| VlanTag { vid, pcp, valid: true }),
+            dscp: self.dscp,
+            hop_limit: self.hop_limit,
+            udp_sport: self.udp_sport,
+            dest_ip,
+            sq_pi: self.sq.pi as u16,
+            sq_ci: self.sq.ci as u16,
+            rq_pi: self.rq.pi as u16,
+            rq_ci: self.rq.ci as u16,
+            flow_label: self.flow_label,
+        }
+    }
+
+    /// Whether the responder accepts packets.
+    pub fn can_receive(&self) -> bool {
+        matches!(self.state, QpState::Rtr | QpState::Rts | QpState::Sqd)
+    }
+}
+
+/// The UDP source port Linux rxe derives from a QPN: 0xC000 + hash_32(qpn, 14).
+pub fn udp_sport_for(qpn: u32) -> u16 {
+    0xC000 | (qpn.wrapping_mul(0x61C8_8647) >> 18) as u16
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verbs_transitions() {
+        let mut c = QpCtx { state: QpState::Init, qp_type: QpType::Rc, pd: 1, sq_log_size: 4, rq_log_size: 4, ..QpCtx::default() };
+        let mut q = Qp::from_ctx(5, &c).unwrap();
+        c.state = QpState::Rts;
+        assert_eq!(q.modify(&c, QpAttrMask::STATE, 4096), Err(CmdErrorCode::BadState));
+        c.state = QpState::Rtr;
+        c.dest_qpn = 9;
+        c.rq_psn = 100;
+        c.path_mtu = PathMtu::Mtu1024;
+        c.dest_ip = "::ffff:192.0.2.2".parse::<Ipv6Addr>().unwrap().octets();
+        let rtr = QpAttrMask::STATE | QpAttrMask::AV | QpAttrMask::PATH_MTU | QpAttrMask::DEST_QPN
+            | QpAttrMask::RQ_PSN | QpAttrMask::MAX_DEST_RD_ATOMIC | QpAttrMask::MIN_RNR_TIMER;
+        assert_eq!(q.modify(&c, rtr.difference(QpAttrMask::RQ_PSN), 4096), Err(CmdErrorCode::BadAttr));
+        assert_eq!(q.state, QpState::Init, "a refused modify changes nothing");
+        c.path_mtu = PathMtu::Mtu4096;
+        assert_eq!(q.modify(&c, rtr, 2048), Err(CmdErrorCode::BadAttr));
+        c.path_mtu = PathMtu::Mtu1024;
+        q.modify(&c, rtr, 4096).unwrap();
+        assert_eq!((q.resp.epsn, q.mtu, q.dest_ip), (100, 1024, Some("192.0.2.2".parse().unwrap())));
+        c.state = QpState::Rts;
+        c.sq_psn = 7;
+        let rts = QpAttrMask::STATE | QpAttrMask::SQ_PSN | QpAttrMask::TIMEOUT | QpAttrMask::RETRY_CNT
+            | QpAttrMask::RNR_RETRY | QpAttrMask::MAX_QP_RD_ATOMIC;
+        q.modify(&c, rts, 4096).unwrap();
+        assert_eq!((q.req.next_psn, q.state), (7, QpState::Rts));
+        let back = q.to_ctx();
+        assert_eq!((back.sq_psn, back.rq_psn, back.dest_qpn, back.path_mtu), (7, 100, 9, PathMtu::Mtu1024));
+        c.state = QpState::Err;
+        q.modify(&c, QpAttrMask::STATE, 4096).unwrap();
+        c.state = QpState::Rts;
+        assert!(q.modify(&c, QpAttrMask::STATE, 4096).is_err());
+        c.state = QpState::Reset;
+        q.modify(&c, QpAttrMask::STATE, 4096).unwrap();
+    }
+
+    #[test]
+    fn udp_sport_matches_rxe() {
+        // rxe: 0xc000 + (hash_32_generic(qpn, 14) & 0x3fff)
+        assert_eq!(udp_sport_for(0x11), 0xC000 | ((0x11u32.wrapping_mul(0x61C88647) >> 18) as u16));
+        assert!(udp_sport_for(12345) >= 0xC000);
+    }
+}
