@@ -22,6 +22,61 @@ enum Cmd {
     /// A short RC exchange (SEND, WRITE, READ; IPv4 and IPv6+VLAN) sealed by the HDL TX ICRC
     /// block, corrupted on the link, and checked by the HDL RX block and the model.
     Demo(DemoArgs),
+    /// Two engines over an impaired link run a workload; every byte is verified.
+    Transfer(TransferArgs),
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum OpArg {
+    Send,
+    Write,
+    Read,
+}
+
+#[derive(Args)]
+struct TransferArgs {
+    /// Operation.
+    #[arg(long, value_enum, default_value = "write")]
+    op: OpArg,
+    /// Message size in bytes.
+    #[arg(long, default_value_t = 65536)]
+    size: usize,
+    /// Number of messages.
+    #[arg(long, default_value_t = 256)]
+    messages: u64,
+    /// Path MTU: 256, 512, 1024, 2048 or 4096.
+    #[arg(long, default_value_t = 4096)]
+    mtu: u32,
+    /// Messages in flight.
+    #[arg(long, default_value_t = 16)]
+    depth: usize,
+    /// Frame loss probability on each link direction.
+    #[arg(long, default_value_t = 0.0, value_parser = probability0)]
+    loss: f64,
+    /// Probability a frame is delayed (reordered).
+    #[arg(long, default_value_t = 0.0, value_parser = probability0)]
+    reorder: f64,
+    /// Probability a frame is duplicated.
+    #[arg(long, default_value_t = 0.0, value_parser = probability0)]
+    dup: f64,
+    /// Probability a frame has a bit flipped.
+    #[arg(long, default_value_t = 0.0, value_parser = probability0)]
+    corrupt: f64,
+    /// Probability an ECN-capable frame is CE-marked.
+    #[arg(long, default_value_t = 0.0, value_parser = probability0)]
+    ecn: f64,
+    /// One-way link latency in nanoseconds.
+    #[arg(long, default_value_t = 1000)]
+    latency_ns: u64,
+    /// RoCEv2 over IPv6.
+    #[arg(long)]
+    ipv6: bool,
+    /// Seed of the data and the link impairments.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Write every frame on the link to a pcap.
+    #[arg(long, value_name = "OUT.pcap")]
+    pcap: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -81,6 +136,15 @@ fn data_width(s: &str) -> Result<usize, String> {
     match s {
         "64" | "256" | "512" => Ok(s.parse().unwrap_or(512)),
         _ => Err(format!("{s} is not one of the HDL's datapath widths 64, 256, 512")),
+    }
+}
+
+fn probability0(s: &str) -> Result<f64, String> {
+    let p: f64 = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
+    if (0.0..=1.0).contains(&p) {
+        Ok(p)
+    } else {
+        Err(format!("{p} is not a probability in [0, 1]"))
     }
 }
 
@@ -200,12 +264,106 @@ fn run_demo(a: &DemoArgs, out: &mut impl Write) -> Result<u64, SimError> {
     Ok(r.disagreements as u64 + missed as u64)
 }
 
+fn run_transfer(a: &TransferArgs, out: &mut impl Write) -> Result<u64, SimError> {
+    use roce_sim::fabric::LinkConfig;
+    use roce_sim::transfer::{self, Op, TransferConfig};
+    let io = |e| SimError::Io("stdout".into(), e);
+    let clock_mhz = 250.0;
+    let cfg = TransferConfig {
+        op: match a.op {
+            OpArg::Send => Op::Send,
+            OpArg::Write => Op::Write,
+            OpArg::Read => Op::Read,
+        },
+        size: a.size,
+        messages: a.messages,
+        mtu: a.mtu,
+        depth: a.depth,
+        link: LinkConfig {
+            latency: (a.latency_ns as f64 * clock_mhz / 1000.0) as u64,
+            loss: a.loss,
+            reorder: a.reorder,
+            dup: a.dup,
+            corrupt: a.corrupt,
+            ecn: a.ecn,
+            ..LinkConfig::default()
+        },
+        seed: a.seed,
+        ipv6: a.ipv6,
+        capture: a.pcap.is_some(),
+        ..TransferConfig::default()
+    };
+    let bar = indicatif::ProgressBar::new(a.messages);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} messages ({elapsed})")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    let r = transfer::run(&cfg, |done, _| bar.set_position(done))?;
+    bar.finish_and_clear();
+    let c = &r.counters;
+    let naks = |f: fn(&roce_model::engine::Counters) -> u64| f(&c[0]) + f(&c[1]);
+    writeln!(
+        out,
+        "transfer: op {:?}, {} x {} B, MTU {}, depth {}, loss {} reorder {} dup {} corrupt {} ecn {}, seed {}",
+        cfg.op, a.messages, a.size, a.mtu, a.depth, a.loss, a.reorder, a.dup, a.corrupt, a.ecn, a.seed
+    )
+    .map_err(io)?;
+    writeln!(out, "  completions      {} of {}", r.completed, a.messages).map_err(io)?;
+    writeln!(out, "  bytes verified   {}", r.bytes_verified).map_err(io)?;
+    writeln!(out, "  mismatches       {}", r.mismatches).map_err(io)?;
+    writeln!(out, "  lost             {}", r.lost).map_err(io)?;
+    writeln!(out, "  duplicated       {}", r.duplicated).map_err(io)?;
+    writeln!(out, "  error completions {}{}", r.errors, r.first_error.map(|e| format!(" (first: {e:?})")).unwrap_or_default()).map_err(io)?;
+    writeln!(out, "  retransmissions  {} (timeouts {})", naks(|c| c.retransmits), naks(|c| c.timeouts)).map_err(io)?;
+    writeln!(
+        out,
+        "  NAKs sent        seq {} rnr {} inv-req {} rem-access {} rem-op {}",
+        naks(|c| c.nak_seq_sent),
+        naks(|c| c.nak_rnr_sent),
+        naks(|c| c.nak_inv_sent),
+        naks(|c| c.nak_acc_sent),
+        naks(|c| c.nak_op_sent)
+    )
+    .map_err(io)?;
+    writeln!(out, "  duplicates seen  {}   CNPs sent {}   ICRC drops {}", naks(|c| c.duplicates), naks(|c| c.cnp_sent), naks(|c| c.rx_icrc_errors)).map_err(io)?;
+    let l = &r.links;
+    writeln!(
+        out,
+        "  link             {} frames, lost {} reordered {} duplicated {} corrupted {} CE-marked {}",
+        l[0].sent + l[1].sent,
+        l[0].lost + l[1].lost,
+        l[0].reordered + l[1].reordered,
+        l[0].duplicated + l[1].duplicated,
+        l[0].corrupted + l[1].corrupted,
+        l[0].ecn_marked + l[1].ecn_marked
+    )
+    .map_err(io)?;
+    writeln!(out, "  simulated cycles {} ({:.1} us at {} MHz)", r.cycles, r.cycles as f64 / r.clock_mhz, r.clock_mhz).map_err(io)?;
+    writeln!(out, "  goodput          {:.2} bytes/cycle = {:.2} Gb/s", r.bytes_per_cycle(), r.gbps()).map_err(io)?;
+    if let Some(p) = &a.pcap {
+        let caps: Vec<pcapio::Captured> = r
+            .capture
+            .iter()
+            .map(|(t, _, f)| pcapio::Captured {
+                ts: std::time::Duration::from_nanos((*t as f64 * 1000.0 / r.clock_mhz) as u64),
+                orig_len: f.len() as u32,
+                data: f.clone(),
+            })
+            .collect();
+        pcapio::write(p, &caps)?;
+    }
+    let ok = r.clean(a.messages);
+    writeln!(out, "{}", if ok { "OK: every byte landed exactly once" } else { "FAILED: data lost, duplicated or corrupted" }).map_err(io)?;
+    Ok(u64::from(!ok))
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let mut out = std::io::stdout().lock();
     let r = match &cli.cmd {
         Cmd::Icrc(a) => run_icrc(a, &mut out),
         Cmd::Demo(a) => run_demo(a, &mut out),
+        Cmd::Transfer(a) => run_transfer(a, &mut out),
     };
     match r {
         Ok(0) => ExitCode::SUCCESS,
