@@ -7,6 +7,7 @@
 //! - [`demo`]: a short RC exchange through the HDL ICRC TX and RX blocks.
 //! - [`fabric`]: simulated links with loss, reordering, duplication, corruption, ECN.
 //! - [`node`]: an engine model with host memory, and the driver backend over it.
+//! - [`pair`]: two engines connected by the driver over two links.
 //! - [`transfer`]: two engines moving a verified workload over a simulated link.
 #![warn(missing_docs)]
 
@@ -14,6 +15,7 @@ pub mod cosim;
 pub mod demo;
 pub mod fabric;
 pub mod node;
+pub mod pair;
 pub mod pcapio;
 pub mod stream;
 pub mod transfer;

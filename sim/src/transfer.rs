@@ -8,20 +8,13 @@
 //! A's completion for WRITE, in A's buffer for READ). Anything missing, extra, out of order
 //! or different is counted, and the run fails if any is.
 
-use std::cell::RefCell;
 use std::collections::VecDeque;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
-use std::rc::Rc;
 
-use roce_driver::device::Features;
-use roce_driver::{
-    masks, AccessFlags, CompletionQueue, CqeStatus, Device, DmaBuf, MemoryRegion, PathMtu, QpAttr, QpState, QueuePair,
-    RecvWr, SendWr, WorkCompletion, WrOp,
-};
-use roce_model::engine::{Counters, EngineConfig};
+use roce_driver::{CqeStatus, RecvWr, SendWr, WorkCompletion, WrOp};
+use roce_model::engine::Counters;
 
-use crate::fabric::{Link, LinkConfig, LinkStats};
-use crate::node::{ModelBackend, NodeRef, SimNode};
+use crate::fabric::{LinkConfig, LinkStats};
+use crate::pair::{drv, Pair, PairConfig};
 use crate::SimError;
 
 /// The operation a transfer repeats.
@@ -138,68 +131,6 @@ pub fn pattern(seed: u64, i: u64, out: &mut [u8]) {
     }
 }
 
-struct Side {
-    node: NodeRef,
-    dev: Device<ModelBackend>,
-    cq: CompletionQueue,
-    qp: QueuePair,
-    buf: DmaBuf,
-    mr: MemoryRegion,
-}
-
-fn drv(e: roce_driver::DriverError) -> SimError {
-    SimError::Config(format!("driver: {e}"))
-}
-
-fn setup(cfg: &TransferConfig, mac: [u8; 6], ip: Ipv4Addr, gid: Ipv6Addr) -> Result<Side, SimError> {
-    let ecfg = EngineConfig { mac, ipv4: ip, gid, ..EngineConfig::default() };
-    let node = Rc::new(RefCell::new(SimNode::new(ecfg)));
-    let mut dev = Device::open(ModelBackend(node.clone())).map_err(drv)?;
-    dev.configure_port(mac, ip, gid);
-    dev.enable(Features { ecn: true, cnp: true, dcqcn: true, pfc: true });
-    let pd = dev.alloc_pd();
-    let buf = dev.alloc_buf(cfg.size.max(8) * cfg.depth).map_err(drv)?;
-    let access = AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ | AccessFlags::REMOTE_ATOMIC;
-    let mr = dev.reg_mr(pd, &buf, 0, buf.len, access).map_err(drv)?;
-    let cq = dev.create_cq(4 * cfg.depth as u32 + 16).map_err(drv)?;
-    let qp = dev.create_qp(pd, cq, cq, cfg.depth as u32, cfg.depth as u32).map_err(drv)?;
-    Ok(Side { node, dev, cq, qp, buf, mr })
-}
-
-fn connect(cfg: &TransferConfig, me: &mut Side, peer_qpn: u32, peer_mac: [u8; 6], peer_ip: IpAddr, my_psn: u32, peer_psn: u32) -> Result<(), SimError> {
-    let mtu = match cfg.mtu {
-        256 => PathMtu::Mtu256,
-        512 => PathMtu::Mtu512,
-        1024 => PathMtu::Mtu1024,
-        2048 => PathMtu::Mtu2048,
-        4096 => PathMtu::Mtu4096,
-        m => return Err(SimError::Config(format!("MTU {m} is not one of 256, 512, 1024, 2048, 4096"))),
-    };
-    let access = AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ | AccessFlags::REMOTE_ATOMIC;
-    let mut a = QpAttr {
-        state: QpState::Init,
-        access,
-        path_mtu: mtu,
-        dest_qpn: peer_qpn,
-        rq_psn: peer_psn,
-        sq_psn: my_psn,
-        encap: if cfg.ipv6 { roce_driver::Encap::RoceV2Ipv6 } else { roce_driver::Encap::RoceV2Ipv4 },
-        dest_mac: peer_mac,
-        dest_ip: peer_ip,
-        timeout: cfg.timeout,
-        retry_cnt: 7,
-        rnr_retry: 7,
-        min_rnr_timer: 1,
-        ..QpAttr::default()
-    };
-    me.dev.modify_qp(me.qp, &a, masks::INIT).map_err(drv)?;
-    a.state = QpState::Rtr;
-    me.dev.modify_qp(me.qp, &a, masks::RTR).map_err(drv)?;
-    a.state = QpState::Rts;
-    me.dev.modify_qp(me.qp, &a, masks::RTS).map_err(drv)?;
-    Ok(())
-}
-
 /// Run a transfer; `progress` is called now and then with (messages completed, total).
 pub fn run(cfg: &TransferConfig, mut progress: impl FnMut(u64, u64)) -> Result<TransferReport, SimError> {
     if cfg.size == 0 && cfg.op == Op::Read {
@@ -208,20 +139,21 @@ pub fn run(cfg: &TransferConfig, mut progress: impl FnMut(u64, u64)) -> Result<T
     if cfg.depth == 0 || cfg.depth > 4096 {
         return Err(SimError::Config(format!("depth {} out of range 1..=4096", cfg.depth)));
     }
-    let (mac_a, mac_b) = ([0x02, 0, 0, 0, 0, 0xA], [0x02, 0, 0, 0, 0, 0xB]);
-    let (ip_a, ip_b) = (Ipv4Addr::new(192, 0, 2, 1), Ipv4Addr::new(192, 0, 2, 2));
-    let (gid_a, gid_b) = ("2001:db8::a".parse::<Ipv6Addr>().unwrap_or(Ipv6Addr::LOCALHOST), "2001:db8::b".parse::<Ipv6Addr>().unwrap_or(Ipv6Addr::LOCALHOST));
-    let mut a = setup(cfg, mac_a, ip_a, gid_a)?;
-    let mut b = setup(cfg, mac_b, ip_b, gid_b)?;
-    let (ipa, ipb): (IpAddr, IpAddr) = if cfg.ipv6 { (gid_a.into(), gid_b.into()) } else { (ip_a.into(), ip_b.into()) };
-    let (psn_a, psn_b) = ((cfg.seed as u32).wrapping_mul(2654435761) & 0xFF_FFFF, (cfg.seed as u32 ^ 0x5A5A5A).wrapping_mul(40503) & 0xFF_FFFF);
-    let (qa, qb) = (a.qp.qpn(), b.qp.qpn());
-    connect(cfg, &mut a, qb, mac_b, ipb, psn_a, psn_b)?;
-    connect(cfg, &mut b, qa, mac_a, ipa, psn_b, psn_a)?;
-
-    let mut ab = Link::new(cfg.link, cfg.seed.wrapping_mul(31).wrapping_add(1));
-    let mut ba = Link::new(cfg.link, cfg.seed.wrapping_mul(31).wrapping_add(2));
-    let mut rep = TransferReport { clock_mhz: a.node.borrow().engine.cfg.clock_mhz, ..Default::default() };
+    let pcfg = PairConfig {
+        mtu: cfg.mtu,
+        depth: cfg.depth as u32,
+        buf_len: cfg.size.max(8) * cfg.depth,
+        ipv6: cfg.ipv6,
+        timeout: cfg.timeout,
+        link: cfg.link,
+        seed: cfg.seed,
+        ..PairConfig::default()
+    };
+    let mut pair = Pair::new(&pcfg)?;
+    if cfg.capture {
+        pair.capture = Some(Vec::new());
+    }
+    let mut rep = TransferReport { clock_mhz: pair.a.node.borrow().engine.cfg.clock_mhz, ..Default::default() };
     let n = cfg.messages;
     let size = cfg.size;
     let slot_len = size.max(8);
@@ -233,13 +165,13 @@ pub fn run(cfg: &TransferConfig, mut progress: impl FnMut(u64, u64)) -> Result<T
     let mut data = vec![0u8; size];
     let mut got = vec![0u8; size];
     let mut wcs = [WorkCompletion { wr_id: 0, status: CqeStatus::Success, opcode: roce_driver::CqeOpcode::Send, byte_len: 0, imm: None, invalidated: None, qpn: 0, src_qp: 0 }; 32];
-    let mut now = 0u64;
-    let start = now;
+    let start = pair.now;
     let mut last_progress = 0u64;
     let mut quiet = false;
     let sends_done = |done_a: u64, done_b: u64| if cfg.op == Op::Send { done_a.min(done_b) } else { done_a };
 
     loop {
+        let (a, b) = (&mut pair.a, &mut pair.b);
         // B keeps its receive queue full.
         if cfg.op == Op::Send {
             while recv_posted < n && recv_posted - done_b < cfg.depth as u64 {
@@ -272,7 +204,6 @@ pub fn run(cfg: &TransferConfig, mut progress: impl FnMut(u64, u64)) -> Result<T
             };
             let sge = [a.mr.sge(off, size as u32)];
             let sges: &[_] = if size == 0 { &[] } else { &sge };
-            a.node.borrow_mut().now = now;
             a.dev.post_send(a.qp, &[SendWr::new(posted, op, sges)]).map_err(drv)?;
             inflight.push_back(posted);
             posted += 1;
@@ -353,35 +284,9 @@ pub fn run(cfg: &TransferConfig, mut progress: impl FnMut(u64, u64)) -> Result<T
             continue;
         }
 
-        // Move frames: links deliver, engines transmit.
-        for (node, link) in [(&a.node, &mut ba), (&b.node, &mut ab)] {
-            let mut nd = node.borrow_mut();
-            nd.now = now;
-            while let Some(f) = link.recv(now) {
-                nd.rx(&f);
-            }
-        }
-        for (dir, (node, link)) in [(&a.node, &mut ab), (&b.node, &mut ba)].into_iter().enumerate() {
-            let mut nd = node.borrow_mut();
-            nd.now = now;
-            while let Some(f) = nd.tx() {
-                if cfg.capture {
-                    rep.capture.push((now, dir as u8, f.clone()));
-                }
-                link.send(now, f);
-            }
-        }
-        // Next event.
-        let mut next: Option<u64> = None;
-        let mut take = |t: Option<u64>| {
-            if let Some(t) = t {
-                next = Some(next.map_or(t, |x: u64| x.min(t)));
-            }
-        };
-        take(a.node.borrow().engine.next_event());
-        take(b.node.borrow().engine.next_event());
-        take(ab.next_arrival());
-        take(ba.next_arrival());
+        // Move frames: links deliver, engines transmit; then the next event.
+        pair.exchange();
+        let next = pair.next_event();
         let Some(t) = next else {
             // Nothing is scheduled: let the hosts look at their CQs once more, then stop.
             if quiet {
@@ -391,15 +296,19 @@ pub fn run(cfg: &TransferConfig, mut progress: impl FnMut(u64, u64)) -> Result<T
             continue;
         };
         quiet = false;
-        now = t.max(now + 1);
-        if now - start > cfg.max_cycles {
+        pair.now = t.max(pair.now + 1);
+        for n in [&pair.a.node, &pair.b.node] {
+            n.borrow_mut().now = pair.now;
+        }
+        if pair.now - start > cfg.max_cycles {
             break;
         }
     }
-    rep.cycles = now - start;
+    rep.cycles = pair.now - start;
     rep.lost = n.saturating_sub(rep.completed + rep.mismatches);
-    rep.counters = [a.node.borrow().engine.counters.clone(), b.node.borrow().engine.counters.clone()];
-    rep.links = [ab.stats, ba.stats];
+    rep.counters = [pair.a.node.borrow().engine.counters.clone(), pair.b.node.borrow().engine.counters.clone()];
+    rep.links = [pair.ab.stats, pair.ba.stats];
+    rep.capture = pair.capture.take().unwrap_or_default();
     progress(sends_done(done_a, done_b), n);
     Ok(rep)
 }
