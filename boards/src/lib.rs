@@ -1,1 +1,20 @@
-//! placeholder
+//! Board top levels and synthesis flows for the RoCEv2 offload engine.
+//!
+//! Today: the Yosys flow behind `roce-synth`. Every top-level configuration in
+//! `boards/synth/configs.txt` ([`config`]) is synthesized with Yosys, generically (`synth`)
+//! and for Xilinx families (`synth_xilinx`), the logs are checked for serious warnings
+//! ([`yosys::SERIOUS`]) and the resource counts ([`stat`]) are written to
+//! `boards/synth/REPORT.md` and `report.json` ([`report`]). Board top levels and Vivado
+//! scripts come later (`boards/README.md`).
+
+#![deny(missing_docs)]
+#![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
+
+pub mod config;
+pub mod error;
+pub mod flow;
+pub mod report;
+pub mod stat;
+pub mod yosys;
+
+pub use error::{Error, Result};

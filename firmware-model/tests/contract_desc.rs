@@ -114,7 +114,10 @@ fn check_random<D: Descriptor>(img: &[u8], sanitize: bool) -> Result<(), TestCas
 
 // ---- errors -------------------------------------------------------------------------------
 
-fn samples() -> Vec<(LayoutDesc, Vec<u8>, fn(&[u8]) -> Result<(), ContractError>)> {
+/// A layout, a valid image of it, and its decoder.
+type Sample = (LayoutDesc, Vec<u8>, fn(&[u8]) -> Result<(), ContractError>);
+
+fn samples() -> Vec<Sample> {
     fn dec<D: Descriptor>(b: &[u8]) -> Result<(), ContractError> {
         D::decode(b).map(|_| ())
     }
@@ -186,7 +189,8 @@ fn reserved_bits_unknown_codes_and_undefined_flags_name_the_field() {
                     bad[f.offset + (f.bits / 8) as usize] |= 1 << (f.bits % 8);
                 }
                 FieldKind::Enum(e) => {
-                    let unused = (0..=255u8).find(|c| !e.variants.iter().any(|v| v.code == *c)).expect("free code");
+                    let unused =
+                        (0..=255u8).find(|c| !e.variants.iter().any(|v| v.code == *c)).expect("free code");
                     bad[f.offset] = unused;
                 }
                 FieldKind::Bits(b) => {
@@ -241,7 +245,10 @@ fn enum_try_from_names_the_type() {
 #[test]
 fn validate_reports_overflow_and_encode_cuts() {
     let cqe = Cqe { qpn: 0x0100_0001, ..Cqe::default() };
-    assert_eq!(cqe.validate(), Err(ContractError::Overflow { field: "Cqe.qpn", value: 0x0100_0001, width: 24 }));
+    assert_eq!(
+        cqe.validate(),
+        Err(ContractError::Overflow { field: "Cqe.qpn", value: 0x0100_0001, width: 24 })
+    );
     assert_eq!(Cqe::decode(&cqe.encode()).map(|c| c.qpn), Ok(1));
     let qp = QpCtx { retry_cnt: 8, ..QpCtx::default() };
     assert_eq!(qp.validate(), Err(ContractError::Overflow { field: "QpCtx.retry_cnt", value: 8, width: 3 }));
@@ -293,10 +300,19 @@ fn check_fields(what: &str, size: usize, fields: &[LayoutField]) {
         assert!(names.insert(f.name), "{what}: duplicate field {}", f.name);
         assert!(f.offset >= end, "{what}.{}: overlaps the previous field or out of order", f.name);
         assert!(f.offset + f.size <= size, "{what}.{}: does not fit in {size} bytes", f.name);
-        assert_eq!(f.offset % align(f), 0, "{what}.{}: offset {} not aligned to {}", f.name, f.offset, align(f));
+        assert_eq!(
+            f.offset % align(f),
+            0,
+            "{what}.{}: offset {} not aligned to {}",
+            f.name,
+            f.offset,
+            align(f)
+        );
         assert!(f.bits >= 1 && f.bits <= 8 * f.size as u32, "{what}.{}: bits {}", f.name, f.bits);
         match f.kind {
-            FieldKind::Uint | FieldKind::Bits(_) => assert!([1, 2, 4, 8].contains(&f.size), "{what}.{}", f.name),
+            FieldKind::Uint | FieldKind::Bits(_) => {
+                assert!([1, 2, 4, 8].contains(&f.size), "{what}.{}", f.name)
+            }
             FieldKind::Bool | FieldKind::Enum(_) => assert_eq!(f.size, 1, "{what}.{}", f.name),
             FieldKind::Struct(l) => assert_eq!(f.size, l.size, "{what}.{}", f.name),
             FieldKind::Array(l, n) => assert_eq!(f.size, l.size * n, "{what}.{}", f.name),
@@ -330,7 +346,12 @@ fn layouts_have_no_overlap_fit_and_are_aligned() {
         check_fields(l.name, l.size, l.fields);
         assert_eq!(l.size % 8, 0, "{}: size {} not a multiple of 8", l.name, l.size);
         assert_eq!(l.size % layout_align(l), 0, "{}", l.name);
-        assert!(l.size.is_power_of_two(), "{}: size {} (ring entries and contexts are powers of two)", l.name, l.size);
+        assert!(
+            l.size.is_power_of_two(),
+            "{}: size {} (ring entries and contexts are powers of two)",
+            l.name,
+            l.size
+        );
         let reserved: usize = l.reserved().iter().map(|r| r.len()).sum();
         let covered: usize = l.fields.iter().map(|f| f.size).sum();
         assert_eq!(reserved + covered, l.size, "{}", l.name);
@@ -569,9 +590,28 @@ fn codes(e: &EnumDesc) -> Vec<(&'static str, u8)> {
 fn ibverbs_numbering() {
     // enum ibv_wc_status (rdma-core libibverbs/verbs.h), 0..=21.
     let wc = [
-        "Success", "LocLenErr", "LocQpOpErr", "LocEecOpErr", "LocProtErr", "WrFlushErr", "MwBindErr", "BadRespErr",
-        "LocAccessErr", "RemInvReqErr", "RemAccessErr", "RemOpErr", "RetryExcErr", "RnrRetryExcErr", "LocRddViolErr",
-        "RemInvRdReqErr", "RemAbortErr", "InvEecnErr", "InvEecStateErr", "FatalErr", "RespTimeoutErr", "GeneralErr",
+        "Success",
+        "LocLenErr",
+        "LocQpOpErr",
+        "LocEecOpErr",
+        "LocProtErr",
+        "WrFlushErr",
+        "MwBindErr",
+        "BadRespErr",
+        "LocAccessErr",
+        "RemInvReqErr",
+        "RemAccessErr",
+        "RemOpErr",
+        "RetryExcErr",
+        "RnrRetryExcErr",
+        "LocRddViolErr",
+        "RemInvRdReqErr",
+        "RemAbortErr",
+        "InvEecnErr",
+        "InvEecStateErr",
+        "FatalErr",
+        "RespTimeoutErr",
+        "GeneralErr",
     ];
     let want: Vec<(&str, u8)> = wc.iter().enumerate().map(|(i, n)| (*n, i as u8)).collect();
     assert_eq!(codes(&CqeStatus::DESC), want);
@@ -617,7 +657,8 @@ fn ibverbs_numbering() {
     assert_eq!(CqeOpcode::Recv.code(), 0x80);
     assert_eq!(CqeOpcode::RecvWriteImm.code(), 0x81);
     for op in CqeOpcode::ALL {
-        let recv = matches!(op, CqeOpcode::Recv | CqeOpcode::RecvImm | CqeOpcode::RecvWriteImm | CqeOpcode::RecvInv);
+        let recv =
+            matches!(op, CqeOpcode::Recv | CqeOpcode::RecvImm | CqeOpcode::RecvWriteImm | CqeOpcode::RecvInv);
         assert_eq!(op.code() & 0x80 != 0, recv, "{op:?}");
     }
     // The engine's own numbering, as specified.
@@ -639,7 +680,10 @@ fn ibverbs_numbering() {
         [SqFlags::SIGNALED, SqFlags::SOLICITED, SqFlags::INLINE, SqFlags::FENCE].map(SqFlags::bits),
         [1, 2, 4, 8]
     );
-    assert_eq!([CqeFlags::IMM_VALID, CqeFlags::INV_VALID, CqeFlags::SOLICITED].map(CqeFlags::bits), [1, 2, 4]);
+    assert_eq!(
+        [CqeFlags::IMM_VALID, CqeFlags::INV_VALID, CqeFlags::SOLICITED].map(CqeFlags::bits),
+        [1, 2, 4]
+    );
     assert_eq!(CqeOwner::PHASE.bits(), 1);
     assert_eq!(CqFlags::IRQ_ENABLE.bits(), 1);
 }

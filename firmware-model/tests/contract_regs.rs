@@ -4,7 +4,9 @@
 
 use std::collections::HashSet;
 
-use roce_model::contract::{regs, Access, CmdErrorCode, CmdOpcode, ContractError, CqCtx, Field, MrCtx, QpCtx};
+use roce_model::contract::{
+    regs, Access, CmdErrorCode, CmdOpcode, ContractError, CqCtx, Field, MrCtx, QpCtx,
+};
 
 #[test]
 fn registers_are_aligned_disjoint_and_inside_bar0() {
@@ -14,10 +16,16 @@ fn registers_are_aligned_disjoint_and_inside_bar0() {
         assert!(names.insert(r.name), "duplicate register {}", r.name);
         assert_eq!(r.offset % 4, 0, "{} at {:#x} not 4-byte aligned", r.name, r.offset);
         assert!(r.count >= 1, "{}", r.name);
-        assert!(r.offset >= end, "{} at {:#x} overlaps the previous register or is out of order", r.name, r.offset);
+        assert!(
+            r.offset >= end,
+            "{} at {:#x} overlaps the previous register or is out of order",
+            r.name,
+            r.offset
+        );
         assert!(r.end() <= regs::BAR0_BYTES, "{} outside BAR0", r.name);
         end = r.end();
-        let sections: Vec<_> = regs::SECTIONS.iter().filter(|s| r.offset >= s.base && r.end() <= s.end).collect();
+        let sections: Vec<_> =
+            regs::SECTIONS.iter().filter(|s| r.offset >= s.base && r.end() <= s.end).collect();
         assert_eq!(sections.len(), 1, "{} must lie in exactly one section", r.name);
         assert_eq!(regs::at_offset(r.offset).map(|x| x.name), Some(r.name));
         assert_eq!(regs::at_offset(r.end() - 4).map(|x| x.name), Some(r.name));
@@ -115,7 +123,8 @@ fn offsets_and_resets_from_the_specification() {
     assert_eq!(regs::irq_mask::RESET, regs::irq_status::FIELDS.iter().fold(0, |m, f| m | f.field.mask()));
     // IRQ_MASK mirrors IRQ_STATUS bit for bit.
     let names = |r: &regs::RegDesc| r.fields.iter().map(|f| (f.name, f.field)).collect::<Vec<_>>();
-    let strip = |v: Vec<(&'static str, Field)>| v.into_iter().map(|(n, f)| (n, f.lsb, f.width)).collect::<Vec<_>>();
+    let strip =
+        |v: Vec<(&'static str, Field)>| v.into_iter().map(|(n, f)| (n, f.lsb, f.width)).collect::<Vec<_>>();
     assert_eq!(strip(names(&regs::irq_status::DESC)), strip(names(&regs::irq_mask::DESC)));
     // The brief's bit assignments.
     let bit = |f: Field| (f.lsb, f.width);
@@ -154,8 +163,14 @@ fn offsets_and_resets_from_the_specification() {
         [1, 2, 3, 4, 5, 6, 7, 8]
     );
     assert_eq!(
-        [CmdErrorCode::Ok, CmdErrorCode::BadOpcode, CmdErrorCode::BadIndex, CmdErrorCode::BadState, CmdErrorCode::BadAttr]
-            .map(CmdErrorCode::code),
+        [
+            CmdErrorCode::Ok,
+            CmdErrorCode::BadOpcode,
+            CmdErrorCode::BadIndex,
+            CmdErrorCode::BadState,
+            CmdErrorCode::BadAttr
+        ]
+        .map(CmdErrorCode::code),
         [0, 1, 2, 3, 4]
     );
 }
@@ -174,9 +189,26 @@ fn counters_are_lo_hi_pairs() {
         regs::ALL.iter().filter(|r| r.offset >= 0x400 && r.offset < 0x500).map(|r| r.count as usize).sum();
     assert_eq!(counted, 2 * counters.len(), "only LO/HI pairs in the counter block");
     for name in [
-        "RX_FRAMES", "RX_BYTES", "RX_ICRC_ERRORS", "RX_MALFORMED", "RX_UNKNOWN_QP", "RX_DROPPED", "TX_FRAMES",
-        "TX_BYTES", "RETRANSMITS", "TIMEOUTS", "NAK_SEQ_SENT", "NAK_RNR_SENT", "NAK_INV_REQ_SENT",
-        "NAK_REM_ACC_SENT", "NAKS_RCVD", "CNP_SENT", "CNP_RCVD", "ECN_MARKED_RCVD", "PFC_PAUSE_RCVD", "RNR_RETRIES",
+        "RX_FRAMES",
+        "RX_BYTES",
+        "RX_ICRC_ERRORS",
+        "RX_MALFORMED",
+        "RX_UNKNOWN_QP",
+        "RX_DROPPED",
+        "TX_FRAMES",
+        "TX_BYTES",
+        "RETRANSMITS",
+        "TIMEOUTS",
+        "NAK_SEQ_SENT",
+        "NAK_RNR_SENT",
+        "NAK_INV_REQ_SENT",
+        "NAK_REM_ACC_SENT",
+        "NAKS_RCVD",
+        "CNP_SENT",
+        "CNP_RCVD",
+        "ECN_MARKED_RCVD",
+        "PFC_PAUSE_RCVD",
+        "RNR_RETRIES",
     ] {
         assert!(counters.iter().any(|(n, _)| *n == name), "{name}");
     }
@@ -193,7 +225,8 @@ fn widths_agree_across_registers_and_contexts() {
     assert!(get(regs::caps::LOG_MAX_MR) <= regs::cmd::INDEX.width);
     assert!(get(regs::caps::LOG_MAX_QP) <= regs::cmd::INDEX.width);
     assert!(get(regs::caps::MAX_MTU) >= 1 && get(regs::caps::MAX_MTU) <= 5);
-    let field = |l: &roce_model::contract::LayoutDesc, n: &str| l.field(n).unwrap_or_else(|| panic!("{n}")).bits;
+    let field =
+        |l: &roce_model::contract::LayoutDesc, n: &str| l.field(n).unwrap_or_else(|| panic!("{n}")).bits;
     assert_eq!(field(&QpCtx::LAYOUT, "send_cq"), regs::cq_db::CQ.width);
     assert_eq!(field(&QpCtx::LAYOUT, "recv_cq"), regs::cq_db::CQ.width);
     assert_eq!(regs::cq_err_info::CQ.width, regs::cq_db::CQ.width);
@@ -219,7 +252,9 @@ fn field_api() {
         ctrl::ENABLE.set(0, 2),
         Err(ContractError::Overflow { field: "CTRL.ENABLE", value: 2, width: 1 })
     );
-    let v = regs::cq_db::CI.val(0xFFFF).unwrap() | regs::cq_db::CQ.val(0x3FFF).unwrap() | regs::cq_db::ARM.val(1).unwrap();
+    let v = regs::cq_db::CI.val(0xFFFF).unwrap()
+        | regs::cq_db::CQ.val(0x3FFF).unwrap()
+        | regs::cq_db::ARM.val(1).unwrap();
     assert_eq!(v, 0xBFFF_FFFF);
     assert_eq!(regs::cq_db::CQ.get(v), 0x3FFF);
     assert!(regs::cq_db::ARM.is_set(v) && !regs::cq_db::SOLICITED.is_set(v));

@@ -40,7 +40,11 @@ pub fn sq_wqe() -> impl Strategy<Value = SqWqe> {
         sq_data(),
     )
         .prop_map(
-            |((wr_id, opcode, flags, num_sge, imm_or_inv), (remote_addr, rkey, total_len, compare_add, swap), data)| {
+            |(
+                (wr_id, opcode, flags, num_sge, imm_or_inv),
+                (remote_addr, rkey, total_len, compare_add, swap),
+                data,
+            )| {
                 let inline = matches!(data, SqData::Inline(_));
                 let flags = SqFlags::from_bits_truncate(flags).with(SqFlags::INLINE, inline);
                 SqWqe {
@@ -61,8 +65,11 @@ pub fn sq_wqe() -> impl Strategy<Value = SqWqe> {
 }
 
 pub fn rq_wqe() -> impl Strategy<Value = RqWqe> {
-    (any::<u64>(), any::<u8>(), proptest::array::uniform3(sge()))
-        .prop_map(|(wr_id, num_sge, sge)| RqWqe { wr_id, num_sge, sge })
+    (any::<u64>(), any::<u8>(), proptest::array::uniform3(sge())).prop_map(|(wr_id, num_sge, sge)| RqWqe {
+        wr_id,
+        num_sge,
+        sge,
+    })
 }
 
 pub fn cqe() -> impl Strategy<Value = Cqe> {

@@ -269,7 +269,7 @@ package roce_desc_pkg;
 
   // ---- QpCtx (128 bytes): qp_ctx_t
 
-  // QP context, 128 bytes, moved by QP_WRITE / QP_READ / QP_MODIFY through CMD_DATA. Bytes 80..87
+  // QP context, 128 bytes, moved by QP_WRITE / QP_READ / QP_MODIFY through CMD_DATA. Bytes 80 to 87
   // are engine state: QP_READ returns it, QP_WRITE zeroes it and ignores what is written there.
   localparam int unsigned QP_CTX_BYTES = 128;
   localparam int unsigned QP_CTX_STATE_OFF = 0;
@@ -388,7 +388,7 @@ package roce_desc_pkg;
 
   // ---- CqCtx (32 bytes): cq_ctx_t
 
-  // CQ context, 32 bytes, moved by CQ_WRITE / CQ_READ. Bytes 12..16 are engine state: CQ_READ
+  // CQ context, 32 bytes, moved by CQ_WRITE / CQ_READ. Bytes 12 to 16 are engine state: CQ_READ
   // returns it, CQ_WRITE zeroes it and ignores what is written there.
   localparam int unsigned CQ_CTX_BYTES = 32;
   localparam int unsigned CQ_CTX_BASE_OFF = 0;

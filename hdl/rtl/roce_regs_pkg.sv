@@ -128,8 +128,8 @@ package roce_regs_pkg;
   localparam int unsigned IPV4_IP_LSB = 0;  // IP[31:0]
   localparam int unsigned IPV4_IP_W = 32;
 
-  // GID[4] (RW): Port GID (IPv6 address), source of RoCEv2-over-IPv6 packets: GID[i] holds GID
-  // bytes 4i..4i+3 as a big-endian word (GID[0] = the first four bytes).
+  // GID[4] (RW): Port GID (IPv6 address), source of RoCEv2-over-IPv6 packets: `GID[i]` holds GID
+  // bytes 4i..4i+3 as a big-endian word (`GID[0]` = the first four bytes).
   localparam logic [15:0] GID_ADDR = 16'h0030;
   localparam int unsigned GID_COUNT = 4;
   localparam logic [31:0] GID_RESET = 32'h00000000;
@@ -273,7 +273,7 @@ package roce_regs_pkg;
   localparam int unsigned CQ_ERR_INFO_CAUSE_W = 8;
 
   // CMD_DATA[32] (RW): Command staging buffer, 128 bytes: the context a command writes or reads, in
-  // its descriptor layout, byte b in CMD_DATA[b / 4] bits 8*(b % 4)+7 .. 8*(b % 4).
+  // its descriptor layout, byte b in `CMD_DATA[b / 4]` bits 8*(b % 4)+7 .. 8*(b % 4).
   localparam logic [15:0] CMD_DATA_ADDR = 16'h0140;
   localparam int unsigned CMD_DATA_COUNT = 32;
   localparam logic [31:0] CMD_DATA_RESET = 32'h00000000;

@@ -1,5 +1,7 @@
 //! Shared helpers for the integration tests: random RoCEv2 frames and paths to test data.
 
+pub mod rxevm;
+
 use rand::{Rng, RngCore};
 use std::path::PathBuf;
 

@@ -3,8 +3,8 @@
 //! are little-endian; byte arrays (addresses) are in memory order.
 
 use super::{
-    AccessFlags, ContractError, CqFlags, CqState, CqeFlags, CqeOpcode, CqeOwner, CqeStatus, Encap,
-    FieldKind, LayoutField, PathMtu, QpState, QpType, SqFlags, SqOpcode, VlanTag, Wire,
+    AccessFlags, ContractError, CqFlags, CqState, CqeFlags, CqeOpcode, CqeOwner, CqeStatus, Encap, FieldKind,
+    LayoutField, PathMtu, QpState, QpType, SqFlags, SqOpcode, VlanTag, Wire,
 };
 
 layout! {
@@ -160,7 +160,7 @@ layout! {
 
 layout! {
     /// QP context, 128 bytes, moved by QP_WRITE / QP_READ / QP_MODIFY through CMD_DATA.
-    /// Bytes 80..87 are engine state: QP_READ returns it, QP_WRITE zeroes it and ignores
+    /// Bytes 80 to 87 are engine state: QP_READ returns it, QP_WRITE zeroes it and ignores
     /// what is written there.
     pub struct QpCtx: "qp_ctx", 128 bytes {
         /// QpState. QP_WRITE: Reset or Init. QP_MODIFY (STATE): the target state.
@@ -238,7 +238,7 @@ layout! {
 }
 
 layout! {
-    /// CQ context, 32 bytes, moved by CQ_WRITE / CQ_READ. Bytes 12..16 are engine state:
+    /// CQ context, 32 bytes, moved by CQ_WRITE / CQ_READ. Bytes 12 to 16 are engine state:
     /// CQ_READ returns it, CQ_WRITE zeroes it and ignores what is written there.
     pub struct CqCtx: "cq_ctx", 32 bytes {
         /// DMA address of the CQ ring (4 KiB aligned), 2^log_size entries of 32 bytes,

@@ -7,8 +7,8 @@ use std::fmt::Write;
 use super::regs::{self, SECTIONS};
 use super::sv::{bit_names, clean, enum_code_name};
 use super::{
-    Access, BitsDesc, CmdErrorCode, CmdOpcode, CqCtx, Cqe, EnumDesc, FieldKind, LayoutDesc, LayoutField, MrCtx,
-    QpAttrMask, QpCtx, RegDesc, RqWqe, SqWqe, LAYOUTS, QP_TRANSITIONS,
+    Access, BitsDesc, CmdErrorCode, CmdOpcode, CqCtx, Cqe, EnumDesc, FieldKind, LayoutDesc, LayoutField,
+    MrCtx, QpAttrMask, QpCtx, RegDesc, RqWqe, SqWqe, LAYOUTS, QP_TRANSITIONS,
 };
 
 /// Markdown table cell: no `|`, no line breaks.
@@ -44,8 +44,14 @@ fn offset_label(r: &RegDesc) -> String {
     }
 }
 
+/// The GitHub anchor of a heading: lower case, spaces to `-`, other punctuation but `-` and
+/// `_` dropped.
 fn anchor(name: &str) -> String {
-    name.to_ascii_lowercase().replace([' ', '_'], "-")
+    name.to_ascii_lowercase()
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, ' ' | '-' | '_'))
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
 }
 
 fn mask_names(m: QpAttrMask) -> String {
@@ -62,16 +68,30 @@ fn enum_table(o: &mut String, e: &EnumDesc) {
     let _ = writeln!(o, "#### {}\n\n{}\n", e.name, cell(e.desc));
     let _ = writeln!(o, "| Code | Name | SystemVerilog | Description |\n|---|---|---|---|");
     for v in e.variants {
-        let _ = writeln!(o, "| 0x{:02X} | `{}` | `{}` | {} |", v.code, v.name, enum_code_name(e, v.name), cell(v.desc));
+        let _ = writeln!(
+            o,
+            "| 0x{:02X} | `{}` | `{}` | {} |",
+            v.code,
+            v.name,
+            enum_code_name(e, v.name),
+            cell(v.desc)
+        );
     }
     let _ = writeln!(o);
 }
 
 fn bits_table(o: &mut String, b: &BitsDesc) {
-    let _ = writeln!(o, "#### {}\n\n{} ({} bits; bits not listed are reserved, zero.)\n", b.name, cell(b.desc), b.width);
+    let _ = writeln!(
+        o,
+        "#### {}\n\n{} ({} bits; bits not listed are reserved, zero.)\n",
+        b.name,
+        cell(b.desc),
+        b.width
+    );
     let _ = writeln!(o, "| Bits | Name | SystemVerilog | Description |\n|---|---|---|---|");
     for bit in b.bits {
-        let sv: Vec<String> = bit_names(b, bit.name, bit.width).into_iter().map(|n| format!("`{n}`")).collect();
+        let sv: Vec<String> =
+            bit_names(b, bit.name, bit.width).into_iter().map(|n| format!("`{n}`")).collect();
         let _ = writeln!(
             o,
             "| {} | `{}` | {} | {} |",
@@ -103,14 +123,8 @@ fn type_label(f: &LayoutField) -> String {
 }
 
 fn layout_table(o: &mut String, l: &LayoutDesc) {
-    let _ = writeln!(
-        o,
-        "### {}\n\n{} bytes, `roce_desc_pkg::{}_t`. {}\n",
-        l.name,
-        l.size,
-        l.sv,
-        cell(l.desc)
-    );
+    let _ =
+        writeln!(o, "### {}\n\n{} bytes, `roce_desc_pkg::{}_t`. {}\n", l.name, l.size, l.sv, cell(l.desc));
     let _ = writeln!(o, "| Byte offset | Size | Field | Type | Description |\n|---|---|---|---|---|");
     let mut at = 0;
     let rsvd = |o: &mut String, from: usize, to: usize| {
@@ -120,7 +134,15 @@ fn layout_table(o: &mut String, l: &LayoutDesc) {
     };
     for f in l.fields {
         rsvd(o, at, f.offset);
-        let _ = writeln!(o, "| {} | {} | `{}` | {} | {} |", f.offset, f.size, f.name, type_label(f), cell(f.desc));
+        let _ = writeln!(
+            o,
+            "| {} | {} | `{}` | {} | {} |",
+            f.offset,
+            f.size,
+            f.name,
+            type_label(f),
+            cell(f.desc)
+        );
         if let FieldKind::Union(alts) = f.kind {
             for a in alts {
                 let _ = writeln!(
@@ -187,8 +209,9 @@ One command runs at a time:
 A `CMD` write while `BUSY` = 1 is ignored; `CMD_DATA` and `CMD_ARG` must not be written while \
 `BUSY` = 1. A failed command changes nothing. The engine does not check reserved bytes or bits of \
 contexts beyond what `BAD_ATTR` lists; software writes them as zero (the Rust decoder rejects \
-them). Fields marked as engine state are read-only: the write commands zero them and ignore \
-what `CMD_DATA` holds there.";
+them). Fields marked as engine state are read-only: every write command ignores what \
+`CMD_DATA` holds there, and `QP_WRITE` / `CQ_WRITE` zero them. `CMD_DATA` keeps what software \
+wrote until a read command replaces it.";
 
 const TRANSITIONS_TEXT: &str = "\
 `QP_WRITE` is accepted only while the QP is in Reset, and the written `state` must be Reset or \
@@ -371,7 +394,9 @@ pub fn register_map() -> String {
     let _ = writeln!(o, "## Command protocol\n\n{COMMAND_PROTOCOL}\n");
     let _ = writeln!(o, "### Commands\n");
     let ctx = |op: CmdOpcode| match op {
-        CmdOpcode::QpWrite | CmdOpcode::QpRead | CmdOpcode::QpModify => format!("[QpCtx](#qpctx), {} B", QpCtx::SIZE),
+        CmdOpcode::QpWrite | CmdOpcode::QpRead | CmdOpcode::QpModify => {
+            format!("[QpCtx](#qpctx), {} B", QpCtx::SIZE)
+        }
         CmdOpcode::CqWrite | CmdOpcode::CqRead => format!("[CqCtx](#cqctx), {} B", CqCtx::SIZE),
         CmdOpcode::MrWrite | CmdOpcode::MrRead => format!("[MrCtx](#mrctx), {} B", MrCtx::SIZE),
         CmdOpcode::Nop | CmdOpcode::MrInvalidate => "—".to_string(),
@@ -405,7 +430,13 @@ pub fn register_map() -> String {
     let _ = writeln!(o, "| From | To | Required besides STATE | Also accepted |\n|---|---|---|---|");
     for t in QP_TRANSITIONS {
         let from = t.from.map(|s| s.name()).unwrap_or("any");
-        let _ = writeln!(o, "| {from} | {} | {} | {} |", t.to.name(), mask_names(t.required), mask_names(t.optional));
+        let _ = writeln!(
+            o,
+            "| {from} | {} | {} | {} |",
+            t.to.name(),
+            mask_names(t.required),
+            mask_names(t.optional)
+        );
     }
     let _ = writeln!(o, "\nThe mask bits are [QpAttrMask](#qpattrmask).\n");
 
@@ -448,11 +479,17 @@ pub fn register_map() -> String {
         walk(l.fields, &mut enums, &mut bits);
     }
     bits.push(&QpAttrMask::DESC);
-    let _ = writeln!(o, "## Enumerations\n\nSystemVerilog: `roce_desc_pkg::<name>` (command codes: `roce_regs_pkg`).\n");
+    let _ = writeln!(
+        o,
+        "## Enumerations\n\nSystemVerilog: `roce_desc_pkg::<name>` (command codes: `roce_regs_pkg`).\n"
+    );
     for e in enums {
         enum_table(&mut o, e);
     }
-    let _ = writeln!(o, "## Flags and bit fields\n\nSystemVerilog: `roce_desc_pkg::<name>` (QpAttrMask: `roce_regs_pkg`).\n");
+    let _ = writeln!(
+        o,
+        "## Flags and bit fields\n\nSystemVerilog: `roce_desc_pkg::<name>` (QpAttrMask: `roce_regs_pkg`).\n"
+    );
     for b in bits {
         bits_table(&mut o, b);
     }

@@ -52,8 +52,8 @@ mod macros;
 
 mod cmd;
 mod desc;
-mod meta;
 pub mod md;
+mod meta;
 pub mod regs;
 pub mod sv;
 mod types;

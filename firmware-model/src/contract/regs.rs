@@ -119,7 +119,7 @@ registers! {
         /// log2 of the RDMA READ / atomic requests a QP may have outstanding (limits
         /// max_rd_atomic and max_dest_rd_atomic).
         LOG_MAX_RD_ATOMIC[15:13] = 4,
-        /// log2 of the number of MRs (at most 24: the MR index is key[31:8]).
+        /// log2 of the number of MRs (at most 24: the MR index is `key >> 8`).
         LOG_MAX_MR[20:16] = 10,
         /// Largest path MTU, ibverbs code (1 = 256 .. 5 = 4096).
         MAX_MTU[26:24] = 5,
@@ -167,8 +167,8 @@ registers! {
         CQ_EVENT[0] = 0,
         /// A command completed (CMD_STATUS.BUSY fell).
         CMD_DONE[1] = 0,
-        /// A QP entered the error state; QP_ERR_INFO holds the first one since this bit was
-        /// last cleared.
+        /// The engine moved a QP to the error state (QP_MODIFY to Err does not count);
+        /// QP_ERR_INFO holds the first one since this bit was last cleared.
         QP_ERROR[2] = 0,
         /// Internal error (DMA error, context memory fault): the engine stops; soft reset
         /// required.
@@ -207,8 +207,8 @@ registers! {
         /// First octet in bits 31:24.
         IP[31:0] = 0,
     }
-    /// Port GID (IPv6 address), source of RoCEv2-over-IPv6 packets: GID[i] holds GID bytes
-    /// 4i..4i+3 as a big-endian word (GID[0] = the first four bytes).
+    /// Port GID (IPv6 address), source of RoCEv2-over-IPv6 packets: `GID[i]` holds GID bytes
+    /// 4i..4i+3 as a big-endian word (`GID[0]` = the first four bytes).
     GID / gid @ 0x0030 [4] : Rw {
         /// GID byte 4i in bits 31:24 .. byte 4i+3 in bits 7:0.
         WORD[31:0] = 0,
@@ -326,7 +326,7 @@ registers! {
         CAUSE[31:24] = 0,
     }
     /// Command staging buffer, 128 bytes: the context a command writes or reads, in its
-    /// descriptor layout, byte b in CMD_DATA[b / 4] bits 8*(b % 4)+7 .. 8*(b % 4).
+    /// descriptor layout, byte b in `CMD_DATA[b / 4]` bits 8*(b % 4)+7 .. 8*(b % 4).
     CMD_DATA / cmd_data @ 0x0140 [32] : Rw {
         /// Descriptor bytes 4i..4i+3, little-endian.
         WORD[31:0] = 0,

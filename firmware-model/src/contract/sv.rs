@@ -139,13 +139,18 @@ pub fn regs_pkg() -> String {
             }
             let _ = writeln!(o, "  localparam logic [31:0] {}_RESET = 32'h{:08x};", r.name, r.reset);
             for f in r.fields {
-                let sc = if f.access != r.access { format!(" ({})", f.access.label()) } else { String::new() };
+                let sc =
+                    if f.access != r.access { format!(" ({})", f.access.label()) } else { String::new() };
                 let bits = if f.field.width == 1 {
                     format!("{}", f.field.lsb)
                 } else {
                     format!("{}:{}", f.field.msb(), f.field.lsb)
                 };
-                let _ = writeln!(o, "  localparam int unsigned {}_{}_LSB = {};  // {}[{bits}]{sc}", r.name, f.name, f.field.lsb, f.name);
+                let _ = writeln!(
+                    o,
+                    "  localparam int unsigned {}_{}_LSB = {};  // {}[{bits}]{sc}",
+                    r.name, f.name, f.field.lsb, f.name
+                );
                 let _ = writeln!(o, "  localparam int unsigned {}_{}_W = {};", r.name, f.name, f.field.width);
             }
         }
@@ -191,39 +196,62 @@ fn members(name: &str, size: usize, fields: &[LayoutField]) -> Vec<(String, Stri
             asc.push((
                 format!("logic [{}:0]", 8 * (to - from) - 1),
                 format!("rsvd_{from}"),
-                if to - from == 1 { format!("byte {from}: reserved") } else { format!("bytes {from}..{}: reserved", to - 1) },
+                if to - from == 1 {
+                    format!("byte {from}: reserved")
+                } else {
+                    format!("bytes {from}..{}: reserved", to - 1)
+                },
             ));
         }
     };
     for f in fields {
         gap(&mut asc, at, f.offset);
-        let span = if f.size == 1 { format!("byte {}", f.offset) } else { format!("bytes {}..{}", f.offset, f.offset + f.size - 1) };
+        let span = if f.size == 1 {
+            format!("byte {}", f.offset)
+        } else {
+            format!("bytes {}..{}", f.offset, f.offset + f.size - 1)
+        };
         match f.kind {
             FieldKind::Struct(l) => asc.push((format!("{}_t", l.sv), f.name.to_string(), span)),
             FieldKind::Array(l, n) => {
                 for i in 0..n {
                     let o = f.offset + i * l.size;
-                    asc.push((format!("{}_t", l.sv), format!("{}_{i}", f.name), format!("bytes {o}..{}", o + l.size - 1)));
+                    asc.push((
+                        format!("{}_t", l.sv),
+                        format!("{}_{i}", f.name),
+                        format!("bytes {o}..{}", o + l.size - 1),
+                    ));
                 }
             }
             FieldKind::Union(alts) => {
                 let what: Vec<String> = alts
                     .iter()
                     .map(|a| match a.kind {
-                        FieldKind::Struct(_) | FieldKind::Array(..) => format!("{} ({name}_{}_{}_t)", a.name, f.name, a.name),
+                        FieldKind::Struct(_) | FieldKind::Array(..) => {
+                            format!("{} ({name}_{}_{}_t)", a.name, f.name, a.name)
+                        }
                         _ => a.name.to_string(),
                     })
                     .collect();
-                asc.push((format!("logic [{}:0]", 8 * f.size - 1), f.name.to_string(), format!("{span}: {}", what.join(" or "))));
+                asc.push((
+                    format!("logic [{}:0]", 8 * f.size - 1),
+                    f.name.to_string(),
+                    format!("{span}: {}", what.join(" or ")),
+                ));
             }
             _ => {
                 let total = 8 * f.size as u32;
                 if f.bits < total {
-                    let t = if f.bits == 1 { "logic".to_string() } else { format!("logic [{}:0]", f.bits - 1) };
+                    let t =
+                        if f.bits == 1 { "logic".to_string() } else { format!("logic [{}:0]", f.bits - 1) };
                     let b = if f.bits == 1 { "bit 0".to_string() } else { format!("bits {}:0", f.bits - 1) };
                     asc.push((t, f.name.to_string(), format!("{span}, {b}")));
                     asc.push((
-                        if total - f.bits == 1 { "logic".to_string() } else { format!("logic [{}:0]", total - f.bits - 1) },
+                        if total - f.bits == 1 {
+                            "logic".to_string()
+                        } else {
+                            format!("logic [{}:0]", total - f.bits - 1)
+                        },
                         format!("{}_rsvd", f.name),
                         format!("{span}, bits {}:{}: reserved", total - 1, f.bits),
                     ));
@@ -265,7 +293,11 @@ fn emit_layout(o: &mut String, l: &LayoutDesc) {
         if let FieldKind::Union(alts) = f.kind {
             for a in alts {
                 if let FieldKind::Array(_, n) = a.kind {
-                    let _ = writeln!(o, "  localparam int unsigned {up}_{fu}_{}_COUNT = {n};", a.name.to_ascii_uppercase());
+                    let _ = writeln!(
+                        o,
+                        "  localparam int unsigned {up}_{fu}_{}_COUNT = {n};",
+                        a.name.to_ascii_uppercase()
+                    );
                 }
             }
         }
@@ -276,7 +308,11 @@ fn emit_layout(o: &mut String, l: &LayoutDesc) {
                 if matches!(a.kind, FieldKind::Struct(_) | FieldKind::Array(..)) {
                     let _ = writeln!(o);
                     comment(o, "  ", &format!("{}.{} as {}: {}", l.name, f.name, a.name, clean(a.desc)));
-                    emit_struct(o, &format!("{}_{}_{}", l.sv, f.name, a.name), &members(l.sv, a.size, std::slice::from_ref(a)));
+                    emit_struct(
+                        o,
+                        &format!("{}_{}_{}", l.sv, f.name, a.name),
+                        &members(l.sv, a.size, std::slice::from_ref(a)),
+                    );
                 }
             }
         }

@@ -238,8 +238,9 @@ flags! {
         SIGNALED = 0,
         /// Set the Solicited Event bit in the last packet of a SEND / WRITE with immediate.
         SOLICITED = 1,
-        /// The payload is inline in the WQE (bytes 64..64+total_len) instead of SGEs.
-        /// [`SqWqe::encode`](super::SqWqe::encode) sets it from [`SqData`].
+        /// The payload is inline in the WQE (bytes 64..64+total_len) instead of SGEs; not
+        /// allowed with Read or atomics (LocQpOpErr). The Rust encoder sets it from
+        /// `SqWqe.data`.
         INLINE = 2,
         /// Do not start this WQE until every earlier RDMA READ and atomic has completed.
         FENCE = 3,

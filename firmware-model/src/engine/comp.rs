@@ -287,8 +287,9 @@ impl Engine {
                 };
                 self.complete(qp.send_cq, at, c, mem);
             }
-            if status != WcStatus::Success {
+            if status != WcStatus::Success && qp.state != QpState::Err {
                 qp.state = QpState::Err;
+                self.qp_failed(qp.qpn, status);
             }
         }
         let outstanding = qp.req.wqes.iter().any(|e| e.started && !e.done);

@@ -66,7 +66,13 @@ impl Engine {
         let r = cq.ring;
         if r.pi.wrapping_sub(r.ci) >= r.size() {
             cq.overflow = true;
-            self.regs.irq_status |= super::regs::irq::CQ_ERROR;
+            if self.regs.irq_status & super::regs::irq::CQ_ERROR == 0 {
+                use crate::contract::regs;
+                let info = regs::cq_err_info::CQ.val(cqn & 0x3FFF).unwrap_or(0)
+                    | regs::cq_err_info::CAUSE.val(regs::CQ_ERR_OVERRUN).unwrap_or(0);
+                self.regs.set_info(regs::CQ_ERR_INFO, info);
+                self.regs.irq_status |= super::regs::irq::CQ_ERROR;
+            }
             return;
         }
         let img = encode_cqe(&c, r.pi, r.log_size);
@@ -75,23 +81,48 @@ impl Engine {
             return;
         }
         cq.ring.pi = r.pi.wrapping_add(1);
-        if cq.armed {
+        if cq.armed && (!cq.armed_solicited || c.solicited || c.status != WcStatus::Success) {
+            self.fire_cq(cqn);
+        }
+        self.counters.cqes += 1;
+    }
+
+    fn fire_cq(&mut self, cqn: u32) {
+        if let Some(cq) = self.cqs.get_mut(cqn as usize).and_then(Option::as_mut) {
             cq.armed = false;
             cq.event = true;
             if cq.irq {
                 self.regs.irq_status |= super::regs::irq::CQ_EVENT;
             }
         }
-        self.counters.cqes += 1;
     }
 
-    /// The host consumed CQEs up to `ci`; `arm` requests an event on the next completion.
-    pub fn cq_doorbell(&mut self, cqn: u32, ci: u32, arm: bool) {
-        if let Some(cq) = self.cqs.get_mut(cqn as usize).and_then(Option::as_mut) {
-            // 16-bit consumer index from the doorbell, extended against the producer.
-            let full = cq.ring.pi.wrapping_sub(cq.ring.pi.wrapping_sub(ci) & 0xFFFF);
-            cq.ring.ci = full;
-            cq.armed |= arm;
+    /// CQ_DB: the host consumed CQEs up to `ci`; `arm` requests an event on the next
+    /// completion (`solicited`: only a solicited or error one). An arm while CQEs beyond
+    /// `ci` already exist fires at once, so "poll until empty, arm, sleep" cannot miss one.
+    pub fn cq_doorbell(&mut self, cqn: u32, ci: u32, arm: bool, solicited: bool) {
+        let Some(cq) = self.cqs.get_mut(cqn as usize).and_then(Option::as_mut) else { return };
+        // 16-bit consumer index from the doorbell, extended against the producer.
+        let full = cq.ring.pi.wrapping_sub(cq.ring.pi.wrapping_sub(ci) & 0xFFFF);
+        cq.ring.ci = full;
+        if arm {
+            cq.armed = true;
+            cq.armed_solicited = solicited;
+            if cq.ring.pi != full {
+                self.fire_cq(cqn);
+            }
+        }
+    }
+
+    /// The engine moved QP `qpn` to ERR: report it in QP_ERR_INFO / IRQ_STATUS.QP_ERROR
+    /// (the first one since software last cleared the bit).
+    pub(crate) fn qp_failed(&mut self, qpn: u32, cause: WcStatus) {
+        use crate::contract::regs;
+        if self.regs.irq_status & super::regs::irq::QP_ERROR == 0 {
+            let info = regs::qp_err_info::QPN.val(qpn & 0xFF_FFFF).unwrap_or(0)
+                | regs::qp_err_info::CAUSE.val(u32::from(cause.code())).unwrap_or(0);
+            self.regs.set_info(regs::QP_ERR_INFO, info);
+            self.regs.irq_status |= super::regs::irq::QP_ERROR;
         }
     }
 
@@ -105,7 +136,6 @@ impl Engine {
     pub(crate) fn flush_qp(&mut self, qpn: u32, mem: &mut impl Dma) {
         let Some(mut qp) = self.take_qp(qpn) else { return };
         let now = 0;
-        self.regs.irq_status |= super::regs::irq::QP_ERROR;
         // Requests already fetched.
         while let Some(e) = qp.req.wqes.pop_front() {
             let c = Completion {

@@ -41,6 +41,11 @@ pub struct HostMem {
     pub dma_read_bytes: u64,
     /// Bytes written by DMA.
     pub dma_write_bytes: u64,
+    /// Record every DMA write's range in `writes` (for tests that bound where the engine
+    /// may write).
+    pub track_writes: bool,
+    /// DMA write ranges, when tracked.
+    pub writes: Vec<(u64, usize)>,
 }
 
 impl HostMem {
@@ -132,6 +137,9 @@ impl Dma for HostMem {
         }
         self.write(addr, data);
         self.dma_write_bytes += data.len() as u64;
+        if self.track_writes {
+            self.writes.push((addr, data.len()));
+        }
         Ok(())
     }
 }

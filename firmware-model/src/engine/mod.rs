@@ -214,6 +214,8 @@ pub struct Cq {
     pub ring: Ring,
     /// Raise an event on the next completion (armed by the CQ doorbell).
     pub armed: bool,
+    /// The arm fires only on a solicited or error completion.
+    pub armed_solicited: bool,
     /// An event is pending for the host.
     pub event: bool,
     /// The ring overflowed (a fatal error on real NICs).
@@ -285,6 +287,7 @@ impl Engine {
             ring: Ring { base: c.base, log_size: c.log_size, pi: 0, ci: 0 },
             irq: c.flags.contains(CqFlags::IRQ_ENABLE),
             armed: false,
+            armed_solicited: false,
             event: false,
             overflow: false,
         });

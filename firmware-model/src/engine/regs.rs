@@ -51,6 +51,15 @@ impl Default for RegFile {
     }
 }
 
+impl RegFile {
+    /// Set a read-only information register (QP_ERR_INFO, CQ_ERR_INFO).
+    pub(crate) fn set_info(&mut self, off: u32, v: u32) {
+        if let Some(w) = self.words.get_mut((off / 4) as usize) {
+            *w = v;
+        }
+    }
+}
+
 fn log2(n: usize) -> u32 {
     n.max(1).next_power_of_two().trailing_zeros()
 }
@@ -146,7 +155,7 @@ impl Engine {
             }
             regs::CQ_DB => {
                 use regs::cq_db::*;
-                self.cq_doorbell(CQ.get(val), CI.get(val), ARM.is_set(val));
+                self.cq_doorbell(CQ.get(val), CI.get(val), ARM.is_set(val), SOLICITED.is_set(val));
                 return;
             }
             _ => {}

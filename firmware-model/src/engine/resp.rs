@@ -102,6 +102,12 @@ impl Engine {
                 let a = AckOwed { psn: p.psn, syndrome: syn, msn: qp.resp.msn, ready: at };
                 self.owe_ack(&mut qp, a);
                 qp.state = QpState::Err;
+                let cause = match syn {
+                    NAK_REM_ACCESS => WcStatus::RemAccessErr,
+                    NAK_REM_OP => WcStatus::RemOpErr,
+                    _ => WcStatus::RemInvReqErr,
+                };
+                self.qp_failed(qp.qpn, cause);
                 let qpn = qp.qpn;
                 self.put_qp(qp);
                 self.flush_qp(qpn, mem);
