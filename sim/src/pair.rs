@@ -104,7 +104,8 @@ pub const ALL_ACCESS: AccessFlags = AccessFlags::LOCAL_WRITE
     .union(AccessFlags::REMOTE_READ)
     .union(AccessFlags::REMOTE_ATOMIC);
 
-fn endpoint(cfg: &PairConfig, mac: [u8; 6], ip4: Ipv4Addr, gid: Ipv6Addr, psn: u32) -> Result<Endpoint, SimError> {
+/// A node with its driver, a PD, a registered buffer, a CQ and a QP (in RESET).
+pub fn endpoint(cfg: &PairConfig, mac: [u8; 6], ip4: Ipv4Addr, gid: Ipv6Addr, psn: u32) -> Result<Endpoint, SimError> {
     let node = Rc::new(RefCell::new(SimNode::new(EngineConfig { mac, ipv4: ip4, gid, ..EngineConfig::default() })));
     let mut dev = Device::open(ModelBackend(node.clone())).map_err(drv)?;
     dev.configure_port(mac, ip4, gid);

@@ -1,5 +1,6 @@
 //! Shared helpers for the integration tests: random RoCEv2 frames and paths to test data.
 
+pub mod interop;
 pub mod rxevm;
 
 use rand::{Rng, RngCore};

@@ -1,0 +1,175 @@
+//! Interop with the Linux kernel's own RoCEv2 stack: Soft-RoCE (rdma_rxe) and rdma-core's
+//! tools in a QEMU VM, against the engine model on the host, each programmed through its
+//! own verbs (rdma-core there, roce-driver here).
+//!
+//! - ibv_rc_pingpong with the VM as client and as server, several sizes (one packet and
+//!   multi-packet messages at MTU 1024); the engine checks rc_pingpong's 0x7b payload.
+//! - perftest ib_write_bw and ib_read_bw (the VM writes into / reads from the engine's memory).
+//!
+//! Gated: `ROCE_RXEVM=1` (CI sets it; `scripts/setup.sh --vm` installs QEMU and the VM's
+//! packages). Parameters: `ROCE_INTEROP_SIZES` (comma list, default 64,5000) and
+//! `ROCE_INTEROP_ITERS` (default 5).
+
+use std::net::Ipv4Addr;
+use std::time::{Duration, Instant};
+
+use roce_tests::interop::{gid_of, pingpong, HostEngine};
+use roce_tests::rxevm::*;
+
+const VM_IP: Ipv4Addr = Ipv4Addr::new(192, 0, 2, 1);
+const HOST_IP: Ipv4Addr = Ipv4Addr::new(192, 0, 2, 2);
+const VM_MAC: [u8; 6] = [0x52, 0x54, 0, 0, 0, 0x01];
+const HOST_MAC: [u8; 6] = [0x52, 0x54, 0, 0, 0, 0x02];
+
+fn image() -> Option<std::path::PathBuf> {
+    if !enabled() {
+        return None;
+    }
+    Some(RxeVm::build_image().unwrap_or_else(|e| panic!("{e}")))
+}
+
+fn opts(cmd: &str) -> VmOptions {
+    VmOptions { cmd: cmd.into(), vm_ip: VM_IP, vm_mac: VM_MAC, peer_ip: HOST_IP, peer_mac: HOST_MAC, timeout: Duration::from_secs(120), ..VmOptions::default() }
+}
+
+fn sizes() -> Vec<usize> {
+    std::env::var("ROCE_INTEROP_SIZES")
+        .ok()
+        .map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect())
+        .unwrap_or_else(|| vec![64, 5000])
+}
+
+fn iters() -> u32 {
+    std::env::var("ROCE_INTEROP_ITERS").ok().and_then(|s| s.parse().ok()).unwrap_or(5)
+}
+
+fn engine(size: usize) -> HostEngine {
+    HostEngine::new(HOST_MAC, HOST_IP, 1024, (size * 64).max(1 << 16), 64)
+}
+
+#[test]
+fn pingpong_vm_client_engine_server() {
+    let Some(img) = image() else { return };
+    let n = iters();
+    for size in sizes() {
+        let t = Instant::now();
+        let listener = side_listener().expect("listener");
+        let mut o = opts(&format!("ibv_rc_pingpong -g 1 -n {n} -s {size} {GUESTFWD_ADDR}"));
+        o.fwd_port = Some(listener.local_addr().expect("addr").port());
+        let vm = RxeVm::boot_from(&img, o).expect("boot");
+        let mut s = accept_timeout(&listener, Duration::from_secs(90)).expect("the VM's ibv_rc_pingpong connects");
+        s.set_read_timeout(Some(Duration::from_secs(60))).expect("timeout");
+        let mut h = engine(size);
+        let mine = PingpongPeerInfo { lid: 0, qpn: h.ep.qp.qpn(), psn: h.ep.psn, gid: gid_of(HOST_IP) };
+        let theirs = pingpong_server_exchange_with(&mut s, &mine, |r| {
+            h.connect(r.qpn, r.psn, VM_MAC, VM_IP);
+            Ok(())
+        })
+        .expect("pingpong exchange");
+        assert_eq!(theirs.gid, gid_of(VM_IP));
+        let r = pingpong(&mut h, &vm, false, size, n, Duration::from_secs(90));
+        let out = vm.wait(Duration::from_secs(60)).expect("VM run");
+        eprintln!("interop pingpong VM client, {size} B x {n}: {r:?}, {:.1}s", t.elapsed().as_secs_f64());
+        assert!(r.errors.is_empty(), "{r:?}\n{}", out.stdout_of_cmd);
+        assert_eq!((r.sent, r.received, r.bad_payload), (n, n, 0), "{r:?}\n{}", out.stdout_of_cmd);
+        assert_eq!(out.exit_code, 0, "{}", out.stdout_of_cmd);
+        assert!(out.stdout_of_cmd.contains(&format!("{n} iters in")), "{}", out.stdout_of_cmd);
+    }
+}
+
+#[test]
+fn pingpong_vm_server_engine_client() {
+    let Some(img) = image() else { return };
+    let n = iters();
+    let sizes = sizes();
+    let t = Instant::now();
+    let cmd: Vec<String> = sizes.iter().map(|s| format!("ibv_rc_pingpong -g 1 -n {n} -s {s}")).collect();
+    let mut o = opts(&cmd.join(" && "));
+    o.hostfwd_port = Some(free_local_port().expect("port"));
+    let vm = RxeVm::boot_from(&img, o).expect("boot");
+    for &size in &sizes {
+        vm.wait_for_console("local address", Duration::from_secs(90)).expect("VM server up");
+        let mut s = vm.connect_hostfwd(Duration::from_secs(60)).expect("connect through hostfwd");
+        s.set_read_timeout(Some(Duration::from_secs(60))).expect("timeout");
+        let mut h = engine(size);
+        let mine = PingpongPeerInfo { lid: 0, qpn: h.ep.qp.qpn(), psn: h.ep.psn, gid: gid_of(HOST_IP) };
+        let theirs = pingpong_client_exchange(&mut s, &mine).expect("pingpong exchange");
+        h.connect(theirs.qpn, theirs.psn, VM_MAC, VM_IP);
+        let r = pingpong(&mut h, &vm, true, size, n, Duration::from_secs(90));
+        eprintln!("interop pingpong VM server, {size} B x {n}: {r:?}");
+        assert!(r.errors.is_empty(), "{r:?}\n{}", vm.console());
+        assert_eq!((r.sent, r.received, r.bad_payload), (n, n, 0), "{r:?}");
+    }
+    let out = vm.wait(Duration::from_secs(60)).expect("VM run");
+    eprintln!("interop pingpong VM server: {:.1}s", t.elapsed().as_secs_f64());
+    assert_eq!(out.exit_code, 0, "{}", out.stdout_of_cmd);
+    assert_eq!(out.stdout_of_cmd.matches(&format!("{n} iters in")).count(), sizes.len(), "{}", out.stdout_of_cmd);
+}
+
+/// perftest as the VM client, the engine as server: `op` is "write" or "read".
+fn perftest(op: &str, size: usize) {
+    let Some(img) = image() else { return };
+    let n = 20 * iters() / 5;
+    let t = Instant::now();
+    let listener = side_listener().expect("listener");
+    let mut o = opts(&format!("timeout 90 ib_{op}_bw -d rxe0 -x 1 -s {size} -n {n} -F {GUESTFWD_ADDR}"));
+    o.fwd_port = Some(listener.local_addr().expect("addr").port());
+    let vm = RxeVm::boot_from(&img, o).expect("boot");
+    let s = accept_timeout(&listener, Duration::from_secs(90)).expect("the VM's perftest connects");
+    s.set_read_timeout(Some(Duration::from_secs(90))).expect("timeout");
+    let mut h = engine(size);
+    // The memory the VM reads: a pattern we can recognise.
+    let pattern: Vec<u8> = (0..size).map(|i| (i * 13 + 5) as u8).collect();
+    h.ep.dev.write_buf(&h.ep.buf, 0, &pattern);
+    let mut conn = PerftestConn::new(s, PerftestRole::Server);
+    let mine = PerftestDest {
+        lid: 0,
+        out_reads: 16,
+        qpn: h.ep.qp.qpn(),
+        psn: h.ep.psn,
+        rkey: h.ep.mr.rkey,
+        vaddr: h.ep.mr.va,
+        gid: gid_of(HOST_IP),
+        srqn: 0,
+    };
+    let (theirs, _neg) = conn
+        .bw_connect_with(&mine, 3, |r| {
+            h.connect(r.qpn, r.psn, VM_MAC, VM_IP);
+            Ok(())
+        })
+        .expect("perftest exchange");
+    assert_eq!(theirs.gid, gid_of(VM_IP));
+    let fin = std::thread::spawn(move || conn.bw_finish(&mine, &BwReport::default()));
+    let end = Instant::now() + Duration::from_secs(120);
+    while !fin.is_finished() && Instant::now() < end {
+        h.pump(&vm, Duration::from_millis(1));
+    }
+    for _ in 0..100 {
+        h.pump(&vm, Duration::from_millis(2));
+    }
+    let rem = fin.join().expect("exchange thread").expect("perftest post-traffic exchange");
+    let out = vm.wait(Duration::from_secs(60)).expect("VM run");
+    let c = h.ep.node.borrow().engine.counters.clone();
+    eprintln!("interop ib_{op}_bw {size} B x {n}: {rem:?} in {:.1}s, engine {c:?}", t.elapsed().as_secs_f64());
+    assert_eq!(out.exit_code, 0, "{}", out.stdout_of_cmd);
+    assert_eq!((rem.size as usize, rem.iters), (size, u64::from(n)), "{}", out.stdout_of_cmd);
+    assert_eq!(c.nak_inv_sent + c.nak_acc_sent + c.nak_op_sent + c.rx_icrc_errors + c.rx_malformed, 0, "{c:?}");
+    if op == "write" {
+        assert!(c.rx_frames >= u64::from(n) * size.div_ceil(1024) as u64, "{c:?}");
+    } else {
+        assert!(c.tx_frames >= u64::from(n) * size.div_ceil(1024) as u64, "{c:?}");
+        let mut back = vec![0u8; size];
+        h.ep.dev.read_buf(&h.ep.buf, 0, &mut back);
+        assert_eq!(back, pattern, "READs must not change the memory they read");
+    }
+}
+
+#[test]
+fn perftest_write_bw_vm_writes_engine_memory() {
+    perftest("write", 3000);
+}
+
+#[test]
+fn perftest_read_bw_vm_reads_engine_memory() {
+    perftest("read", 5000);
+}
