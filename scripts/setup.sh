@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Install what building and testing the engine needs on Debian bookworm, then fetch the Rust
-# dependencies. Safe to run again. Usage: scripts/setup.sh [--vm]
+# dependencies. Safe to run again. Usage: scripts/setup.sh [--no-vm]
 #   Verilator 5.006 + Yosys 0.23 (Debian), tshark (test oracle), zlib (FST waveforms),
-#   Python scapy (test oracle).
-#   --vm also installs QEMU (bookworm-backports) and the Soft-RoCE VM's packages (interop tests).
+#   Python scapy (test oracle), and for the interop tests with Linux Soft-RoCE: QEMU and the
+#   VM's packages (tests/rxevm/install-deps.sh; --no-vm skips them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SUDO=""
@@ -15,20 +15,14 @@ missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-if [ "${1:-}" = "--vm" ]; then
-  vm_pkgs=(busybox-static ibverbs-utils ibverbs-providers rdma-core perftest iproute2 tcpdump kmod cpio)
-  for p in "${vm_pkgs[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-  done
-fi
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
   $SUDO apt-get update -qq
   # tshark asks whether non-root users may capture; the noninteractive default (no) is fine.
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-if [ "${1:-}" = "--vm" ] && ! command -v qemu-system-x86_64 >/dev/null; then
-  $SUDO apt-get install -y -qq -t bookworm-backports qemu-system-x86 >/dev/null
+if [ "${1:-}" != "--no-vm" ]; then
+  tests/rxevm/install-deps.sh
 fi
 
 if ! python3 -c "import scapy.contrib.roce" 2>/dev/null; then

@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # The full default test suite (what CI runs): HDL lint, generated-file drift, Rust tests
 # (unit, cosimulation, oracles), clippy, and the Yosys synthesis check with its report.
-# Longer runs are opt-in: ROCE_SOAK=1 (more random frames), see README "Soak and fuzz".
+# The interop tests boot a Soft-RoCE VM (QEMU) when it is installed (scripts/setup.sh does);
+# ROCE_RXEVM=0 skips them. Longer runs are opt-in: ROCE_SOAK=1, see README "Soak and fuzz".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 step() { printf '\n== %s\n' "$*"; }
+vm=${ROCE_RXEVM:-}
+if [ -z "$vm" ] && command -v qemu-system-x86_64 >/dev/null; then
+  vm=1
+fi
 
 step "HDL lint (verilator --lint-only -Wall)"
 scripts/lint-hdl.sh
@@ -13,7 +18,14 @@ step "generated HDL is current"
 cargo run -q -p roce-model --bin roce-gen-hdl -- --check
 
 step "cargo test (workspace)"
-cargo test --workspace
+ROCE_RXEVM=0 cargo test --workspace
+
+if [ "$vm" = 1 ]; then
+  step "interop with Linux Soft-RoCE in QEMU (one VM at a time)"
+  ROCE_RXEVM=1 cargo test -p roce-tests --test interop_rxe --test rxevm_smoke -- --test-threads=1
+else
+  step "interop with Linux Soft-RoCE: SKIPPED (no qemu-system-x86_64; scripts/setup.sh installs it)"
+fi
 
 step "cargo clippy"
 cargo clippy -q --workspace --all-targets -- -D warnings
