@@ -6,9 +6,10 @@
 //!   multi-packet messages at MTU 1024); the engine checks rc_pingpong's 0x7b payload.
 //! - perftest ib_write_bw and ib_read_bw (the VM writes into / reads from the engine's memory).
 //!
-//! Gated: `ROCE_RXEVM=1` (CI sets it; `scripts/setup.sh --vm` installs QEMU and the VM's
-//! packages). Parameters: `ROCE_INTEROP_SIZES` (comma list, default 64,5000) and
-//! `ROCE_INTEROP_ITERS` (default 5).
+//! Gated: `ROCE_RXEVM=1` (scripts/test.sh sets it when QEMU is installed; scripts/setup.sh
+//! installs QEMU and the VM's packages). Parameters (`scripts/interop.sh` sets them):
+//! `ROCE_INTEROP_SIZES` (comma list, default 64,5000), `ROCE_INTEROP_ITERS` (default 5),
+//! `ROCE_INTEROP_MTU` (256..4096, default 1024).
 
 use std::net::Ipv4Addr;
 use std::time::{Duration, Instant};
@@ -29,7 +30,18 @@ fn image() -> Option<std::path::PathBuf> {
 }
 
 fn opts(cmd: &str) -> VmOptions {
-    VmOptions { cmd: cmd.into(), vm_ip: VM_IP, vm_mac: VM_MAC, peer_ip: HOST_IP, peer_mac: HOST_MAC, timeout: Duration::from_secs(120), ..VmOptions::default() }
+    // eth0 must carry a full packet of the path MTU (rxe derives its active MTU from it)
+    let eth_mtu = (mtu() + 200).max(1500) as u16;
+    VmOptions {
+        cmd: cmd.into(),
+        vm_ip: VM_IP,
+        vm_mac: VM_MAC,
+        peer_ip: HOST_IP,
+        peer_mac: HOST_MAC,
+        mtu: Some(eth_mtu),
+        timeout: Duration::from_secs(120),
+        ..VmOptions::default()
+    }
 }
 
 fn sizes() -> Vec<usize> {
@@ -39,12 +51,23 @@ fn sizes() -> Vec<usize> {
         .unwrap_or_else(|| vec![64, 5000])
 }
 
+fn mtu() -> u32 {
+    let m = std::env::var("ROCE_INTEROP_MTU").ok().and_then(|s| s.parse().ok()).unwrap_or(1024);
+    assert!(matches!(m, 256 | 512 | 1024 | 2048 | 4096), "ROCE_INTEROP_MTU {m} is not 256..4096");
+    m
+}
+
+/// ibv_mtu enum of a path MTU.
+fn mtu_enum(m: u32) -> u8 {
+    (m.trailing_zeros() - 7) as u8
+}
+
 fn iters() -> u32 {
     std::env::var("ROCE_INTEROP_ITERS").ok().and_then(|s| s.parse().ok()).unwrap_or(5)
 }
 
 fn engine(size: usize) -> HostEngine {
-    HostEngine::new(HOST_MAC, HOST_IP, 1024, (size * 64).max(1 << 16), 64)
+    HostEngine::new(HOST_MAC, HOST_IP, mtu(), (size * 64).max(1 << 16), 64)
 }
 
 #[test]
@@ -54,7 +77,7 @@ fn pingpong_vm_client_engine_server() {
     for size in sizes() {
         let t = Instant::now();
         let listener = side_listener().expect("listener");
-        let mut o = opts(&format!("ibv_rc_pingpong -g 1 -n {n} -s {size} {GUESTFWD_ADDR}"));
+        let mut o = opts(&format!("ibv_rc_pingpong -g 1 -m {} -n {n} -s {size} {GUESTFWD_ADDR}", mtu()));
         o.fwd_port = Some(listener.local_addr().expect("addr").port());
         let vm = RxeVm::boot_from(&img, o).expect("boot");
         let mut s = accept_timeout(&listener, Duration::from_secs(90)).expect("the VM's ibv_rc_pingpong connects");
@@ -83,7 +106,7 @@ fn pingpong_vm_server_engine_client() {
     let n = iters();
     let sizes = sizes();
     let t = Instant::now();
-    let cmd: Vec<String> = sizes.iter().map(|s| format!("ibv_rc_pingpong -g 1 -n {n} -s {s}")).collect();
+    let cmd: Vec<String> = sizes.iter().map(|s| format!("ibv_rc_pingpong -g 1 -m {} -n {n} -s {s}", mtu())).collect();
     let mut o = opts(&cmd.join(" && "));
     o.hostfwd_port = Some(free_local_port().expect("port"));
     let vm = RxeVm::boot_from(&img, o).expect("boot");
@@ -112,7 +135,7 @@ fn perftest(op: &str, size: usize) {
     let n = 20 * iters() / 5;
     let t = Instant::now();
     let listener = side_listener().expect("listener");
-    let mut o = opts(&format!("timeout 90 ib_{op}_bw -d rxe0 -x 1 -s {size} -n {n} -F {GUESTFWD_ADDR}"));
+    let mut o = opts(&format!("timeout 90 ib_{op}_bw -d rxe0 -x 1 -m {} -s {size} -n {n} -F {GUESTFWD_ADDR}", mtu()));
     o.fwd_port = Some(listener.local_addr().expect("addr").port());
     let vm = RxeVm::boot_from(&img, o).expect("boot");
     let s = accept_timeout(&listener, Duration::from_secs(90)).expect("the VM's perftest connects");
@@ -133,7 +156,7 @@ fn perftest(op: &str, size: usize) {
         srqn: 0,
     };
     let (theirs, _neg) = conn
-        .bw_connect_with(&mine, 3, |r| {
+        .bw_connect_with(&mine, mtu_enum(mtu()), |r| {
             h.connect(r.qpn, r.psn, VM_MAC, VM_IP);
             Ok(())
         })
@@ -155,21 +178,25 @@ fn perftest(op: &str, size: usize) {
     assert_eq!((rem.size as usize, rem.iters), (size, u64::from(n)), "{}", out.stdout_of_cmd);
     assert_eq!(c.nak_inv_sent + c.nak_acc_sent + c.nak_op_sent + c.rx_icrc_errors + c.rx_malformed, 0, "{c:?}");
     if op == "write" {
-        assert!(c.rx_frames >= u64::from(n) * size.div_ceil(1024) as u64, "{c:?}");
+        assert!(c.rx_frames >= u64::from(n) * size.div_ceil(mtu() as usize) as u64, "{c:?}");
     } else {
-        assert!(c.tx_frames >= u64::from(n) * size.div_ceil(1024) as u64, "{c:?}");
+        assert!(c.tx_frames >= u64::from(n) * size.div_ceil(mtu() as usize) as u64, "{c:?}");
         let mut back = vec![0u8; size];
         h.ep.dev.read_buf(&h.ep.buf, 0, &mut back);
         assert_eq!(back, pattern, "READs must not change the memory they read");
     }
 }
 
+fn perftest_size(default: usize) -> usize {
+    std::env::var("ROCE_INTEROP_SIZES").ok().and_then(|s| s.split(',').last()?.trim().parse().ok()).unwrap_or(default)
+}
+
 #[test]
 fn perftest_write_bw_vm_writes_engine_memory() {
-    perftest("write", 3000);
+    perftest("write", perftest_size(3000));
 }
 
 #[test]
 fn perftest_read_bw_vm_reads_engine_memory() {
-    perftest("read", 5000);
+    perftest("read", perftest_size(5000));
 }
