@@ -60,9 +60,13 @@ impl Engine {
     /// Owe an ACK/NAK on `qp` (a newer one replaces an older ACK; a NAK is never replaced
     /// by an ACK that is not newer).
     pub(crate) fn owe_ack(&mut self, qp: &mut Qp, a: AckOwed) {
-        match &qp.resp.ack {
+        match qp.resp.ack {
             Some(old) if old.syndrome & 0x60 != 0 && a.syndrome & 0x60 == 0 && psn_diff(a.psn, old.psn) <= 0 => {}
-            _ => qp.resp.ack = Some(a),
+            // Coalescing: the newer PSN replaces the owed one, but the ACK keeps its turn on
+            // the wire (the generator reads the latest PSN when it sends), so a stream of
+            // AckReq packets is acknowledged as it goes, not only after it ends.
+            Some(old) => qp.resp.ack = Some(AckOwed { ready: old.ready.min(a.ready), ..a }),
+            None => qp.resp.ack = Some(a),
         }
         if !self.ack_qps.contains(&qp.qpn) {
             self.ack_qps.push_back(qp.qpn);
