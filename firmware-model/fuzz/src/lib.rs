@@ -13,6 +13,9 @@
 //!
 //! Any inconsistency panics, which is what the fuzzer reports.
 
+#[path = "engine_rx.rs"]
+pub mod engine_rx;
+
 use std::hint::black_box;
 
 use roce_model::wire::*;
