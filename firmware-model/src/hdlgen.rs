@@ -142,7 +142,8 @@ pub fn icrc_pkg_sv() -> String {
         &mut o,
         "// roce_icrc_pkg: where the ICRC masks the first 128 bytes of an Ethernet frame.\n\
          //\n\
-         // Per layout (IPv4/IPv6, with/without 802.1Q), byte b of a frame enters the CRC as\n\
+         // Per layout (RoCEv2 over IPv4/IPv6, RoCEv1 with its GRH; with/without 802.1Q),\n\
+         // byte b of a frame enters the CRC as\n\
          //   ((frame[b] & ~ZERO[b]) | ONES[b]) ^ SEED[b]\n\
          // ZERO clears the bytes before the IP header, ONES forces the variant fields to ones\n\
          // (firmware-model icrc::IPV4_MASKS / IPV6_MASKS), SEED folds the CRC register's start\n\
@@ -156,6 +157,8 @@ pub fn icrc_pkg_sv() -> String {
         ("V4_VLAN", IpVersion::V4, true),
         ("V6", IpVersion::V6, false),
         ("V6_VLAN", IpVersion::V6, true),
+        ("V1", IpVersion::Grh, false),
+        ("V1_VLAN", IpVersion::Grh, true),
     ] {
         let ipo = if vlan { 18 } else { 14 };
         let mut zero = [0u8; TEMPLATE_BYTES];
@@ -167,7 +170,7 @@ pub fn icrc_pkg_sv() -> String {
         }
         seed[ipo..ipo + 4].copy_from_slice(&ICRC_SEED.to_le_bytes());
         let w = TEMPLATE_BYTES * 8;
-        let _ = writeln!(o, "  // {name}: IP header at byte {ipo}");
+        let _ = writeln!(o, "  // {name}: {} at byte {ipo}", if ip == IpVersion::Grh { "GRH" } else { "IP header" });
         let _ = writeln!(o, "  localparam logic [{}:0] ZERO_{name} = {w}'h{};", w - 1, hex_bytes(&zero));
         let _ = writeln!(o, "  localparam logic [{}:0] ONES_{name} = {w}'h{};", w - 1, hex_bytes(&ones));
         let _ = writeln!(o, "  localparam logic [{}:0] SEED_{name} = {w}'h{};\n", w - 1, hex_bytes(&seed));

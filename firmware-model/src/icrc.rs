@@ -14,6 +14,10 @@
 //! The 32-bit value is carried in the four bytes after the payload, least-significant byte
 //! first (Linux rxe stores the `u32` natively on little-endian; scapy packs it reversed).
 //!
+//! RoCEv1 (Ethertype 0x8915) carries the InfiniBand GRH instead of IP/UDP; its ICRC is the
+//! same CRC over the 0xFF LRH stand-in, the GRH with traffic class, flow label and hop limit
+//! masked (the IPv6 positions), and the BTH and what follows (IBTA Vol 1 §7.8.1, Annex A16).
+//!
 //! Speed: the masked headers (at most 60 bytes) are copied to the stack and masked there; the
 //! payload is hashed in place with `crc32fast` (SIMD carry-less multiply where available), so
 //! the cost over a plain `crc32fast::hash` of the same bytes is one small copy.
@@ -35,24 +39,37 @@ pub const ICRC_LEN: usize = 4;
 /// UDP header length in bytes.
 pub const UDP_LEN: usize = 8;
 
-/// IP version of a RoCEv2 frame.
+/// Network header of a RoCE frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum IpVersion {
-    /// IPv4 (20-byte header, no options).
+    /// RoCEv2 over IPv4 (20-byte header, no options).
     V4,
-    /// IPv6 (40-byte header, next header UDP).
+    /// RoCEv2 over IPv6 (40-byte header, next header UDP).
     V6,
+    /// RoCEv1: the 40-byte GRH (next header 0x1B), no UDP.
+    Grh,
 }
 
 impl IpVersion {
-    /// Length of the IP header the ICRC covers.
+    /// Length of the IP header (or GRH) the ICRC covers.
     pub const fn header_len(self) -> usize {
         match self {
             IpVersion::V4 => 20,
-            IpVersion::V6 => 40,
+            IpVersion::V6 | IpVersion::Grh => 40,
+        }
+    }
+
+    /// Length of the UDP header after it (0 for RoCEv1).
+    pub const fn udp_len(self) -> usize {
+        match self {
+            IpVersion::Grh => 0,
+            _ => UDP_LEN,
         }
     }
 }
+
+/// Ethertype of RoCEv1.
+pub const ETHERTYPE_ROCE_V1: u16 = 0x8915;
 
 /// Where the ICRC-covered bytes of a frame are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,7 +92,7 @@ impl IcrcLayout {
     }
     /// Offset of the BTH.
     pub const fn bth_offset(&self) -> usize {
-        self.udp_offset() + UDP_LEN
+        self.udp_offset() + self.ip.udp_len()
     }
     /// Offset of the ICRC.
     pub const fn icrc_offset(&self) -> usize {
@@ -86,7 +103,7 @@ impl IcrcLayout {
 /// Why a frame has no ICRC to compute or check.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum IcrcError {
-    /// The frame is not Ethernet(/802.1Q)/IPv4-or-IPv6/UDP to port 4791.
+    /// The frame is neither Ethernet(/802.1Q)/IPv4-or-IPv6/UDP to port 4791 nor RoCEv1.
     #[error("not a RoCEv2 frame: {0}")]
     NotRoce(&'static str),
     /// The IP length says the datagram is too short to hold UDP, BTH and ICRC.
@@ -127,8 +144,23 @@ pub fn locate(frame: &[u8]) -> Result<IcrcLayout, IcrcError> {
     let ip = match et {
         ETHERTYPE_IPV4 => IpVersion::V4,
         ETHERTYPE_IPV6 => IpVersion::V6,
-        _ => return Err(IcrcError::NotRoce("ethertype is neither IPv4 nor IPv6")),
+        ETHERTYPE_ROCE_V1 => IpVersion::Grh,
+        _ => return Err(IcrcError::NotRoce("ethertype is neither IPv4, IPv6 nor RoCEv1")),
     };
+    if ip == IpVersion::Grh {
+        // the fields the classification reads end with the next header byte
+        if frame.len() < ip_offset + 7 {
+            return Err(IcrcError::NotRoce("frame ends inside the GRH"));
+        }
+        if frame[ip_offset] >> 4 != 6 {
+            return Err(IcrcError::NotRoce("GRH IP version is not 6"));
+        }
+        if frame[ip_offset + 6] != 0x1B {
+            return Err(IcrcError::NotRoce("GRH next header is not a BTH"));
+        }
+        let len = 40 + usize::from(be16(frame, ip_offset + 4).unwrap_or(0));
+        return finish(frame, vlan, ip, ip_offset, len);
+    }
     let udp = ip_offset + ip.header_len();
     let dport = be16(frame, udp + 2).ok_or(IcrcError::NotRoce("frame ends before the UDP port"))?;
     let (ver_ok, proto, len) = match ip {
@@ -137,7 +169,7 @@ pub fn locate(frame: &[u8]) -> Result<IcrcLayout, IcrcError> {
             frame[ip_offset + 9],
             usize::from(be16(frame, ip_offset + 2).unwrap_or(0)),
         ),
-        IpVersion::V6 => (
+        IpVersion::V6 | IpVersion::Grh => (
             frame[ip_offset] >> 4 == 6,
             frame[ip_offset + 6],
             40 + usize::from(be16(frame, ip_offset + 4).unwrap_or(0)),
@@ -152,7 +184,12 @@ pub fn locate(frame: &[u8]) -> Result<IcrcLayout, IcrcError> {
     if dport != ROCEV2_UDP_PORT {
         return Err(IcrcError::NotRoce("UDP destination port is not 4791"));
     }
-    let need = ip.header_len() + UDP_LEN + BTH_LEN + ICRC_LEN;
+    finish(frame, vlan, ip, ip_offset, len)
+}
+
+/// The length checks common to every encapsulation.
+fn finish(frame: &[u8], vlan: bool, ip: IpVersion, ip_offset: usize, len: usize) -> Result<IcrcLayout, IcrcError> {
+    let need = ip.header_len() + ip.udp_len() + BTH_LEN + ICRC_LEN;
     if len < need {
         return Err(IcrcError::TooShort { len, need });
     }
@@ -175,18 +212,23 @@ pub const IPV4_MASKS: [(usize, u8); 7] =
 pub const IPV6_MASKS: [(usize, u8); 8] =
     [(0, 0x0F), (1, 0xFF), (2, 0xFF), (3, 0xFF), (7, 0xFF), (46, 0xFF), (47, 0xFF), (52, 0xFF)];
 
-/// The variant-field table of an IP version.
+/// The variant fields of a RoCEv1 packet: the GRH's traffic class, flow label and hop
+/// limit (the IPv6 positions) and BTH byte 4 right after the GRH.
+pub const GRH_MASKS: [(usize, u8); 6] = [(0, 0x0F), (1, 0xFF), (2, 0xFF), (3, 0xFF), (7, 0xFF), (44, 0xFF)];
+
+/// The variant-field table of an encapsulation.
 pub const fn masks(ip: IpVersion) -> &'static [(usize, u8)] {
     match ip {
         IpVersion::V4 => &IPV4_MASKS,
         IpVersion::V6 => &IPV6_MASKS,
+        IpVersion::Grh => &GRH_MASKS,
     }
 }
 
 /// Copy the IP, UDP and BTH headers into `buf` with the variant fields set to ones;
 /// returns the number of bytes written.
 fn masked_headers(frame: &[u8], l: &IcrcLayout, buf: &mut [u8; 60]) -> usize {
-    let n = l.ip.header_len() + UDP_LEN + BTH_LEN;
+    let n = l.ip.header_len() + l.ip.udp_len() + BTH_LEN;
     buf[..n].copy_from_slice(&frame[l.ip_offset..l.ip_offset + n]);
     for &(at, ones) in masks(l.ip) {
         buf[at] |= ones;

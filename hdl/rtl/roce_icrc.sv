@@ -4,9 +4,11 @@
 // Ethernet frames (no FCS).
 //
 // Every frame passes through with the same beats and tkeep. Per frame the block decides:
-//   RoCE      Ethernet, at most one 802.1Q tag, IPv4 (version/IHL 0x45, protocol 17) or IPv6
-//             (next header 17), UDP destination port 4791, frame long enough for that port.
-//   malformed a RoCE frame whose IP length gives fewer than IP+UDP+BTH+ICRC bytes, or runs
+//   RoCE      Ethernet, at most one 802.1Q tag, then RoCEv2: IPv4 (version/IHL 0x45,
+//             protocol 17) or IPv6 (next header 17) and UDP destination port 4791; or
+//             RoCEv1: Ethertype 0x8915, a GRH (version 6, next header 0x1B); the frame long
+//             enough to hold those fields.
+//   malformed a RoCE frame whose IP length gives fewer than IP(+UDP)+BTH+ICRC bytes, or runs
 //             past the end of the frame. Bytes after the IP datagram (Ethernet padding of
 //             minimum-size frames) are allowed and not covered.
 // INSERT=1  writes the ICRC into the last 4 bytes of the IP datagram of every RoCE frame that
@@ -120,7 +122,7 @@ module roce_icrc #(
     hb = v[8*o +: 8];
   endfunction
 
-  logic        vlan, is_v4, is_v6, fields_ok, len_ok, lenk;
+  logic        vlan, is_v4, is_v6, is_v1, fields_ok, len_ok, lenk;
   logic [15:0] et, v4len, v6len;
   logic [4:0]  ip_off;
   logic [16:0] ip_end;
@@ -136,6 +138,7 @@ module roce_icrc #(
     et     = vlan ? {hb(hv, 16), hb(hv, 17)} : {hb(hv, 12), hb(hv, 13)};
     is_v4  = et == 16'h0800;
     is_v6  = et == 16'h86DD;
+    is_v1  = et == 16'h8915;
     ip_off = vlan ? 5'd18 : 5'd14;
     v4len  = vlan ? {hb(hv, 20), hb(hv, 21)} : {hb(hv, 16), hb(hv, 17)};
     v6len  = vlan ? {hb(hv, 22), hb(hv, 23)} : {hb(hv, 18), hb(hv, 19)};
@@ -148,6 +151,14 @@ module roce_icrc #(
       dport_end = vlan ? 7'd42 : 7'd38;
       // the length field has been seen once the beat holding its last byte is reached
       lenk      = 32'(bidx_q) * BYTES + BYTES > (vlan ? 21 : 17);
+    end else if (is_v1) begin
+      // RoCEv1: a GRH (IPv6 layout, next header 0x1B) and the BTH, no UDP
+      fields_ok = (vlan ? hb(hv, 18) : hb(hv, 14)) >> 4 == 8'd6
+               && (vlan ? hb(hv, 24) : hb(hv, 20)) == 8'h1B;
+      ip_end    = 17'(ip_off) + 17'd40 + 17'(v6len);
+      len_ok    = v6len >= 16'd16;
+      dport_end = vlan ? 7'd25 : 7'd21;  // the fields end with the next header byte
+      lenk      = 32'(bidx_q) * BYTES + BYTES > (vlan ? 23 : 19);
     end else begin
       fields_ok = is_v6
                && (vlan ? hb(hv, 18) : hb(hv, 14)) >> 4 == 8'd6
@@ -204,7 +215,7 @@ module roce_icrc #(
   // ------------------------------------------------------------------------------------
   // M: masking
   // ------------------------------------------------------------------------------------
-  logic              m_valid, m_first, m_last, m_vlan, m_v6, m_lenk, m_end, m_pre, m_pen;
+  logic              m_valid, m_first, m_last, m_vlan, m_v6, m_v1, m_lenk, m_end, m_pre, m_pen;
   logic [DATA_W-1:0] m_data;
   logic [KEEP_W-1:0] m_keep;
   logic [4:0]        m_bidx;
@@ -221,7 +232,8 @@ module roce_icrc #(
       m_first <= bidx_q == 5'd0;
       m_bidx  <= bidx_q;
       m_vlan  <= vlan;
-      m_v6    <= !is_v4;
+      m_v6    <= !is_v4 && !is_v1;
+      m_v1    <= is_v1;
       m_lenk  <= lenk;
       m_remc  <= remc;
       m_end   <= remc != '0 && remc <= RW'(BYTES);
@@ -255,26 +267,36 @@ module roce_icrc #(
   logic [DATA_W-1:0] w_zero, w_ones, w_seed, keep_end, slot_m, masked;
 
   always_comb begin
-    unique case ({m_v6, m_vlan})
-      2'b00: begin
+    unique case ({m_v1, m_v6, m_vlan})
+      3'b000: begin
         t_zero = roce_icrc_pkg::ZERO_V4;
         t_ones = roce_icrc_pkg::ONES_V4;
         t_seed = roce_icrc_pkg::SEED_V4;
       end
-      2'b01: begin
+      3'b001: begin
         t_zero = roce_icrc_pkg::ZERO_V4_VLAN;
         t_ones = roce_icrc_pkg::ONES_V4_VLAN;
         t_seed = roce_icrc_pkg::SEED_V4_VLAN;
       end
-      2'b10: begin
+      3'b010: begin
         t_zero = roce_icrc_pkg::ZERO_V6;
         t_ones = roce_icrc_pkg::ONES_V6;
         t_seed = roce_icrc_pkg::SEED_V6;
       end
-      default: begin
+      3'b011: begin
         t_zero = roce_icrc_pkg::ZERO_V6_VLAN;
         t_ones = roce_icrc_pkg::ONES_V6_VLAN;
         t_seed = roce_icrc_pkg::SEED_V6_VLAN;
+      end
+      3'b100: begin
+        t_zero = roce_icrc_pkg::ZERO_V1;
+        t_ones = roce_icrc_pkg::ONES_V1;
+        t_seed = roce_icrc_pkg::SEED_V1;
+      end
+      default: begin
+        t_zero = roce_icrc_pkg::ZERO_V1_VLAN;
+        t_ones = roce_icrc_pkg::ONES_V1_VLAN;
+        t_seed = roce_icrc_pkg::SEED_V1_VLAN;
       end
     endcase
     w_zero = DATA_W'(t_zero >> (32'(m_bidx) * DATA_W));

@@ -22,6 +22,8 @@ pub fn shared_dir() -> Option<PathBuf> {
 pub struct FrameShape {
     /// IPv6 instead of IPv4.
     pub ipv6: bool,
+    /// RoCEv1 (Ethertype 0x8915 and a GRH) instead of RoCEv2.
+    pub v1: bool,
     /// With an 802.1Q tag.
     pub vlan: bool,
     /// Bytes after the BTH up to the ICRC (extension headers + payload + pad).
@@ -42,7 +44,16 @@ pub fn random_frame(rng: &mut impl RngCore, s: FrameShape) -> Vec<u8> {
         f.extend_from_slice(&rng.random::<u16>().to_be_bytes());
     }
     let l4 = 8 + 12 + s.body + 4;
-    if s.ipv6 {
+    if s.v1 {
+        f.extend_from_slice(&[0x89, 0x15]);
+        let w0: u32 = (6 << 28) | (rng.random::<u32>() & 0x0FFF_FFFF);
+        f.extend_from_slice(&w0.to_be_bytes());
+        f.extend_from_slice(&((l4 - 8) as u16).to_be_bytes());
+        f.extend_from_slice(&[0x1B, rng.random()]);
+        let mut a = [0u8; 32];
+        rng.fill_bytes(&mut a);
+        f.extend_from_slice(&a);
+    } else if s.ipv6 {
         f.extend_from_slice(&[0x86, 0xDD]);
         let w0: u32 = (6 << 28) | (rng.random::<u32>() & 0x0FFF_FFFF);
         f.extend_from_slice(&w0.to_be_bytes());
@@ -60,10 +71,12 @@ pub fn random_frame(rng: &mut impl RngCore, s: FrameShape) -> Vec<u8> {
         r[5] = 17; // protocol at IP byte 9
         f.extend_from_slice(&r);
     }
-    f.extend_from_slice(&(0xC000u16 | rng.random::<u16>()).to_be_bytes());
-    f.extend_from_slice(&4791u16.to_be_bytes());
-    f.extend_from_slice(&(l4 as u16).to_be_bytes());
-    f.extend_from_slice(&rng.random::<u16>().to_be_bytes());
+    if !s.v1 {
+        f.extend_from_slice(&(0xC000u16 | rng.random::<u16>()).to_be_bytes());
+        f.extend_from_slice(&4791u16.to_be_bytes());
+        f.extend_from_slice(&(l4 as u16).to_be_bytes());
+        f.extend_from_slice(&rng.random::<u16>().to_be_bytes());
+    }
     let mut bth = [0u8; 12];
     rng.fill_bytes(&mut bth);
     f.extend_from_slice(&bth);
@@ -75,10 +88,12 @@ pub fn random_frame(rng: &mut impl RngCore, s: FrameShape) -> Vec<u8> {
     f
 }
 
-/// A random shape: IPv4/IPv6, VLAN or not, body length in `0..max_body`, padding rarely.
+/// A random shape: IPv4/IPv6 (RoCEv1 now and then), VLAN or not, body length in
+/// `0..max_body`, padding rarely.
 pub fn random_shape(rng: &mut impl RngCore, max_body: usize) -> FrameShape {
     FrameShape {
         ipv6: rng.random(),
+        v1: rng.random_bool(0.15),
         vlan: rng.random_bool(0.25),
         body: rng.random_range(0..max_body),
         eth_pad: if rng.random_bool(0.1) { rng.random_range(1..70) } else { 0 },

@@ -55,7 +55,7 @@ fn ctx() -> QpCtx {
 
 /// A fresh engine set up for fuzzing, and its host memory.
 pub fn rig() -> (Engine, HostMem) {
-    let mut e = Engine::new(EngineConfig { mac: MAC, ..EngineConfig::default() });
+    let mut e = Engine::new(EngineConfig { mac: MAC, ipv4: [192, 0, 2, 2].into(), ..EngineConfig::default() });
     e.regs.enabled = true;
     let mut m = HostMem::with_iommu();
     m.map_window(MR_VA, MR_LEN);

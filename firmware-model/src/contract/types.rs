@@ -178,8 +178,8 @@ code_enum! {
         RoceV2Ipv4 = 0,
         /// RoCEv2 over IPv6 (UDP port 4791).
         RoceV2Ipv6 = 1,
-        /// RoCEv1 (ethertype 0x8915, GRH); reserved for a later version, QP_WRITE fails
-        /// with `BAD_ATTR`.
+        /// RoCEv1: Ethertype 0x8915 and an InfiniBand GRH (SGID = the port GID, DGID =
+        /// `dest_ip`, next header 0x1B), no IP/UDP; the QP's frames are not routable.
         RoceV1 = 2,
     }
 }

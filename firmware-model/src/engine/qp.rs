@@ -232,7 +232,7 @@ impl Qp {
     /// QP_WRITE: a QP from a context (state Reset or Init).
     pub fn from_ctx(qpn: u32, c: &QpCtx) -> Result<Self, CmdErrorCode> {
         qp_write_check(QpState::Reset, c.state)?;
-        if c.qp_type != QpType::Rc || c.encap == Encap::RoceV1 {
+        if c.qp_type != QpType::Rc {
             return Err(CmdErrorCode::BadAttr);
         }
         let ring = |base: u64, log: u8| Ring { base, log_size: log, pi: 0, ci: 0 };
@@ -328,9 +328,6 @@ impl Qp {
         let (from, to) = (self.state, c.state);
         qp_modify_check(from, to, mask)?;
         if mask.contains(QpAttrMask::PATH_MTU) && c.path_mtu.bytes() > max_mtu {
-            return Err(CmdErrorCode::BadAttr);
-        }
-        if mask.contains(QpAttrMask::AV) && c.encap == Encap::RoceV1 {
             return Err(CmdErrorCode::BadAttr);
         }
         self.apply(c, mask);

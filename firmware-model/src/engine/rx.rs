@@ -70,6 +70,21 @@ impl Engine {
                 return;
             }
         };
+        // Not for this port: another unicast MAC, or a RoCE packet to another IP/GID.
+        let dst = f.eth().dst();
+        if dst != self.cfg.mac && dst[0] & 1 == 0 {
+            self.counters.rx_dropped += 1;
+            return;
+        }
+        let ours = match f.l3() {
+            L3::Ipv4(h) => h.dst() == self.cfg.ipv4,
+            L3::Ipv6(h) | L3::Grh(h) => h.dst() == self.cfg.gid || h.dst() == self.cfg.ipv4.to_ipv6_mapped(),
+            L3::Other(_) => true,
+        };
+        if f.roce().is_some() && !ours {
+            self.counters.rx_dropped += 1;
+            return;
+        }
         if let L3::Other(et) = f.l3() {
             if et == ETHERTYPE_MAC_CONTROL {
                 self.rx_mac_control(now, &f);
@@ -90,7 +105,7 @@ impl Engine {
         }
         let ce = match f.l3() {
             L3::Ipv4(h) => h.ecn() == 3,
-            L3::Ipv6(h) => h.ecn() == 3,
+            L3::Ipv6(h) | L3::Grh(h) => h.ecn() == 3,
             L3::Other(_) => false,
         };
         let bth = r.bth();

@@ -48,10 +48,17 @@ impl Engine {
         let eth = EthernetFields { dst: qp.dest_mac, src: self.cfg.mac, vlan };
         let ecn = if self.cfg.ecn_enable { 0b10 } else { 0 };
         let ip = match qp.encap {
-            Encap::RoceV2Ipv6 | Encap::RoceV1 => IpFields::V6(Ipv6Fields {
+            Encap::RoceV2Ipv6 => IpFields::V6(Ipv6Fields {
                 src: self.cfg.gid,
                 dst: v6_of(qp.dest_ip),
                 traffic_class: (qp.dscp << 2) | ecn,
+                flow_label: qp.flow_label,
+                hop_limit: qp.hop_limit,
+            }),
+            Encap::RoceV1 => IpFields::Grh(Ipv6Fields {
+                src: self.cfg.gid,
+                dst: v6_of(qp.dest_ip),
+                traffic_class: qp.dscp << 2,
                 flow_label: qp.flow_label,
                 hop_limit: qp.hop_limit,
             }),

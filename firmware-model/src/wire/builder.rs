@@ -97,16 +97,29 @@ impl FrameBuilder {
         let ip = match frame.l3() {
             L3::Ipv4(h) => IpFields::V4(h.fields()),
             L3::Ipv6(h) => IpFields::V6(h.fields()),
+            L3::Grh(h) => IpFields::Grh(h.fields()),
             L3::Other(_) => return None,
+        };
+        let udp_src_port = match ip {
+            IpFields::Grh(_) => 0,
+            _ => frame.udp()?.src_port(),
         };
         Some(FrameBuilder {
             eth: frame.eth().fields(),
             ip,
-            udp_src_port: frame.udp()?.src_port(),
+            udp_src_port,
             bth: roce.bth().fields(),
             ext: roce.ext_headers(),
             min_frame_len: ETH_MIN_FRAME_LEN,
         })
+    }
+
+    /// Length of the UDP header: 8 for RoCEv2, 0 for RoCEv1.
+    fn udp_len(&self) -> usize {
+        match self.ip {
+            IpFields::Grh(_) => 0,
+            _ => UDP_HEADER_LEN,
+        }
     }
 
     /// Length of the frame [`build`](Self::build) writes for a payload of `payload_len`
@@ -114,7 +127,7 @@ impl FrameBuilder {
     pub fn frame_len(&self, payload_len: usize) -> usize {
         let len = self.eth.header_len()
             + self.ip.header_len()
-            + UDP_HEADER_LEN
+            + self.udp_len()
             + transport_len(self.bth.opcode, payload_len);
         len.max(self.min_frame_len)
     }
@@ -146,18 +159,20 @@ impl FrameBuilder {
             });
         }
         let tlen = transport_len(self.bth.opcode, payload.len());
-        let udp_len = UDP_HEADER_LEN + tlen;
+        let udp_len = self.udp_len() + tlen;
         let mut cur = Cursor::new(out);
         self.eth
             .write_to(self.ip.ethertype(), cur.take(self.eth.header_len())?)?;
         self.ip
             .write_to(IPPROTO_UDP, udp_len, cur.take(self.ip.header_len())?)?;
-        write_udp_header(
-            self.udp_src_port,
-            ROCEV2_UDP_PORT,
-            tlen,
-            cur.take(UDP_HEADER_LEN)?,
-        )?;
+        if self.udp_len() > 0 {
+            write_udp_header(
+                self.udp_src_port,
+                ROCEV2_UDP_PORT,
+                tlen,
+                cur.take(UDP_HEADER_LEN)?,
+            )?;
+        }
         write_transport(&self.bth, &self.ext, payload, cur.take(tlen)?)?;
         let written = cur.pos();
         cur.zero(total.saturating_sub(written))?;

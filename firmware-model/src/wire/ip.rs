@@ -511,21 +511,27 @@ impl Ipv6Fields {
     }
 }
 
-/// IPv4 or IPv6 header fields for the builder.
+/// IPv4 or IPv6 header fields for the builder, or the GRH of a RoCEv1 frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum IpFields {
     /// IPv4.
     V4(Ipv4Fields),
     /// IPv6.
     V6(Ipv6Fields),
+    /// RoCEv1: the InfiniBand GRH (the IPv6 header layout, SGID/DGID as addresses, next
+    /// header 0x1B = BTH) after Ethertype 0x8915; no UDP.
+    Grh(Ipv6Fields),
 }
+
+/// GRH next header value announcing a BTH (IBTA: 0x1B).
+pub const GRH_NEXT_HEADER_BTH: u8 = 0x1B;
 
 impl IpFields {
     /// Header length: 20 or 40.
     pub fn header_len(&self) -> usize {
         match self {
             IpFields::V4(_) => IPV4_HEADER_LEN,
-            IpFields::V6(_) => IPV6_HEADER_LEN,
+            IpFields::V6(_) | IpFields::Grh(_) => IPV6_HEADER_LEN,
         }
     }
 
@@ -534,6 +540,7 @@ impl IpFields {
         match self {
             IpFields::V4(_) => ETHERTYPE_IPV4,
             IpFields::V6(_) => ETHERTYPE_IPV6,
+            IpFields::Grh(_) => super::eth::ETHERTYPE_ROCE_V1,
         }
     }
 
@@ -550,6 +557,7 @@ impl IpFields {
         match self {
             IpFields::V4(v4) => v4.write_to(protocol, payload_len, out),
             IpFields::V6(v6) => v6.write_to(protocol, payload_len, out),
+            IpFields::Grh(g) => g.write_to(GRH_NEXT_HEADER_BTH, payload_len, out),
         }
     }
 }

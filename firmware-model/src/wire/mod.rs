@@ -140,7 +140,7 @@ pub use ext::{
 };
 pub use ip::{
     internet_checksum, is_ipv6_extension_header, IpFields, Ipv4Fields, Ipv4Header, Ipv6Fields,
-    Ipv6Header, IPPROTO_UDP, IPV4_HEADER_LEN, IPV6_HEADER_LEN,
+    Ipv6Header, GRH_NEXT_HEADER_BTH, IPPROTO_UDP, IPV4_HEADER_LEN, IPV6_HEADER_LEN,
 };
 pub use opcode::{ExtHeaderKind, Opcode, Position, Service};
 pub use roce::{pad_for, transport_len, write_transport, RocePacket, ICRC_LEN};
@@ -153,6 +153,8 @@ pub enum L3<'a> {
     Ipv4(Ipv4Header<'a>),
     /// IPv6.
     Ipv6(Ipv6Header<'a>),
+    /// RoCEv1: Ethertype 0x8915 and a GRH (the IPv6 header layout) followed by the BTH.
+    Grh(Ipv6Header<'a>),
     /// Any other ethertype (ARP, RoCE v1, a second VLAN tag, …), not parsed further.
     Other(u16),
 }
@@ -230,6 +232,30 @@ pub fn parse_frame(frame: &[u8]) -> Result<Frame<'_>, WireError> {
             )?;
             let total = IPV6_HEADER_LEN + payload.len();
             (L3::Ipv6(h), total, payload, h.next_header(), false)
+        }
+        ETHERTYPE_ROCE_V1 => {
+            let h = Ipv6Header::parse(l3_bytes)?;
+            let after = l3_bytes.get(IPV6_HEADER_LEN..).unwrap_or_default();
+            let payload_len = h.payload_len();
+            let payload = after.get(..usize::from(payload_len)).ok_or(
+                WireError::Ipv6PayloadLenExceedsFrame {
+                    payload_len,
+                    available: after.len(),
+                },
+            )?;
+            let roce = if h.next_header() == GRH_NEXT_HEADER_BTH {
+                Some(RocePacket::parse(payload)?)
+            } else {
+                None
+            };
+            return Ok(Frame {
+                bytes: frame,
+                eth,
+                l3: L3::Grh(h),
+                l4: None,
+                roce,
+                ip_end: ip_off + IPV6_HEADER_LEN + payload.len(),
+            });
         }
         other => {
             return Ok(Frame {
@@ -318,7 +344,8 @@ impl<'a> Frame<'a> {
         }
     }
 
-    /// The RoCEv2 packet, if this is a UDP datagram to port 4791.
+    /// The RoCE packet: RoCEv2 (a UDP datagram to port 4791) or RoCEv1 (a GRH with next
+    /// header BTH).
     pub fn roce(&self) -> Option<RocePacket<'a>> {
         self.roce
     }
@@ -355,7 +382,7 @@ impl<'a> Frame<'a> {
     /// non-IP frames.
     pub fn ip_offset(&self) -> Option<usize> {
         match self.l3 {
-            L3::Ipv4(_) | L3::Ipv6(_) => Some(self.eth.header_len()),
+            L3::Ipv4(_) | L3::Ipv6(_) | L3::Grh(_) => Some(self.eth.header_len()),
             L3::Other(_) => None,
         }
     }
@@ -364,7 +391,7 @@ impl<'a> Frame<'a> {
     pub fn ip_header_len(&self) -> Option<usize> {
         match self.l3 {
             L3::Ipv4(h) => Some(h.header_len()),
-            L3::Ipv6(_) => Some(IPV6_HEADER_LEN),
+            L3::Ipv6(_) | L3::Grh(_) => Some(IPV6_HEADER_LEN),
             L3::Other(_) => None,
         }
     }
@@ -374,10 +401,21 @@ impl<'a> Frame<'a> {
         Some(self.ip_offset()? + self.ip_header_len()?)
     }
 
-    /// Offset of the BTH in the frame, for RoCEv2 frames.
+    /// The GRH, if this is a RoCEv1 frame.
+    pub fn grh(&self) -> Option<Ipv6Header<'a>> {
+        match self.l3 {
+            L3::Grh(h) => Some(h),
+            _ => None,
+        }
+    }
+
+    /// Offset of the BTH in the frame, for RoCE (v2 and v1) frames.
     pub fn bth_offset(&self) -> Option<usize> {
         self.roce?;
-        Some(self.l4_offset()? + UDP_HEADER_LEN)
+        match self.l3 {
+            L3::Grh(_) => self.l4_offset(),
+            _ => Some(self.l4_offset()? + UDP_HEADER_LEN),
+        }
     }
 
     /// Offset of the RoCE payload in the frame.
