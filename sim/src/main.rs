@@ -71,6 +71,9 @@ struct TransferArgs {
     /// RoCEv2 over IPv6.
     #[arg(long)]
     ipv6: bool,
+    /// RoCEv1 (Ethertype 0x8915 with a GRH) instead of RoCEv2.
+    #[arg(long)]
+    rocev1: bool,
     /// Seed of the data and the link impairments.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -290,6 +293,7 @@ fn run_transfer(a: &TransferArgs, out: &mut impl Write) -> Result<u64, SimError>
         },
         seed: a.seed,
         ipv6: a.ipv6,
+        rocev1: a.rocev1,
         capture: a.pcap.is_some(),
         ..TransferConfig::default()
     };

@@ -40,6 +40,11 @@ pub struct PairConfig {
     pub seed: u64,
     /// Engine features.
     pub features: Features,
+    /// 802.1Q tag (VID, PCP) of both QPs' frames (None = untagged).
+    pub vlan: Option<(u16, u8)>,
+    /// RoCEv1 (Ethertype 0x8915 + GRH) instead of RoCEv2 (the GIDs are the IPv6 addresses,
+    /// or the IPv4-mapped ones).
+    pub rocev1: bool,
 }
 
 impl Default for PairConfig {
@@ -55,6 +60,8 @@ impl Default for PairConfig {
             link: LinkConfig::default(),
             seed: 1,
             features: Features { ecn: true, cnp: true, dcqcn: true, pfc: true },
+            vlan: None,
+            rocev1: false,
         }
     }
 }
@@ -128,9 +135,16 @@ pub fn connect(cfg: &PairConfig, me: &mut Endpoint, peer_qpn: u32, peer_mac: [u8
         dest_qpn: peer_qpn,
         rq_psn: peer_psn,
         sq_psn: me.psn,
-        encap: if peer_ip.is_ipv6() { Encap::RoceV2Ipv6 } else { Encap::RoceV2Ipv4 },
+        encap: if cfg.rocev1 {
+            Encap::RoceV1
+        } else if peer_ip.is_ipv6() {
+            Encap::RoceV2Ipv6
+        } else {
+            Encap::RoceV2Ipv4
+        },
         dest_mac: peer_mac,
         dest_ip: peer_ip,
+        vlan: cfg.vlan,
         timeout: cfg.timeout,
         retry_cnt: cfg.retry_cnt,
         rnr_retry: cfg.rnr_retry,

@@ -49,6 +49,8 @@ pub struct TransferConfig {
     pub max_cycles: u64,
     /// Use IPv6 instead of IPv4.
     pub ipv6: bool,
+    /// RoCEv1 (Ethertype 0x8915 + GRH) instead of RoCEv2.
+    pub rocev1: bool,
     /// Local ACK timeout code (4.096 µs × 2^timeout).
     pub timeout: u8,
     /// Capture every frame on the link (A->B and B->A).
@@ -67,6 +69,7 @@ impl Default for TransferConfig {
             seed: 1,
             max_cycles: 4_000_000_000,
             ipv6: false,
+            rocev1: false,
             timeout: 8,
             capture: false,
         }
@@ -144,6 +147,7 @@ pub fn run(cfg: &TransferConfig, mut progress: impl FnMut(u64, u64)) -> Result<T
         depth: cfg.depth as u32,
         buf_len: cfg.size.max(8) * cfg.depth,
         ipv6: cfg.ipv6,
+        rocev1: cfg.rocev1,
         timeout: cfg.timeout,
         link: cfg.link,
         seed: cfg.seed,

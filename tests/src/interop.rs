@@ -2,7 +2,7 @@
 //! cycles (250 MHz), frames move between the engine and the VM's datagram socket, and the
 //! host side runs ibv_rc_pingpong's algorithm on the engine through `roce-driver`.
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::{IpAddr, Ipv4Addr};
 use std::time::{Duration, Instant};
 
 use roce_driver::{CqeOpcode, CqeStatus, RecvWr, SendWr, WorkCompletion, WrOp};
@@ -156,5 +156,5 @@ pub fn pingpong(h: &mut HostEngine, vm: &RxeVm, client: bool, size: usize, iters
 
 /// The GID (IPv4-mapped) of an IPv4 address, as the pingpong exchange carries it.
 pub fn gid_of(ip: Ipv4Addr) -> [u8; 16] {
-    Ipv6Addr::from(ip.to_ipv6_mapped()).octets()
+    ip.to_ipv6_mapped().octets()
 }

@@ -188,7 +188,7 @@ fn perftest(op: &str, size: usize) {
 }
 
 fn perftest_size(default: usize) -> usize {
-    std::env::var("ROCE_INTEROP_SIZES").ok().and_then(|s| s.split(',').last()?.trim().parse().ok()).unwrap_or(default)
+    std::env::var("ROCE_INTEROP_SIZES").ok().and_then(|s| s.split(',').next_back()?.trim().parse().ok()).unwrap_or(default)
 }
 
 #[test]

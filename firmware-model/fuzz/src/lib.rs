@@ -13,6 +13,8 @@
 //!
 //! Any inconsistency panics, which is what the fuzzer reports.
 
+// Not in the wire smoke test (which includes this file); engine_fuzz_smoke.rs includes it.
+#[cfg(not(test))]
 #[path = "engine_rx.rs"]
 pub mod engine_rx;
 
@@ -335,6 +337,23 @@ fn check_frame(f: &Frame<'_>, data: &[u8]) {
             let dgram = f.ip_datagram().expect("datagram");
             assert_eq!(dgram.len(), IPV6_HEADER_LEN + usize::from(h.payload_len()));
         }
+        L3::Grh(h) => {
+            // RoCEv1: GRH then (with next header 0x1B) the BTH; no UDP
+            assert_eq!(eth.ethertype(), ETHERTYPE_ROCE_V1);
+            black_box(ipv6_getters(&h));
+            assert_eq!(f.grh(), Some(h));
+            assert_eq!(f.l4(), None);
+            let ip_end = f.ip_end().expect("ip end");
+            assert_eq!(ip_end, eth.header_len() + IPV6_HEADER_LEN + usize::from(h.payload_len()));
+            assert_eq!(f.roce().is_some(), h.next_header() == GRH_NEXT_HEADER_BTH);
+            if let Some(r) = f.roce() {
+                let bth_off = f.bth_offset().expect("bth offset");
+                assert_eq!(bth_off, eth.header_len() + IPV6_HEADER_LEN);
+                assert_eq!(&data[bth_off..ip_end], r.as_bytes());
+                assert_eq!(f.icrc_offset(), Some(ip_end - ICRC_LEN));
+            }
+            return;
+        }
     }
     let ip_off = f.ip_offset().expect("ip offset");
     assert_eq!(ip_off, eth.header_len());
@@ -388,8 +407,13 @@ fn rebuild_frame(f: &Frame<'_>, r: &RocePacket<'_>) {
             assert_eq!(a.fields(), b.fields());
             assert!(b.checksum_ok());
         }
-        (L3::Ipv6(a), L3::Ipv6(b)) => assert_eq!(a.fields(), b.fields()),
+        (L3::Ipv6(a), L3::Ipv6(b)) | (L3::Grh(a), L3::Grh(b)) => assert_eq!(a.fields(), b.fields()),
         (a, b) => panic!("L3 changed: {a:?} -> {b:?}"),
+    }
+    if f.grh().is_some() {
+        assert_eq!(gr.bth().fields(), r.bth().fields());
+        assert_eq!(gr.payload(), r.payload());
+        return;
     }
     let (u0, u1) = (f.udp().expect("udp"), g.udp().expect("udp"));
     assert_eq!(u0.src_port(), u1.src_port());

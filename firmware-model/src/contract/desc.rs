@@ -137,7 +137,8 @@ layout! {
     pub struct Cqe: "cqe", 32 bytes {
         /// `wr_id` of the completed WQE.
         wr_id: u64, at 0;
-        /// Receive completions: bytes received (0 for RecvWriteImm). Requester: the
+        /// Receive completions: bytes received (RecvWriteImm: the RDMA WRITE's length, as
+        /// Linux rxe reports it). Requester: the
         /// message length.
         byte_len: u32, at 8;
         /// The immediate data (flags.IMM_VALID) or the invalidated R_Key

@@ -111,6 +111,7 @@ impl Engine {
 
     fn on_progress(&mut self, qp: &mut Qp, now: u64) {
         qp.req.retries_left = qp.retry_cnt;
+        qp.req.rnr_left = qp.rnr_retry;
         qp.req.rewound_to = None;
         qp.req.timer = self.ack_timeout(qp).map(|t| now + t);
     }

@@ -83,6 +83,8 @@ pub struct EngineConfig {
     pub pfc_enable: bool,
     /// Largest path MTU accepted, in bytes.
     pub max_mtu: u32,
+    /// The port's 802.1Q tag (VID, PCP), for QPs without their own (VLAN register).
+    pub port_vlan: Option<(u16, u8)>,
 }
 
 impl Default for EngineConfig {
@@ -109,6 +111,7 @@ impl Default for EngineConfig {
             dcqcn_enable: true,
             pfc_enable: true,
             max_mtu: 4096,
+            port_vlan: None,
         }
     }
 }

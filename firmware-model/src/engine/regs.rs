@@ -207,6 +207,10 @@ impl Engine {
                 }
                 self.cfg.gid = std::net::Ipv6Addr::from(g);
             }
+            regs::VLAN => {
+                use regs::vlan::*;
+                self.cfg.port_vlan = ENABLE.is_set(v).then(|| (VID.get(v) as u16, PCP.get(v) as u8));
+            }
             regs::TICK_CYCLES => self.cfg.tick_cycles = u64::from(v.max(1)),
             regs::US_CYCLES => self.cfg.clock_mhz = f64::from(v.max(1)),
             regs::DCQCN_RATE_AI => self.dcqcn.rate_ai = mbps(v),

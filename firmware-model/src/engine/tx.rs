@@ -44,7 +44,7 @@ fn min_into(t: &mut Option<u64>, x: u64) {
 impl Engine {
     /// Build the frame of a packet of `qp`.
     pub(crate) fn build_frame(&mut self, qp: &Qp, bth: BthFields, ext: ExtHeaders, payload: &[u8]) -> Option<Vec<u8>> {
-        let vlan = qp.vlan.map(|(vid, pcp)| Vlan { pcp, dei: false, vid });
+        let vlan = self.vlan_of(qp).map(|(vid, pcp)| Vlan { pcp, dei: false, vid });
         let eth = EthernetFields { dst: qp.dest_mac, src: self.cfg.mac, vlan };
         let ecn = if self.cfg.ecn_enable { 0b10 } else { 0 };
         let ip = match qp.encap {
@@ -80,8 +80,13 @@ impl Engine {
         Some(f)
     }
 
+    /// The 802.1Q tag a QP's frames carry: its own, else the port's (VLAN register).
+    fn vlan_of(&self, qp: &Qp) -> Option<(u16, u8)> {
+        qp.vlan.or(self.cfg.port_vlan)
+    }
+
     fn pcp_of(&self, qpn: u32) -> usize {
-        self.qp(qpn).and_then(|q| q.vlan).map_or(0, |(_, p)| usize::from(p & 7))
+        self.qp(qpn).and_then(|q| self.vlan_of(q)).map_or(0, |(_, p)| usize::from(p & 7))
     }
 
     fn paused(&self, qpn: u32, now: u64) -> bool {
@@ -216,20 +221,21 @@ impl Engine {
     pub fn next_event(&self) -> Option<u64> {
         let mut t: Option<u64> = None;
         let mac = self.mac_free_at;
-        let ready = |p: &TxPkt| (p.ready + LATENCY).max(mac);
+        // a frame can start once it is ready, the MAC is free and its priority is not paused
+        let at = |qpn: u32, ready: u64| ready.max(mac).max(self.pause_until[self.pcp_of(qpn)]);
         if let Some(p) = self.cnp_q.front() {
-            min_into(&mut t, ready(p));
+            min_into(&mut t, at(p.qpn, p.ready + LATENCY));
         }
         for &q in &self.ack_qps {
             if let Some(a) = self.qp(q).and_then(|q| q.resp.ack) {
-                min_into(&mut t, (a.ready + LATENCY).max(mac));
+                min_into(&mut t, at(q, a.ready + LATENCY));
             }
         }
         if let Some(p) = self.resp_q.front() {
-            min_into(&mut t, ready(p));
+            min_into(&mut t, at(p.qpn, p.ready + LATENCY));
         }
         if let Some(p) = self.req_q.front() {
-            min_into(&mut t, ready(p));
+            min_into(&mut t, at(p.qpn, p.ready + LATENCY));
         }
         for &q in &self.req_rr {
             let Some(qp) = self.qp(q) else { continue };
@@ -242,13 +248,6 @@ impl Engine {
                     Err(Blocked::Until(w)) => min_into(&mut t, w.max(mac)),
                     Err(_) => {}
                 }
-            }
-        }
-        // a paused priority becomes sendable again
-        let pending = t.is_some();
-        for &p in &self.pause_until {
-            if p > mac && pending {
-                min_into(&mut t, p);
             }
         }
         t
