@@ -1,7 +1,9 @@
 //! Verilate the HDL under `hdl/rtl/` and compile it, with a C ABI shim, into static libraries.
 //!
 //! One Verilated model per (top module, parameter set) in [`MODELS`]; each gets its own class
-//! prefix so all of them link into one binary. The Verilator runtime is compiled once into its
+//! prefix so all of them link into one binary. The generic shim (`csrc/port_shim.cpp`) gives
+//! C ABI access to every top-level port by index; the port list comes from the Verilated
+//! header, so a new block needs only a `MODELS` entry. The Verilator runtime is compiled once into its
 //! own library. `--features fst` adds FST waveform support (`--trace-fst`, zlib).
 //!
 //! Recipe and pitfalls: ../shared/docs/toolchain-notes.md (clear obj_dir first, opt_level 2
@@ -16,7 +18,6 @@ struct Model {
     top: &'static str,
     files: &'static [&'static str],
     params: &'static [(&'static str, &'static str)],
-    data_bits: u32,
 }
 
 const ICRC_FILES: &[&str] = &["roce_crc32_pkg.sv", "roce_icrc_pkg.sv", "roce_crc32_update.sv", "roce_icrc.sv"];
@@ -28,7 +29,6 @@ macro_rules! icrc {
             top: "roce_icrc",
             files: ICRC_FILES,
             params: &[("DATA_W", stringify!($w)), ("INSERT", $ins)],
-            data_bits: $w,
         }
     };
 }
@@ -44,7 +44,6 @@ macro_rules! drop_fifo {
             top: "roce_axis_drop_fifo",
             files: DROP_FIFO_FILES,
             params: &[("DATA_W", stringify!($w)) $(, ($k, $v))*],
-            data_bits: $w,
         }
     };
 }
@@ -107,6 +106,30 @@ fn verilate(m: &Model, rtl: &Path, mdir: &Path, fst: bool) {
     assert!(st.success(), "verilator failed for {}", m.name);
 }
 
+/// The top-level ports Verilator declared in a model's header: `VL_IN8(&clk,0,0);`,
+/// `VL_OUTW(&m_axis_tdata,511,0,16);` ... as (name, bits, is_output).
+fn ports_of(header: &Path) -> Vec<(String, u32, bool)> {
+    let text = std::fs::read_to_string(header).expect("Verilated header");
+    let mut v = Vec::new();
+    for line in text.lines() {
+        let l = line.trim();
+        let (out, rest) = if let Some(r) = l.strip_prefix("VL_IN") {
+            (false, r)
+        } else if let Some(r) = l.strip_prefix("VL_OUT") {
+            (true, r)
+        } else {
+            continue;
+        };
+        let Some(args) = rest.split_once("(&").map(|x| x.1) else { continue };
+        let args = args.trim_end_matches(");");
+        let mut it = args.split(',');
+        let (Some(name), Some(msb), Some(lsb)) = (it.next(), it.next(), it.next()) else { continue };
+        let (Ok(msb), Ok(lsb)) = (msb.trim().parse::<u32>(), lsb.trim().parse::<u32>()) else { continue };
+        v.push((name.trim().to_string(), msb - lsb + 1, out));
+    }
+    v
+}
+
 fn base_build(root: &Path) -> cc::Build {
     let inc = root.join("include");
     let mut b = cc::Build::new();
@@ -161,16 +184,22 @@ fn main() {
     });
     for m in MODELS {
         let mdir = out.join(format!("obj_{}", m.name));
-        let mut b = base_build(&root);
         let class = format!("V{}", m.name);
+        // The model's ports, from the Verilated header, for the generic shim.
+        let inc = mdir.join(format!("ports_{}.inc", m.name));
+        let ports = ports_of(&mdir.join(format!("{class}.h")));
+        assert!(ports.iter().any(|p| p.0 == "clk"), "{}: the top module needs a clk port", m.name);
+        let text: String = ports.iter().map(|(n, bits, out)| format!("PORT_{}({n}, {bits})\n", if *out { "OUT" } else { "IN" })).collect();
+        std::fs::write(&inc, text).expect("write ports file");
+        let mut b = base_build(&root);
         b.include(&mdir)
             .define("VM_TRACE", trace)
             .define("VM_TRACE_FST", trace)
             .define("VTOP", class.as_str())
             .define("VHEADER", format!("\"{class}.h\"").as_str())
+            .define("PORTS_INC", format!("\"ports_{}.inc\"", m.name).as_str())
             .define("SHIM(x)", format!("{}_##x", m.name).as_str())
-            .define("DATA_BITS", m.data_bits.to_string().as_str())
-            .file(manifest.join("csrc/axis_shim.cpp"));
+            .file(manifest.join("csrc/port_shim.cpp"));
         let mut cpps: Vec<PathBuf> = std::fs::read_dir(&mdir)
             .expect("obj dir")
             .filter_map(|e| e.ok().map(|e| e.path()))
@@ -180,24 +209,6 @@ fn main() {
         b.files(cpps).cargo_metadata(false);
         b.compile(&format!("vl_{}", m.name));
     }
-    // ---- roce_axis_drop_fifo: counter read-out (csrc/drop_fifo_extra.cpp), one small
-    // library per drop FIFO model; it only reads the model's output fields.
-    for m in MODELS.iter().filter(|m| m.top == "roce_axis_drop_fifo") {
-        let mdir = out.join(format!("obj_{}", m.name));
-        let class = format!("V{}", m.name);
-        let mut b = base_build(&root);
-        b.include(&mdir)
-            .define("VM_TRACE", trace)
-            .define("VM_TRACE_FST", trace)
-            .define("VTOP", class.as_str())
-            .define("VHEADER", format!("\"{class}.h\"").as_str())
-            .define("SHIM(x)", format!("{}_##x", m.name).as_str())
-            .file(manifest.join("csrc/drop_fifo_extra.cpp"))
-            .cargo_metadata(false);
-        b.compile(&format!("vl_{}_extra", m.name));
-        println!("cargo:rustc-link-lib=static=vl_{}_extra", m.name);
-    }
-    // ---- end roce_axis_drop_fifo ----
 
     // Link order matters for static libraries: the models first, then the runtime they use.
     println!("cargo:rustc-link-search=native={}", out.display());

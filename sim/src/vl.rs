@@ -12,18 +12,24 @@ use crate::SimError;
 
 type NewFn = unsafe extern "C" fn(*const c_char) -> *mut c_void;
 type FreeFn = unsafe extern "C" fn(*mut c_void);
-type BitsFn = unsafe extern "C" fn() -> i32;
-type SetFn = unsafe extern "C" fn(*mut c_void, u8, *const u32, *const u32, u8, u8, u8, u8);
-type GetFn = unsafe extern "C" fn(*mut c_void, *mut u32, *mut u32, *mut u8, *mut u8);
-type TickFn = unsafe extern "C" fn(*mut c_void);
+type NPortsFn = unsafe extern "C" fn() -> i32;
+type PortNameFn = unsafe extern "C" fn(i32) -> *const c_char;
+type PortIntFn = unsafe extern "C" fn(i32) -> i32;
+type SetFn = unsafe extern "C" fn(*mut c_void, i32, *const u32);
+type GetFn = unsafe extern "C" fn(*mut c_void, i32, *mut u32);
+type StepFn = unsafe extern "C" fn(*mut c_void);
 
 struct Vtable {
     new: NewFn,
     free: FreeFn,
-    data_bits: BitsFn,
-    set_inputs: SetFn,
-    get_outputs: GetFn,
-    tick: TickFn,
+    nports: NPortsFn,
+    port_name: PortNameFn,
+    port_bits: PortIntFn,
+    port_dir: PortIntFn,
+    set: SetFn,
+    get: GetFn,
+    eval: StepFn,
+    tick: StepFn,
 }
 
 macro_rules! models {
@@ -53,22 +59,29 @@ macro_rules! models {
                             pub fn new(p: *const c_char) -> *mut c_void;
                             #[link_name = concat!($name, "_free")]
                             pub fn free(h: *mut c_void);
-                            #[link_name = concat!($name, "_data_bits")]
-                            pub fn data_bits() -> i32;
-                            #[link_name = concat!($name, "_set_inputs")]
-                            pub fn set_inputs(h: *mut c_void, rst: u8, d: *const u32, k: *const u32,
-                                              v: u8, l: u8, u: u8, r: u8);
-                            #[link_name = concat!($name, "_get_outputs")]
-                            pub fn get_outputs(h: *mut c_void, d: *mut u32, k: *mut u32,
-                                               f: *mut u8, u: *mut u8);
+                            #[link_name = concat!($name, "_nports")]
+                            pub fn nports() -> i32;
+                            #[link_name = concat!($name, "_port_name")]
+                            pub fn port_name(i: i32) -> *const c_char;
+                            #[link_name = concat!($name, "_port_bits")]
+                            pub fn port_bits(i: i32) -> i32;
+                            #[link_name = concat!($name, "_port_dir")]
+                            pub fn port_dir(i: i32) -> i32;
+                            #[link_name = concat!($name, "_set")]
+                            pub fn set(h: *mut c_void, i: i32, w: *const u32);
+                            #[link_name = concat!($name, "_get")]
+                            pub fn get(h: *mut c_void, i: i32, w: *mut u32);
+                            #[link_name = concat!($name, "_eval")]
+                            pub fn eval(h: *mut c_void);
                             #[link_name = concat!($name, "_tick")]
                             pub fn tick(h: *mut c_void);
                         }
                     }
                     static VT: Vtable = Vtable {
-                        new: ffi::new, free: ffi::free, data_bits: ffi::data_bits,
-                        set_inputs: ffi::set_inputs, get_outputs: ffi::get_outputs,
-                        tick: ffi::tick,
+                        new: ffi::new, free: ffi::free, nports: ffi::nports,
+                        port_name: ffi::port_name, port_bits: ffi::port_bits,
+                        port_dir: ffi::port_dir, set: ffi::set, get: ffi::get,
+                        eval: ffi::eval, tick: ffi::tick,
                     };
                     &VT
                 }),* }
@@ -161,35 +174,6 @@ impl Model {
     }
 }
 
-type DropCountersFn = unsafe extern "C" fn(*mut c_void, *mut u32);
-
-macro_rules! drop_fifo_counters {
-    ($($var:ident => $name:literal),* $(,)?) => {
-        fn drop_fifo_counters_fn(m: Model) -> Option<DropCountersFn> {
-            match m {
-                $(Model::$var => {
-                    unsafe extern "C" {
-                        #[link_name = concat!($name, "_drop_fifo_counters")]
-                        fn counters(h: *mut c_void, c: *mut u32);
-                    }
-                    Some(counters as DropCountersFn)
-                })*
-                _ => None,
-            }
-        }
-    };
-}
-
-drop_fifo_counters! {
-    DropFifo64 => "dropfifo64",
-    DropFifo256 => "dropfifo256",
-    DropFifo512 => "dropfifo512",
-    DropFifo64Small => "dropfifo64_small",
-    DropFifo256Small => "dropfifo256_small",
-    DropFifo512Small => "dropfifo512_small",
-    DropFifo64Dwf => "dropfifo64_dwf",
-}
-
 /// The frame counters of a drop FIFO (`*_count` outputs, 32-bit wrapping).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DropFifoCounters {
@@ -207,11 +191,14 @@ impl AxisDut {
     /// The counters of a `roce_axis_drop_fifo` model as they are now (they lag the frame's
     /// last beat by two cycles); `None` for other blocks.
     pub fn drop_fifo_counters(&self) -> Option<DropFifoCounters> {
-        let f = drop_fifo_counters_fn(self.model)?;
-        let mut c = [0u32; 4];
-        // SAFETY: `h` is a live handle of this model's shim; the function writes 4 words.
-        unsafe { f(self.h.as_ptr(), c.as_mut_ptr()) };
-        Some(DropFifoCounters { good: c[0], bad: c[1], overflow: c[2], full: c[3] })
+        self.dut.model().drop_fifo_config()?;
+        let c = |n: &str| self.dut.port(n).map_or(0, |p| self.dut.get_u64(p) as u32);
+        Some(DropFifoCounters {
+            good: c("good_count"),
+            bad: c("drop_bad_count"),
+            overflow: c("drop_overflow_count"),
+            full: c("drop_full_count"),
+        })
     }
 }
 
@@ -253,28 +240,54 @@ pub struct AxisOut {
     pub user: u8,
 }
 
-/// One instance of a Verilated AXI4-Stream block.
-pub struct AxisDut {
+/// A handle to one top-level port of a [`Dut`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Port {
+    index: i32,
+    bits: u32,
+    output: bool,
+}
+
+impl Port {
+    /// Width in bits.
+    pub fn bits(self) -> u32 {
+        self.bits
+    }
+    /// 32-bit words a value of this port takes.
+    pub fn words(self) -> usize {
+        self.bits.div_ceil(32) as usize
+    }
+    /// Whether the port is an output.
+    pub fn is_output(self) -> bool {
+        self.output
+    }
+}
+
+/// One instance of a Verilated model, every top-level port reachable by name.
+///
+/// Per cycle: drive inputs with [`Dut::set`], [`Dut::eval`] to settle, sample outputs with
+/// [`Dut::get`] (the values the coming clock edge acts on), then [`Dut::tick`].
+pub struct Dut {
     vt: &'static Vtable,
     h: NonNull<c_void>,
     model: Model,
-    bytes: usize,
+    ports: Vec<(String, Port)>,
     cycle: u64,
 }
 
 // SAFETY: an instance owns its own VerilatedContext and model; nothing in it is shared with
 // another instance, so moving it to another thread is sound (it is not Sync: one thread at a time).
-unsafe impl Send for AxisDut {}
+unsafe impl Send for Dut {}
 
-impl std::fmt::Debug for AxisDut {
+impl std::fmt::Debug for Dut {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AxisDut").field("model", &self.model).field("cycle", &self.cycle).finish()
+        f.debug_struct("Dut").field("model", &self.model).field("cycle", &self.cycle).finish()
     }
 }
 
-impl AxisDut {
+impl Dut {
     /// Instantiate `model`, optionally dumping an FST waveform to `fst` (needs the `fst`
-    /// feature). The model starts in reset; call [`AxisDut::reset`].
+    /// feature).
     pub fn new(model: Model, fst: Option<&Path>) -> Result<Self, SimError> {
         let vt = model.vtable();
         let path = match fst {
@@ -294,14 +307,153 @@ impl AxisDut {
                 if cfg!(feature = "fst") { "cannot open the FST file" } else { "built without the `fst` feature" },
             )
         })?;
-        // SAFETY: a pure function of the compiled model.
-        let bits = unsafe { (vt.data_bits)() } as usize;
-        Ok(AxisDut { vt, h, model, bytes: bits / 8, cycle: 0 })
+        // SAFETY: pure functions of the compiled model's port table.
+        let n = unsafe { (vt.nports)() };
+        let mut ports = Vec::with_capacity(n.max(0) as usize);
+        for i in 0..n {
+            // SAFETY: `i` is below the model's port count; the name is a static C string.
+            let (name, bits, dir) = unsafe {
+                let p = (vt.port_name)(i);
+                let name = if p.is_null() { String::new() } else { std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned() };
+                (name, (vt.port_bits)(i), (vt.port_dir)(i))
+            };
+            ports.push((name, Port { index: i, bits: bits.max(0) as u32, output: dir == 1 }));
+        }
+        Ok(Dut { vt, h, model, ports, cycle: 0 })
     }
 
     /// Which model this is.
     pub fn model(&self) -> Model {
         self.model
+    }
+
+    /// Cycles simulated so far.
+    pub fn cycles(&self) -> u64 {
+        self.cycle
+    }
+
+    /// The port called `name`.
+    pub fn port(&self, name: &str) -> Option<Port> {
+        self.ports.iter().find(|(n, _)| n == name).map(|p| p.1)
+    }
+
+    /// Every port, in declaration order.
+    pub fn ports(&self) -> impl Iterator<Item = (&str, Port)> {
+        self.ports.iter().map(|(n, p)| (n.as_str(), *p))
+    }
+
+    /// Drive input `p` with `words` (little-endian 32-bit words; missing ones are zero).
+    pub fn set(&mut self, p: Port, words: &[u32]) {
+        let mut w = [0u32; 64];
+        let n = p.words().min(64);
+        w[..words.len().min(n)].copy_from_slice(&words[..words.len().min(n)]);
+        debug_assert!(p.words() <= 64, "ports wider than 2048 bits are not supported");
+        // SAFETY: `h` is live; `w` holds at least the port's words (ports <= 2048 bits).
+        unsafe { (self.vt.set)(self.h.as_ptr(), p.index, w.as_ptr()) }
+    }
+
+    /// Drive input `p` with a value of at most 64 bits.
+    pub fn set_u64(&mut self, p: Port, v: u64) {
+        self.set(p, &[v as u32, (v >> 32) as u32]);
+    }
+
+    /// Read port `p` into `out` (which must hold `p.words()` words).
+    pub fn get(&self, p: Port, out: &mut [u32]) {
+        let mut w = [0u32; 64];
+        // SAFETY: `h` is live; `w` holds at least the port's words (ports <= 2048 bits).
+        unsafe { (self.vt.get)(self.h.as_ptr(), p.index, w.as_mut_ptr()) }
+        let n = p.words().min(out.len());
+        out[..n].copy_from_slice(&w[..n]);
+    }
+
+    /// Read a port of at most 64 bits.
+    pub fn get_u64(&self, p: Port) -> u64 {
+        let mut w = [0u32; 2];
+        self.get(p, &mut w);
+        let v = u64::from(w[0]) | (u64::from(w[1]) << 32);
+        if p.bits < 64 { v & ((1u64 << p.bits) - 1) } else { v }
+    }
+
+    /// Read a port of at most 64 bits as a bool (non-zero).
+    pub fn get_bool(&self, p: Port) -> bool {
+        self.get_u64(p) != 0
+    }
+
+    /// Settle combinational logic after inputs changed.
+    pub fn eval(&mut self) {
+        // SAFETY: `h` is live.
+        unsafe { (self.vt.eval)(self.h.as_ptr()) }
+    }
+
+    /// One clock cycle.
+    pub fn tick(&mut self) {
+        // SAFETY: `h` is live.
+        unsafe { (self.vt.tick)(self.h.as_ptr()) }
+        self.cycle += 1;
+    }
+}
+
+impl Drop for Dut {
+    fn drop(&mut self) {
+        // SAFETY: `h` came from `new` and is freed exactly once, here.
+        unsafe { (self.vt.free)(self.h.as_ptr()) }
+    }
+}
+
+/// A Verilated block with the port set `clk, rst, s_axis_{tdata,tkeep,tvalid,tready,tlast,
+/// tuser}, m_axis_{...}`: the AXI4-Stream convenience over a [`Dut`].
+#[derive(Debug)]
+pub struct AxisDut {
+    dut: Dut,
+    bytes: usize,
+    p: AxisPorts,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct AxisPorts {
+    rst: Port,
+    s_data: Port,
+    s_keep: Port,
+    s_valid: Port,
+    s_ready: Port,
+    s_last: Port,
+    s_user: Port,
+    m_data: Port,
+    m_keep: Port,
+    m_valid: Port,
+    m_ready: Port,
+    m_last: Port,
+    m_user: Port,
+}
+
+impl AxisDut {
+    /// Instantiate `model`, optionally dumping an FST waveform to `fst` (needs the `fst`
+    /// feature). The model starts in reset; call [`AxisDut::reset`].
+    pub fn new(model: Model, fst: Option<&Path>) -> Result<Self, SimError> {
+        let dut = Dut::new(model, fst)?;
+        let port = |n: &str| dut.port(n).ok_or_else(|| SimError::Config(format!("{} has no port {n}", model.name())));
+        let p = AxisPorts {
+            rst: port("rst")?,
+            s_data: port("s_axis_tdata")?,
+            s_keep: port("s_axis_tkeep")?,
+            s_valid: port("s_axis_tvalid")?,
+            s_ready: port("s_axis_tready")?,
+            s_last: port("s_axis_tlast")?,
+            s_user: port("s_axis_tuser")?,
+            m_data: port("m_axis_tdata")?,
+            m_keep: port("m_axis_tkeep")?,
+            m_valid: port("m_axis_tvalid")?,
+            m_ready: port("m_axis_tready")?,
+            m_last: port("m_axis_tlast")?,
+            m_user: port("m_axis_tuser")?,
+        };
+        let bytes = (p.s_data.bits / 8) as usize;
+        Ok(AxisDut { dut, bytes, p })
+    }
+
+    /// Which model this is.
+    pub fn model(&self) -> Model {
+        self.dut.model()
     }
 
     /// Datapath width in bytes.
@@ -311,7 +463,7 @@ impl AxisDut {
 
     /// Cycles simulated so far.
     pub fn cycles(&self) -> u64 {
-        self.cycle
+        self.dut.cycles()
     }
 
     /// Hold reset for `n` cycles with all inputs idle.
@@ -329,49 +481,33 @@ impl AxisDut {
         for (i, b) in inp.data.iter().take(self.bytes).enumerate() {
             d[i / 4] |= u32::from(*b) << (8 * (i % 4));
         }
-        let k = [inp.keep as u32, (inp.keep >> 32) as u32];
+        let p = self.p;
+        let t = &mut self.dut;
+        t.set_u64(p.rst, u64::from(inp.rst));
+        t.set(p.s_data, &d);
+        t.set_u64(p.s_keep, inp.keep);
+        t.set_u64(p.s_valid, u64::from(inp.valid));
+        t.set_u64(p.s_last, u64::from(inp.last));
+        t.set_u64(p.s_user, u64::from(inp.user));
+        t.set_u64(p.m_ready, u64::from(inp.ready));
+        t.eval();
         let mut od = [0u32; 16];
-        let mut ok = [0u32; 2];
-        let mut flags = 0u8;
-        let mut user = 0u8;
-        // SAFETY: `h` is a live handle from `new`; the arrays hold 16 and 2 words, enough for
-        // the widest port (512-bit data, 64-bit keep) the shim reads or writes.
-        unsafe {
-            (self.vt.set_inputs)(
-                self.h.as_ptr(),
-                u8::from(inp.rst),
-                d.as_ptr(),
-                k.as_ptr(),
-                u8::from(inp.valid),
-                u8::from(inp.last),
-                inp.user,
-                u8::from(inp.ready),
-            );
-            (self.vt.get_outputs)(self.h.as_ptr(), od.as_mut_ptr(), ok.as_mut_ptr(), &mut flags, &mut user);
-            (self.vt.tick)(self.h.as_ptr());
-        }
-        self.cycle += 1;
+        t.get(p.m_data, &mut od);
         let mut out = AxisOut {
-            s_ready: flags & 1 != 0,
-            valid: flags & 2 != 0,
-            last: flags & 4 != 0,
-            user,
-            keep: u64::from(ok[0]) | (u64::from(ok[1]) << 32),
+            s_ready: t.get_bool(p.s_ready),
+            valid: t.get_bool(p.m_valid),
+            last: t.get_bool(p.m_last),
+            user: t.get_u64(p.m_user) as u8,
+            keep: t.get_u64(p.m_keep),
             data: [0; 64],
         };
-        if self.bytes < 64 {
-            out.keep &= (1u64 << self.bytes) - 1;
-        }
+        t.tick();
         for i in 0..self.bytes {
             out.data[i] = (od[i / 4] >> (8 * (i % 4))) as u8;
         }
+        if self.bytes < 64 {
+            out.keep &= (1u64 << self.bytes) - 1;
+        }
         out
-    }
-}
-
-impl Drop for AxisDut {
-    fn drop(&mut self) {
-        // SAFETY: `h` came from `new` and is freed exactly once, here.
-        unsafe { (self.vt.free)(self.h.as_ptr()) }
     }
 }
