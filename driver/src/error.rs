@@ -58,6 +58,10 @@ pub enum DriverError {
     /// An operating system call failed.
     #[error("{0}: {1}")]
     Io(String, #[source] std::io::Error),
+    /// A VFIO operation failed (the [`crate::vfio`] backend, Linux only).
+    #[cfg(target_os = "linux")]
+    #[error(transparent)]
+    Vfio(#[from] crate::vfio::VfioError),
 }
 
 /// Result alias.

@@ -16,6 +16,8 @@ pub mod backend;
 pub mod device;
 pub mod error;
 pub mod verbs;
+#[cfg(target_os = "linux")]
+pub mod vfio;
 
 pub use backend::{Backend, DmaBuf};
 pub use device::Device;

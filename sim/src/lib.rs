@@ -14,6 +14,7 @@
 pub mod cosim;
 pub mod demo;
 pub mod fabric;
+pub mod netdev;
 pub mod node;
 pub mod pair;
 pub mod pcapio;

@@ -2,6 +2,7 @@
 
 pub mod interop;
 pub mod rxevm;
+pub mod vfio_vm;
 
 use rand::{Rng, RngCore};
 use std::path::PathBuf;
