@@ -181,14 +181,13 @@ pub fn icrc_pkg_sv() -> String {
 
 /// Every generated file: (path relative to the repository root, contents).
 pub fn generated_files() -> Vec<(&'static str, String)> {
-    vec![
+    let mut v = vec![
         ("hdl/rtl/roce_crc32_pkg.sv", crc32_pkg_sv()),
         ("hdl/rtl/roce_crc32_update.sv", crc32_update_sv()),
         ("hdl/rtl/roce_icrc_pkg.sv", icrc_pkg_sv()),
-        ("hdl/rtl/roce_regs_pkg.sv", crate::contract::sv::regs_pkg()),
-        ("hdl/rtl/roce_desc_pkg.sv", crate::contract::sv::desc_pkg()),
-        ("docs/register-map.md", crate::contract::md::register_map()),
-    ]
+    ];
+    v.extend(crate::contract::generated_files());
+    v
 }
 
 /// Sanity check used by tests: the composed corrections equal a direct unshift.

@@ -5,16 +5,14 @@
 // roce_desc_pkg: descriptor layouts of the RoCE engine (docs/register-map.md, "Descriptor
 // layouts"): work queue entries and CQEs in host memory, QP/CQ/MR contexts in CMD_DATA.
 //
-// Bit convention: an N-byte descriptor is an 8N-bit vector in which byte b (host address base + b,
-// or CMD_DATA word b/4 bits 8(b%4)+7..8(b%4)) is bits [8b+7:8b]. That is the AXI / AXI-Stream
-// byte-lane order, so N bytes taken from lane 0 of tdata cast directly to the struct. Packed struct
-// members are declared from the highest byte offset down (the first member is the most
-// significant). Multi-byte integers are little-endian, so every integer member reads as its numeric
-// value. Byte arrays (MAC and IP addresses, inline data) are in memory order: array byte k is
-// member bits [8k+7:8k], so the first octet of a MAC in transmission order is bits [7:0].
+// Bit convention: an N-byte layout is an 8N-bit vector in which byte b is bits [8b+7:8b]. That is
+// the AXI / AXI-Stream byte-lane order, so N bytes taken from lane 0 of tdata cast directly to the
+// struct. Packed struct members are declared from the highest byte offset down (the first member is
+// the most significant). Multi-byte integers are little-endian, so every integer member reads as
+// its numeric value. Byte arrays (MAC and IP addresses, inline data) are in memory order: array
+// byte k is member bits [8k+7:8k], so the first octet of a MAC in transmission order is bits [7:0].
 //
-// Members rsvd_<offset> and <field>_rsvd are reserved: the engine writes them as zero and software
-// writes them as zero; their value is not checked.
+// Members rsvd_<offset> and <field>_rsvd are reserved: written as zero, not checked.
 //
 // Per layout <L>: <L>_BYTES, and per field <L>_<F>_OFF (byte offset), <L>_<F>_W (bits used; a
 // member may be narrower than its bytes), <L>_<F>_COUNT (array elements). Enum codes are

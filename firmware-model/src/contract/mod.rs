@@ -53,6 +53,7 @@ mod macros;
 mod cmd;
 mod desc;
 pub mod md;
+pub mod records;
 mod meta;
 pub mod regs;
 pub mod sv;
@@ -69,6 +70,7 @@ pub fn generated_files() -> Vec<(&'static str, String)> {
     vec![
         ("hdl/rtl/roce_regs_pkg.sv", sv::regs_pkg()),
         ("hdl/rtl/roce_desc_pkg.sv", sv::desc_pkg()),
+        ("hdl/rtl/roce_rec_pkg.sv", sv::records_pkg()),
         ("docs/register-map.md", md::register_map()),
     ]
 }

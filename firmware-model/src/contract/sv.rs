@@ -323,45 +323,63 @@ fn emit_layout(o: &mut String, l: &LayoutDesc) {
 
 /// `hdl/rtl/roce_desc_pkg.sv`.
 pub fn desc_pkg() -> String {
-    let mut o = String::new();
-    header(
-        &mut o,
+    layouts_pkg(
+        "roce_desc_pkg",
         "desc.rs",
         "roce_desc_pkg: descriptor layouts of the RoCE engine (docs/register-map.md, \"Descriptor \
-         layouts\"): work queue entries and CQEs in host memory, QP/CQ/MR contexts in CMD_DATA.\n\
+         layouts\"): work queue entries and CQEs in host memory, QP/CQ/MR contexts in CMD_DATA.",
+        LAYOUTS,
+    )
+}
+
+/// `hdl/rtl/roce_rec_pkg.sv`: the records between the engine's blocks.
+pub fn records_pkg() -> String {
+    layouts_pkg(
+        "roce_rec_pkg",
+        "records.rs",
+        "roce_rec_pkg: records between the engine's HDL blocks (docs/engine-hdl.md), e.g. the RX \
+         header record of roce_rx_parse.",
+        super::records::RECORDS,
+    )
+}
+
+const BIT_CONVENTION: &str = "Bit convention: an N-byte layout is an 8N-bit vector in which byte b is bits \
+         [8b+7:8b]. That is the AXI / AXI-Stream byte-lane order, so N bytes taken from lane 0 of \
+         tdata cast directly to the struct. Packed struct members are declared from the highest \
+         byte offset down (the first member is the most significant). Multi-byte integers are \
+         little-endian, so every integer member reads as its numeric value. Byte arrays (MAC and \
+         IP addresses, inline data) are in memory order: array byte k is member bits [8k+7:8k], \
+         so the first octet of a MAC in transmission order is bits [7:0].\n\
          \n\
-         Bit convention: an N-byte descriptor is an 8N-bit vector in which byte b (host address \
-         base + b, or CMD_DATA word b/4 bits 8(b%4)+7..8(b%4)) is bits [8b+7:8b]. That is the \
-         AXI / AXI-Stream byte-lane order, so N bytes taken from lane 0 of tdata cast directly \
-         to the struct. Packed struct members are declared from the highest byte offset down \
-         (the first member is the most significant). Multi-byte integers are little-endian, so \
-         every integer member reads as its numeric value. Byte arrays (MAC and IP addresses, \
-         inline data) are in memory order: array byte k is member bits [8k+7:8k], so the first \
-         octet of a MAC in transmission order is bits [7:0].\n\
-         \n\
-         Members rsvd_<offset> and <field>_rsvd are reserved: the engine writes them as zero and \
-         software writes them as zero; their value is not checked.\n\
+         Members rsvd_<offset> and <field>_rsvd are reserved: written as zero, not checked.\n\
          \n\
          Per layout <L>: <L>_BYTES, and per field <L>_<F>_OFF (byte offset), <L>_<F>_W (bits \
          used; a member may be narrower than its bytes), <L>_<F>_COUNT (array elements). Enum \
          codes are localparams <PREFIX>_<CODE>; flag bits <PREFIX>_<FLAG>_BIT, multi-bit \
-         sub-fields <PREFIX>_<NAME>_LSB / _W.",
-    );
-    let _ = writeln!(o, "package roce_desc_pkg;");
+         sub-fields <PREFIX>_<NAME>_LSB / _W.";
+
+fn layouts_pkg(pkg: &str, source: &str, what: &str, layouts: &[LayoutDesc]) -> String {
+    let mut o = String::new();
+    header(&mut o, source, &format!("{what}\n\n{BIT_CONVENTION}"));
+    let _ = writeln!(o, "package {pkg};");
     let mut enums = Vec::new();
     let mut bits = Vec::new();
-    for l in LAYOUTS {
+    for l in layouts {
         collect_types(l.fields, &mut enums, &mut bits);
     }
-    let _ = writeln!(o, "\n  // ---- Enumerations (8-bit codes)");
-    for e in &enums {
-        emit_enum(&mut o, e);
+    if !enums.is_empty() {
+        let _ = writeln!(o, "\n  // ---- Enumerations (8-bit codes)");
+        for e in &enums {
+            emit_enum(&mut o, e);
+        }
     }
-    let _ = writeln!(o, "\n  // ---- Flags and bit fields");
-    for b in &bits {
-        emit_bits(&mut o, b);
+    if !bits.is_empty() {
+        let _ = writeln!(o, "\n  // ---- Flags and bit fields");
+        for b in &bits {
+            emit_bits(&mut o, b);
+        }
     }
-    for l in LAYOUTS {
+    for l in layouts {
         emit_layout(&mut o, l);
     }
     let _ = writeln!(o, "\nendpackage");

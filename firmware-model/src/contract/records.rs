@@ -1,0 +1,138 @@
+//! Records inside the engine: the interfaces between the HDL blocks (docs/engine-hdl.md),
+//! defined once here so the model and the HDL share them. `hdl/rtl/roce_rec_pkg.sv` is
+//! generated from these layouts (same conventions as `roce_desc_pkg`: byte b of a record is
+//! bits [8b+7:8b], little-endian integers, byte arrays in memory order), and the lockstep
+//! tests decode the HDL's port values with these Rust types.
+
+
+/// `RxHdr.flags` bits.
+pub mod rx_flags {
+    /// The frame is RoCE (v2 over IPv4/IPv6, or v1); the other fields are meaningful.
+    pub const ROCE: u8 = 1 << 0;
+    /// The RoCE frame is malformed (`error` says how); drop it.
+    pub const ERROR: u8 = 1 << 1;
+    /// It carried an 802.1Q tag (`vlan_tci`).
+    pub const VLAN: u8 = 1 << 2;
+    /// RoCEv2 over IPv6.
+    pub const IPV6: u8 = 1 << 3;
+    /// RoCEv1 (GRH).
+    pub const ROCEV1: u8 = 1 << 4;
+    /// The IP header carried ECN CE.
+    pub const CE: u8 = 1 << 5;
+}
+
+/// `RxHdr.ext` bits: the extension headers present, in wire order.
+pub mod ext_bits {
+    /// DETH.
+    pub const DETH: u8 = 1 << 0;
+    /// RETH.
+    pub const RETH: u8 = 1 << 1;
+    /// AtomicETH.
+    pub const ATOMIC_ETH: u8 = 1 << 2;
+    /// AETH.
+    pub const AETH: u8 = 1 << 3;
+    /// AtomicAckETH.
+    pub const ATOMIC_ACK_ETH: u8 = 1 << 4;
+    /// ImmDt.
+    pub const IMMDT: u8 = 1 << 5;
+    /// IETH.
+    pub const IETH: u8 = 1 << 6;
+    /// CNP padding.
+    pub const CNP: u8 = 1 << 7;
+}
+
+code_enum! {
+    /// `RxHdr.error`: why a RoCE frame is malformed (the classes of `wire::WireError`).
+    pub enum RxError: "RX_ERR" {
+        /// Not malformed.
+        None = 0,
+        /// A layer is truncated, or the IP length runs past the frame.
+        Truncated = 1,
+        /// IP version, IHL or GRH next header not acceptable.
+        BadIpHeader = 2,
+        /// UDP length does not match the IP payload length.
+        UdpLen = 3,
+        /// Unknown or unsupported BTH opcode.
+        UnknownOpcode = 4,
+        /// BTH transport header version is not 0.
+        Tver = 5,
+        /// Shorter than the opcode's headers plus the ICRC.
+        TooShort = 6,
+        /// Payload on an opcode that carries none.
+        UnexpectedPayload = 7,
+        /// Pad count larger than the payload, or payload+pad not a multiple of 4.
+        Pad = 8,
+    }
+}
+
+layout! {
+    /// The RX header record `roce_rx_parse` emits per frame (1088 bits): every field the
+    /// responder and completer need, the payload's place in the frame, and the verdict.
+    pub struct RxHdr: "rx_hdr", 136 bytes {
+        /// rx_flags: ROCE, ERROR, VLAN, IPV6, ROCEV1, CE.
+        flags: u8, at 0;
+        /// RxError code when flags.ERROR.
+        error: RxError, at 1;
+        /// BTH opcode.
+        opcode: u8, at 2;
+        /// BTH byte 1: SE (bit 7), M (bit 6), PadCnt (bits 5:4), TVer (bits 3:0).
+        bth_se_m_pad_tver: u8, at 3;
+        /// BTH P_Key.
+        pkey: u16, at 4;
+        /// BTH byte 4: FECN (bit 7), BECN (bit 6), reserved.
+        bth_fecn_becn: u8, at 6;
+        /// BTH AckReq.
+        ack_req: bool, at 7;
+        /// BTH destination QP.
+        dest_qp: u32, at 8, bits 24;
+        /// BTH PSN.
+        psn: u32, at 12, bits 24;
+        /// UDP source port (0 for RoCEv1).
+        udp_sport: u16, at 16;
+        /// 802.1Q TCI when flags.VLAN.
+        vlan_tci: u16, at 18;
+        /// Payload bytes (without pad and ICRC).
+        payload_len: u16, at 20;
+        /// Offset of the first payload byte in the frame.
+        payload_off: u16, at 22;
+        /// Ethernet source MAC.
+        src_mac: [u8; 6], at 24;
+        /// Ethernet destination MAC.
+        dst_mac: [u8; 6], at 30;
+        /// IP DSCP (RoCEv2) or GRH traffic class bits 7:2.
+        dscp: u8, at 36, bits 6;
+        /// IP ECN.
+        ecn: u8, at 37, bits 2;
+        /// ext_bits: the extension headers present.
+        ext: u8, at 38;
+        /// Source IP (IPv4 as ::ffff:a.b.c.d) or SGID.
+        src_ip: [u8; 16], at 40;
+        /// Destination IP (IPv4 as ::ffff:a.b.c.d) or DGID.
+        dst_ip: [u8; 16], at 56;
+        /// RETH or AtomicETH virtual address.
+        va: u64, at 72;
+        /// RETH or AtomicETH R_Key.
+        rkey: u32, at 80;
+        /// RETH DMA length.
+        dma_len: u32, at 84;
+        /// AtomicETH swap (CmpSwap) or add (FetchAdd) data.
+        swap_add: u64, at 88;
+        /// AtomicETH compare data.
+        compare: u64, at 96;
+        /// AETH syndrome.
+        aeth_syndrome: u8, at 104;
+        /// AETH MSN.
+        aeth_msn: u32, at 108, bits 24;
+        /// ImmDt, or the IETH R_Key.
+        imm_or_inv: u32, at 112;
+        /// DETH Q_Key.
+        deth_qkey: u32, at 116;
+        /// DETH source QP.
+        deth_src_qp: u32, at 120, bits 24;
+        /// AtomicAckETH original remote data.
+        atomic_orig: u64, at 128;
+    }
+}
+
+/// All internal records, for the generator.
+pub const RECORDS: &[super::LayoutDesc] = &[RxHdr::LAYOUT];
