@@ -288,6 +288,21 @@ impl<B: Backend> Device<B> {
         self.command(CmdOpcode::QpModify, qp.0, Some(&c.encode()), mask.bits())
     }
 
+    /// Destroy a QP: move it to RESET in the engine (outstanding work is discarded) and free
+    /// its rings.
+    pub fn destroy_qp(&mut self, qp: QueuePair) -> Result<()> {
+        if !self.qps.contains_key(&qp.0) {
+            return Err(DriverError::Invalid(format!("QP {} does not exist", qp.0)));
+        }
+        let reset = QpAttr { state: QpState::Reset, ..QpAttr::default() };
+        self.modify_qp(qp, &reset, QpAttrMask::STATE)?;
+        if let Some(q) = self.qps.remove(&qp.0) {
+            self.b.dma_free(q.sq);
+            self.b.dma_free(q.rq);
+        }
+        Ok(())
+    }
+
     /// Read a QP's context back from the engine.
     pub fn query_qp(&mut self, qp: QueuePair) -> Result<QpCtx> {
         self.command(CmdOpcode::QpRead, qp.0, None, 0)?;
@@ -302,9 +317,10 @@ impl<B: Backend> Device<B> {
             return Err(DriverError::QueueFull("send queue"));
         }
         let (ring, mut pi) = (q.sq, q.sq_pi);
-        // Encode everything first: a bad request fails the call before anything is posted.
-        let imgs = wrs.iter().map(encode_send).collect::<Result<Vec<_>>>()?;
-        for w in &imgs {
+        // WQEs go into the ring slots past the producer index; only the doorbell publishes
+        // them, so a bad request fails the call with nothing posted.
+        for wr in wrs {
+            let w = encode_send(wr)?;
             self.b.mem_write(&ring, (pi & (size - 1)) as usize * SqWqe::SIZE, &w.encode());
             pi = pi.wrapping_add(1);
         }
@@ -405,6 +421,11 @@ impl<B: Backend> Device<B> {
                 break;
             }
         }
+    }
+
+    /// The ring buffer of a CQ (for tools that inspect or, in tests, fill it).
+    pub fn cq_ring(&self, cq: CompletionQueue) -> Option<DmaBuf> {
+        self.cqs.get(&cq.0).map(|c| c.ring)
     }
 
     /// Memory of a buffer, for the application (CPU view).
