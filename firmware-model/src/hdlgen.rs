@@ -185,9 +185,119 @@ pub fn generated_files() -> Vec<(&'static str, String)> {
         ("hdl/rtl/roce_crc32_pkg.sv", crc32_pkg_sv()),
         ("hdl/rtl/roce_crc32_update.sv", crc32_update_sv()),
         ("hdl/rtl/roce_icrc_pkg.sv", icrc_pkg_sv()),
+        ("hdl/rtl/roce_opcode_pkg.sv", opcode_pkg_sv()),
     ];
     v.extend(crate::contract::generated_files());
     v
+}
+
+/// Bits of `roce_opcode_pkg::op_info` (one-bit properties of an opcode); the multi-bit
+/// fields follow at [`OPI_EXT_LSB`], [`OPI_EXT_LEN_LSB`], [`OPI_IMM_OFF4_LSB`].
+pub const OPI_FLAGS: [(&str, &str); 16] = [
+    ("KNOWN", "a defined opcode (wire::Opcode::from_u8 accepts it)"),
+    ("PAYLOAD", "may carry payload"),
+    ("REQUEST", "a request (handled by the responder)"),
+    ("RESPONSE", "a response (handled by the completer)"),
+    ("READ_RESP", "an RDMA READ response"),
+    ("ACK", "an Acknowledge or ATOMIC Acknowledge"),
+    ("CNP", "a congestion notification packet"),
+    ("SEND", "a SEND"),
+    ("WRITE", "an RDMA WRITE"),
+    ("READ_REQ", "an RDMA READ request"),
+    ("ATOMIC", "an atomic request (CmpSwap, FetchAdd)"),
+    ("IMM", "carries immediate data (ImmDt)"),
+    ("INV", "carries an IETH (with invalidate)"),
+    ("START", "First or Only of a message"),
+    ("END", "Last or Only of a message"),
+    ("UD", "unreliable datagram service"),
+];
+/// LSB of the 8-bit extension header set (`RxHdr.ext` bit order).
+pub const OPI_EXT_LSB: u32 = 16;
+/// LSB of the 5-bit total extension header length in bytes.
+pub const OPI_EXT_LEN_LSB: u32 = 24;
+/// LSB of the 3-bit ImmDt (or IETH) offset after the BTH, in 4-byte units.
+pub const OPI_IMM_OFF4_LSB: u32 = 29;
+
+/// The `op_info` word of one opcode byte (0 for an unknown opcode).
+pub fn op_info(code: u8) -> u32 {
+    use crate::wire::{ExtHeaderKind, Opcode, Service};
+    let Ok(op) = Opcode::from_u8(code) else {
+        return 0;
+    };
+    let flags = [
+        true,
+        op.has_payload(),
+        op.is_request(),
+        op.is_response(),
+        op.is_read_response(),
+        op.is_ack(),
+        op.is_cnp(),
+        op.is_send(),
+        op.is_rdma_write(),
+        op == Opcode::RcRdmaReadRequest,
+        op.is_atomic(),
+        op.has_immediate(),
+        op.has_invalidate(),
+        op.position().is_start(),
+        op.position().is_end(),
+        op.service() == Service::Ud,
+    ];
+    let mut v = 0u32;
+    for (i, f) in flags.iter().enumerate() {
+        v |= u32::from(*f) << i;
+    }
+    let mut ext = 0u32;
+    for (i, k) in ExtHeaderKind::ALL.iter().enumerate() {
+        if op.has_ext_header(*k) {
+            ext |= 1 << i;
+        }
+    }
+    let imm = op
+        .ext_header_offset(ExtHeaderKind::ImmDt)
+        .or_else(|| op.ext_header_offset(ExtHeaderKind::Ieth))
+        .map_or(0, |o| o - crate::wire::BTH_LEN);
+    v | ext << OPI_EXT_LSB | (op.ext_headers_len() as u32) << OPI_EXT_LEN_LSB | ((imm / 4) as u32) << OPI_IMM_OFF4_LSB
+}
+
+/// `hdl/rtl/roce_opcode_pkg.sv`: the BTH opcode table of `wire::Opcode` as a function.
+pub fn opcode_pkg_sv() -> String {
+    let mut o = String::new();
+    header(
+        &mut o,
+        "// roce_opcode_pkg: the BTH opcode table (firmware-model wire::Opcode, after Linux rxe's\n\
+         // rxe_opcode.c): op_info(opcode) is a 32-bit word of the opcode's properties, zero for an\n\
+         // unknown opcode. One-bit properties at OPI_<NAME>; the extension header set (RxHdr.ext\n\
+         // bit order, roce_rec_pkg::RX_EXT_*) at OPI_EXT_LSB, their total length in bytes at\n\
+         // OPI_EXT_LEN_LSB, the ImmDt/IETH offset after the BTH in 4-byte units at OPI_IMM_OFF4_LSB.\n\
+         // op_info is a 256-entry constant function: 8-input LUT logic per bit.",
+    );
+    let _ = writeln!(o, "package roce_opcode_pkg;\n");
+    let _ = writeln!(o, "  localparam int OP_INFO_W = 32;");
+    for (i, (name, desc)) in OPI_FLAGS.iter().enumerate() {
+        let _ = writeln!(o, "  localparam int OPI_{name} = {i};  // {desc}");
+    }
+    let _ = writeln!(o, "  localparam int OPI_EXT_LSB = {OPI_EXT_LSB};");
+    let _ = writeln!(o, "  localparam int OPI_EXT_W = 8;");
+    let _ = writeln!(o, "  localparam int OPI_EXT_LEN_LSB = {OPI_EXT_LEN_LSB};");
+    let _ = writeln!(o, "  localparam int OPI_EXT_LEN_W = 5;");
+    let _ = writeln!(o, "  localparam int OPI_IMM_OFF4_LSB = {OPI_IMM_OFF4_LSB};");
+    let _ = writeln!(o, "  localparam int OPI_IMM_OFF4_W = 3;\n");
+    let _ = writeln!(o, "  function automatic logic [OP_INFO_W-1:0] op_info(input logic [7:0] op);");
+    let _ = writeln!(o, "    logic [OP_INFO_W-1:0] r;");
+    let _ = writeln!(o, "    case (op)");
+    for code in 0..=255u8 {
+        let v = op_info(code);
+        if v != 0 {
+            let name = crate::wire::Opcode::from_u8(code).map(|op| op.name()).unwrap_or_default();
+            let _ = writeln!(o, "      8'h{code:02x}: r = 32'h{v:08x};  // {name}");
+        }
+    }
+    let _ = writeln!(o, "      default: r = '0;");
+    let _ = writeln!(o, "    endcase");
+    let _ = writeln!(o, "    op_info = r;");
+    let _ = writeln!(o, "  endfunction\n");
+    let _ = writeln!(o, "endpackage");
+    o
 }
 
 /// Sanity check used by tests: the composed corrections equal a direct unshift.

@@ -32,6 +32,29 @@ package roce_rec_pkg;
   localparam logic [7:0] RX_ERR_TOO_SHORT = 8'h06;
   localparam logic [7:0] RX_ERR_UNEXPECTED_PAYLOAD = 8'h07;
   localparam logic [7:0] RX_ERR_PAD = 8'h08;
+  localparam logic [7:0] RX_ERR_IP_OPTIONS = 8'h09;
+
+  // ---- Flags and bit fields
+
+  // RxFlags (8 bits): `RxHdr.flags`: what the frame is.
+  localparam int unsigned RX_FLAG_ROCE_BIT = 0;
+  localparam int unsigned RX_FLAG_ERROR_BIT = 1;
+  localparam int unsigned RX_FLAG_VLAN_BIT = 2;
+  localparam int unsigned RX_FLAG_IPV6_BIT = 3;
+  localparam int unsigned RX_FLAG_ROCEV1_BIT = 4;
+  localparam int unsigned RX_FLAG_CE_BIT = 5;
+  localparam int unsigned RX_FLAG_PAYLOAD_BIT = 6;
+
+  // ExtBits (8 bits): `RxHdr.ext`: the extension headers present (bit order of
+  // `wire::ExtHeaderKind`).
+  localparam int unsigned RX_EXT_DETH_BIT = 0;
+  localparam int unsigned RX_EXT_RETH_BIT = 1;
+  localparam int unsigned RX_EXT_ATOMIC_ETH_BIT = 2;
+  localparam int unsigned RX_EXT_AETH_BIT = 3;
+  localparam int unsigned RX_EXT_ATOMIC_ACK_ETH_BIT = 4;
+  localparam int unsigned RX_EXT_IMMDT_BIT = 5;
+  localparam int unsigned RX_EXT_IETH_BIT = 6;
+  localparam int unsigned RX_EXT_CNP_BIT = 7;
 
   // ---- RxHdr (136 bytes): rx_hdr_t
 

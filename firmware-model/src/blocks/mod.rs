@@ -6,3 +6,4 @@
 pub mod axis;
 pub mod roce_icrc;
 pub mod roce_axis_drop_fifo;
+pub mod roce_rx_parse;

@@ -5,40 +5,50 @@
 //! tests decode the HDL's port values with these Rust types.
 
 
-/// `RxHdr.flags` bits.
-pub mod rx_flags {
-    /// The frame is RoCE (v2 over IPv4/IPv6, or v1); the other fields are meaningful.
-    pub const ROCE: u8 = 1 << 0;
-    /// The RoCE frame is malformed (`error` says how); drop it.
-    pub const ERROR: u8 = 1 << 1;
-    /// It carried an 802.1Q tag (`vlan_tci`).
-    pub const VLAN: u8 = 1 << 2;
-    /// RoCEv2 over IPv6.
-    pub const IPV6: u8 = 1 << 3;
-    /// RoCEv1 (GRH).
-    pub const ROCEV1: u8 = 1 << 4;
-    /// The IP header carried ECN CE.
-    pub const CE: u8 = 1 << 5;
+flags! {
+    /// `RxHdr.flags`: what the frame is.
+    pub struct RxFlags(u8): "RX_FLAG" {
+        /// The frame is a well-formed RoCE packet (v2 over IPv4/IPv6, or v1); the other
+        /// fields are meaningful. Clear (and every other field zero) for a well-formed frame
+        /// that is not RoCE (ARP, TCP, another UDP port, an IPv4 fragment, MAC control, ...).
+        ROCE = 0,
+        /// The frame is malformed (`wire::parse_frame` fails; `error` says how): drop it and
+        /// count it. Only `error` is set besides this flag; every other field is zero.
+        ERROR = 1,
+        /// It carried an 802.1Q tag (`vlan_tci`).
+        VLAN = 2,
+        /// RoCEv2 over IPv6.
+        IPV6 = 3,
+        /// RoCEv1 (GRH).
+        ROCEV1 = 4,
+        /// The IP header carried ECN CE.
+        CE = 5,
+        /// A payload packet of `payload_len` bytes follows on `roce_rx_parse`'s payload
+        /// stream (ROCE set and `payload_len` > 0).
+        PAYLOAD = 6,
+    }
 }
 
-/// `RxHdr.ext` bits: the extension headers present, in wire order.
-pub mod ext_bits {
-    /// DETH.
-    pub const DETH: u8 = 1 << 0;
-    /// RETH.
-    pub const RETH: u8 = 1 << 1;
-    /// AtomicETH.
-    pub const ATOMIC_ETH: u8 = 1 << 2;
-    /// AETH.
-    pub const AETH: u8 = 1 << 3;
-    /// AtomicAckETH.
-    pub const ATOMIC_ACK_ETH: u8 = 1 << 4;
-    /// ImmDt.
-    pub const IMMDT: u8 = 1 << 5;
-    /// IETH.
-    pub const IETH: u8 = 1 << 6;
-    /// CNP padding.
-    pub const CNP: u8 = 1 << 7;
+flags! {
+    /// `RxHdr.ext`: the extension headers present (bit order of `wire::ExtHeaderKind`).
+    pub struct ExtBits(u8): "RX_EXT" {
+        /// DETH.
+        DETH = 0,
+        /// RETH.
+        RETH = 1,
+        /// AtomicETH.
+        ATOMIC_ETH = 2,
+        /// AETH.
+        AETH = 3,
+        /// AtomicAckETH.
+        ATOMIC_ACK_ETH = 4,
+        /// ImmDt.
+        IMMDT = 5,
+        /// IETH.
+        IETH = 6,
+        /// CNP padding.
+        CNP = 7,
+    }
 }
 
 code_enum! {
@@ -62,6 +72,9 @@ code_enum! {
         UnexpectedPayload = 7,
         /// Pad count larger than the payload, or payload+pad not a multiple of 4.
         Pad = 8,
+        /// IPv4 header with options (IHL > 5): not parsed by the HDL (the ICRC block rejects
+        /// RoCE frames with options before they get here; `wire::parse_frame` accepts them).
+        IpOptions = 9,
     }
 }
 
@@ -69,8 +82,8 @@ layout! {
     /// The RX header record `roce_rx_parse` emits per frame (1088 bits): every field the
     /// responder and completer need, the payload's place in the frame, and the verdict.
     pub struct RxHdr: "rx_hdr", 136 bytes {
-        /// rx_flags: ROCE, ERROR, VLAN, IPV6, ROCEV1, CE.
-        flags: u8, at 0;
+        /// ROCE, ERROR, VLAN, IPV6, ROCEV1, CE, PAYLOAD.
+        flags: RxFlags, at 0;
         /// RxError code when flags.ERROR.
         error: RxError, at 1;
         /// BTH opcode.
@@ -103,8 +116,8 @@ layout! {
         dscp: u8, at 36, bits 6;
         /// IP ECN.
         ecn: u8, at 37, bits 2;
-        /// ext_bits: the extension headers present.
-        ext: u8, at 38;
+        /// The extension headers present.
+        ext: ExtBits, at 38;
         /// Source IP (IPv4 as ::ffff:a.b.c.d) or SGID.
         src_ip: [u8; 16], at 40;
         /// Destination IP (IPv4 as ::ffff:a.b.c.d) or DGID.
