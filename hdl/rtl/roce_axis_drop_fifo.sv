@@ -14,7 +14,10 @@
 //             held other committed frames: dropped like overflow.
 // m_axis_tuser of each beat is that beat's s_axis_tuser with bit ERR_BIT removed (the bits
 // above it move down one); behind roce_icrc that is the roce flag on the last beat, zero on
-// the others.
+// the others. m_axis_tlen is the frame's byte count (the number of set tkeep bits over all its
+// beats), the same on every beat of the frame: a store-and-forward FIFO knows it before the
+// first beat leaves, so the parser behind it (roce_rx_parse) can check IP lengths against
+// the frame while the frame streams.
 //
 // Write side: wr_ptr advances per beat, commit_ptr := wr_ptr at a good tlast, a bad or
 // dropped frame sets wr_ptr := commit_ptr. Space is DEPTH - (wr_ptr - rd_ptr): the entries
@@ -37,11 +40,15 @@
 //   ERR_BIT         index of the error bit in s_axis_tuser (default 0).
 //   DROP_WHEN_FULL  0: stall the input when full; 1: drop the frame instead (see above).
 //   CNT_W           width of the wrapping frame counters.
+//   LEN_W           width of m_axis_tlen (default 16: frames up to 65535 bytes; a frame that
+//                   does not fit in the FIFO is dropped anyway, DEPTH * DATA_W/8 <= 32768).
 // Outputs besides the stream: 1-cycle pulses good_frame, drop_bad_frame,
 //   drop_overflow_frame, drop_full_frame (one per frame, the cycle after its last beat is
 //   accepted) and wrapping counters of each (*_count).
 // Storage: one simple dual-port RAM of DEPTH x (DATA_W + DATA_W/8 + 1 + USER_W-1) bits, one
-//   write port, one registered read port with enable (block RAM).
+//   write port, one registered read port with enable (block RAM); one DEPTH x LEN_W RAM of
+//   committed frame lengths, same ports (every committed frame holds at least one beat, so
+//   it never overflows).
 // Latency: a committed frame's first beat is on m_axis 3 cycles after its last beat was
 //   accepted (accept in cycle c, m_axis_tvalid in cycle c+3) when the read side is idle.
 // Throughput: one beat per cycle in and out; committed frames come out back to back.
@@ -57,6 +64,7 @@ module roce_axis_drop_fifo #(
   parameter int ERR_BIT = 0,
   parameter int DROP_WHEN_FULL = 0,
   parameter int CNT_W = 32,
+  parameter int LEN_W = 16,
   localparam int KEEP_W = DATA_W / 8,
   localparam int OUSER_W = (USER_W > 1) ? USER_W - 1 : 1
 ) (
@@ -76,6 +84,7 @@ module roce_axis_drop_fifo #(
   input  wire logic               m_axis_tready,
   output      logic               m_axis_tlast,
   output      logic [OUSER_W-1:0] m_axis_tuser,
+  output      logic [LEN_W-1:0]   m_axis_tlen,
 
   output      logic               good_frame,
   output      logic               drop_bad_frame,
@@ -93,6 +102,9 @@ module roce_axis_drop_fifo #(
 
   if (DEPTH < 2 || (DEPTH & (DEPTH - 1)) != 0) begin : g_bad_depth
     $error("roce_axis_drop_fifo: DEPTH must be a power of two >= 2");
+  end
+  if ((DEPTH * KEEP_W) >= (1 << LEN_W)) begin : g_bad_len_w
+    $error("roce_axis_drop_fifo: LEN_W too narrow for the longest frame that fits");
   end
   if (ERR_BIT < 0 || ERR_BIT >= USER_W) begin : g_bad_err_bit
     $error("roce_axis_drop_fifo: ERR_BIT must index s_axis_tuser");
@@ -139,6 +151,35 @@ module roce_axis_drop_fifo #(
       end
     end
     s_word = {s_urem, s_axis_tlast, s_axis_tkeep, s_axis_tdata};
+  end
+
+  // Byte count of the frame being written, and of it including the current beat.
+  logic [LEN_W-1:0] wr_bytes, s_bytes;
+  logic [$clog2(KEEP_W+1)-1:0] s_keep_n;
+  logic [AW:0]      len_wr;
+  logic             len_wen;
+
+  always_comb begin
+    s_keep_n = '0;
+    for (int j = 0; j < KEEP_W; j++) begin
+      s_keep_n = s_keep_n + $bits(s_keep_n)'(s_axis_tkeep[j]);
+    end
+    s_bytes = wr_bytes + LEN_W'(s_keep_n);
+  end
+
+  assign len_wen = s_hs && !drop_q && !full && s_axis_tlast && !s_err;
+
+  always_ff @(posedge clk) begin
+    if (s_hs) begin
+      wr_bytes <= (s_axis_tlast || drop_q || full) ? '0 : s_bytes;
+    end
+    if (len_wen) begin
+      len_wr <= len_wr + 1'b1;
+    end
+    if (rst) begin
+      wr_bytes <= '0;
+      len_wr   <= '0;
+    end
   end
 
   always_ff @(posedge clk) begin
@@ -218,11 +259,48 @@ module roce_axis_drop_fifo #(
     end
   end
 
+  // Frame lengths, written at commit, read with the frame's first beat.
+  logic [LEN_W-1:0] len_mem [DEPTH];
+  logic [LEN_W-1:0] len_q;
+  logic [AW:0]      len_rd;
+  logic             rd_any, rd_first, len_ren;
+
+  always_ff @(posedge clk) begin
+    if (len_wen) begin
+      len_mem[len_wr[AW-1:0]] <= s_bytes;
+    end
+  end
+
+  // The beat read next starts a frame if none was read yet or the last one read was a tlast
+  // (ram_q holds the word read last).
+  assign rd_first = !rd_any || ram_q[DATA_W + KEEP_W];
+  assign len_ren  = ren && rd_first;
+
+  always_ff @(posedge clk) begin
+    if (len_ren) begin
+      len_q <= len_mem[len_rd[AW-1:0]];
+    end
+  end
+
+  always_ff @(posedge clk) begin
+    if (len_ren) begin
+      len_rd <= len_rd + 1'b1;
+    end
+    if (ren) begin
+      rd_any <= 1'b1;
+    end
+    if (rst) begin
+      len_rd <= '0;
+      rd_any <= 1'b0;
+    end
+  end
+
   // ------------------------------------------------------------------------------------
   // Read side: RAM output register (ram_valid), then the output register (out_valid)
   // ------------------------------------------------------------------------------------
   logic             ram_valid, out_valid, out_ready, ram_ready;
   logic [MEM_W-1:0] out_q;
+  logic [LEN_W-1:0] out_len;
 
   assign out_ready = !out_valid || m_axis_tready;
   assign ram_ready = !ram_valid || out_ready;
@@ -238,7 +316,8 @@ module roce_axis_drop_fifo #(
     if (out_ready) begin
       out_valid <= ram_valid;
       if (ram_valid) begin
-        out_q <= ram_q;
+        out_q   <= ram_q;
+        out_len <= len_q;
       end
     end
     if (rst) begin
@@ -253,6 +332,7 @@ module roce_axis_drop_fifo #(
   assign m_axis_tkeep  = out_q[DATA_W +: KEEP_W];
   assign m_axis_tlast  = out_q[DATA_W + KEEP_W];
   assign m_axis_tuser  = out_q[DATA_W + KEEP_W + 1 +: OUSER_W];
+  assign m_axis_tlen   = out_len;
 
 endmodule
 

@@ -189,6 +189,7 @@ pub fn drop_fifo(
     let mut last_beat = Vec::with_capacity(frames.len());
     let mut expect = Vec::new();
     let mut expect_frame = Vec::new();
+    let mut expect_tlen = Vec::new();
     for (i, f) in frames.iter().enumerate() {
         for mut b in split_frame(&f.data, bytes, f.user_last) {
             if !b.last {
@@ -199,8 +200,9 @@ pub fn drop_fifo(
             beats.push(b);
         }
         last_beat.push(beats.len() - 1);
-        while let Some(b) = m.pop() {
+        while let Some((b, tlen)) = m.pop_with_tlen() {
             expect.push(b);
+            expect_tlen.push(u64::from(tlen));
             expect_frame.push(i);
         }
     }
@@ -215,6 +217,13 @@ pub fn drop_fifo(
     for (k, ((cycle, h), e)) in run.out.iter().zip(&expect).enumerate() {
         if let Some(what) = compare(h, e) {
             divergences.push(Divergence { frame: expect_frame[k], beat: beat_in_frame, cycle: *cycle, what });
+        } else if run.out_tlen[k] != expect_tlen[k] {
+            divergences.push(Divergence {
+                frame: expect_frame[k],
+                beat: beat_in_frame,
+                cycle: *cycle,
+                what: format!("m_axis_tlen: HDL {} model {}", run.out_tlen[k], expect_tlen[k]),
+            });
         }
         beat_in_frame += 1;
         if e.last {

@@ -28,6 +28,8 @@ impl Traffic {
 pub struct StreamRun {
     /// Output beats in order, with the cycle (since the start of the run) they moved.
     pub out: Vec<(u64, AxisBeat)>,
+    /// `m_axis_tlen` of each output beat (0 for blocks without it).
+    pub out_tlen: Vec<u64>,
     /// The cycle each input beat was accepted.
     pub accepted: Vec<u64>,
     /// Cycles the run took.
@@ -46,7 +48,12 @@ pub fn run(
     max_idle: u64,
 ) -> Result<StreamRun, SimError> {
     let mut rng = ChaCha8Rng::seed_from_u64(t.seed);
-    let mut r = StreamRun { out: Vec::with_capacity(expect_out), accepted: Vec::with_capacity(beats.len()), cycles: 0 };
+    let mut r = StreamRun {
+        out: Vec::with_capacity(expect_out),
+        out_tlen: Vec::with_capacity(expect_out),
+        accepted: Vec::with_capacity(beats.len()),
+        cycles: 0,
+    };
     let start = dut.cycles();
     let mut next = 0usize;
     let mut presenting = false;
@@ -85,6 +92,7 @@ pub fn run(
         }
         if o.valid && ready {
             let bytes = dut.bytes();
+            r.out_tlen.push(o.tlen);
             r.out.push((now, AxisBeat { data: o.data[..bytes].to_vec(), keep: o.keep, last: o.last, user: o.user }));
             last_progress = now;
         }

@@ -238,6 +238,8 @@ pub struct AxisOut {
     pub last: bool,
     /// `m_axis_tuser`.
     pub user: u8,
+    /// `m_axis_tlen` (frame byte count) if the block has it, else 0.
+    pub tlen: u64,
 }
 
 /// A handle to one top-level port of a [`Dut`].
@@ -401,7 +403,8 @@ impl Drop for Dut {
 }
 
 /// A Verilated block with the port set `clk, rst, s_axis_{tdata,tkeep,tvalid,tready,tlast,
-/// tuser}, m_axis_{...}`: the AXI4-Stream convenience over a [`Dut`].
+/// tuser}, m_axis_{...}` (and optionally `m_axis_tlen`): the AXI4-Stream convenience over a
+/// [`Dut`].
 #[derive(Debug)]
 pub struct AxisDut {
     dut: Dut,
@@ -424,6 +427,7 @@ struct AxisPorts {
     m_ready: Port,
     m_last: Port,
     m_user: Port,
+    m_tlen: Option<Port>,
 }
 
 impl AxisDut {
@@ -446,6 +450,7 @@ impl AxisDut {
             m_ready: port("m_axis_tready")?,
             m_last: port("m_axis_tlast")?,
             m_user: port("m_axis_tuser")?,
+            m_tlen: dut.port("m_axis_tlen"),
         };
         let bytes = (p.s_data.bits / 8) as usize;
         Ok(AxisDut { dut, bytes, p })
@@ -500,6 +505,7 @@ impl AxisDut {
             user: t.get_u64(p.m_user) as u8,
             keep: t.get_u64(p.m_keep),
             data: [0; 64],
+            tlen: p.m_tlen.map_or(0, |q| t.get_u64(q)),
         };
         t.tick();
         for i in 0..self.bytes {

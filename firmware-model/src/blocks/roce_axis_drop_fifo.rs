@@ -8,7 +8,8 @@
 //! - **bad**: its last beat has `user` bit `err_bit` set: dropped. The error bit of other
 //!   beats is ignored.
 //! - **good**: passed on unchanged (data, `keep`, `last`), each beat's `user` with bit
-//!   `err_bit` removed (the bits above it move down one).
+//!   `err_bit` removed (the bits above it move down one), and with the frame's byte count
+//!   (`m_axis_tlen`: set `keep` bits over all its beats) on every beat.
 //!
 //! The HDL with `DROP_WHEN_FULL=0` loses no other frame whatever the backpressure (it stalls
 //! its input instead), so this model predicts its output exactly. With `DROP_WHEN_FULL=1` the
@@ -65,7 +66,7 @@ pub struct RoceAxisDropFifo {
     err_bit: u32,
     cur: Vec<AxisBeat>,
     cur_len: usize,
-    out: VecDeque<AxisBeat>,
+    out: VecDeque<(AxisBeat, u16)>,
     stats: DropFifoStats,
     fates: Vec<FrameFate>,
 }
@@ -139,16 +140,22 @@ impl RoceAxisDropFifo {
         self.cur_len = 0;
         let beats = std::mem::take(&mut self.cur);
         if fate == FrameFate::Good {
+            let tlen = beats.iter().map(|b| b.keep.count_ones() as usize).sum::<usize>() as u16;
             for mut b in beats {
                 debug_assert_eq!(b.data.len(), self.bytes);
                 b.user = self.out_user(b.user);
-                self.out.push_back(b);
+                self.out.push_back((b, tlen));
             }
         }
     }
 
     /// Take the next output beat, if any.
     pub fn pop(&mut self) -> Option<AxisBeat> {
+        self.out.pop_front().map(|(b, _)| b)
+    }
+
+    /// Take the next output beat with its `m_axis_tlen` (the frame's byte count).
+    pub fn pop_with_tlen(&mut self) -> Option<(AxisBeat, u16)> {
         self.out.pop_front()
     }
 
