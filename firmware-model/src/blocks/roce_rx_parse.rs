@@ -18,9 +18,9 @@ use crate::contract::records::{ExtBits, RxError, RxFlags, RxHdr};
 use crate::hdlgen::{op_info, OPI_EXT_LEN_LSB, OPI_EXT_LSB, OPI_IMM_OFF4_LSB};
 use std::collections::VecDeque;
 
-/// Bytes of the frame the parser looks at: the longest header it accepts is 14 + 4 (VLAN)
-/// + 40 (IPv6) + 8 (UDP) + 12 (BTH) + 28 (AtomicETH) = 106 bytes, within the first two
-/// 64-byte beats.
+/// Bytes of the frame the parser looks at: the longest header it accepts is
+/// 14 + 4 (VLAN) + 40 (IPv6) + 8 (UDP) + 12 (BTH) + 28 (AtomicETH) = 106 bytes, within the
+/// first two 64-byte beats.
 pub const HDR_BYTES: usize = 128;
 
 /// Cycles from the cycle in which the beat completing a frame's header (its second beat, or

@@ -200,6 +200,8 @@ macro_rules! flags {
                 self.0
             }
             /// Flags from raw bits; `None` if an undefined bit is set.
+            // A type that defines every bit makes the mask zero; that is correct.
+            #[allow(clippy::bad_bit_mask)]
             pub const fn from_bits(bits: $T) -> Option<Self> {
                 if bits & !Self::DEFINED == 0 { Some(Self(bits)) } else { None }
             }
