@@ -12,6 +12,7 @@
 #![warn(missing_docs)]
 
 pub mod cosim;
+pub mod cosim_rx_parse;
 pub mod demo;
 pub mod fabric;
 pub mod netdev;

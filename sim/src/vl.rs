@@ -106,6 +106,7 @@ models! {
     DropFifo512Small => "dropfifo512_small",
     DropFifo64Dwf => "dropfifo64_dwf",
     // ---- end roce_axis_drop_fifo ----
+    RxParse512 => "rxparse512",
 }
 
 impl Model {

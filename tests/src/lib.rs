@@ -155,3 +155,98 @@ pub fn scapy_vectors(dir: &std::path::Path, count: usize, seed: u64) -> (PathBuf
     std::fs::rename(&tmp_p, &pcap).expect("rename pcap");
     (pcap, json)
 }
+
+/// A well-formed RoCE frame built with the wire codec's builder: opcode `op`, `ip` 0 = IPv4,
+/// 1 = IPv6, 2 = RoCEv1 (GRH), optional VLAN tag, `plen` payload bytes (0 for opcodes
+/// without payload), random header fields and extension header values, zero ICRC, Ethernet
+/// padding to 60 bytes when `eth_pad`.
+pub fn roce_frame(rng: &mut impl RngCore, op: roce_model::wire::Opcode, ip: u8, vlan: bool, plen: usize, eth_pad: bool) -> Vec<u8> {
+    use roce_model::wire::*;
+    let plen = if op.has_payload() { plen } else { 0 };
+    let mut bth = BthFields::new(op, rng.random::<u32>() & MAX_U24, rng.random::<u32>() & MAX_U24);
+    bth.ack_req = rng.random();
+    bth.solicited = rng.random();
+    bth.fecn = rng.random();
+    bth.becn = rng.random();
+    bth.pkey = rng.random();
+    bth.pad_count = pad_for(plen) as u8;
+    let mut x = ExtHeaders::NONE;
+    for k in op.ext_headers() {
+        match k {
+            ExtHeaderKind::Deth => x.deth = Some(DethFields { qkey: rng.random(), src_qp: rng.random::<u32>() & MAX_U24 }),
+            ExtHeaderKind::Reth => x.reth = Some(RethFields { va: rng.random(), rkey: rng.random(), dma_len: rng.random() }),
+            ExtHeaderKind::AtomicEth => {
+                x.atomic_eth = Some(AtomicEthFields { va: rng.random(), rkey: rng.random(), swap_add: rng.random(), compare: rng.random() })
+            }
+            ExtHeaderKind::Aeth => x.aeth = Some(AethFields { syndrome: rng.random(), msn: rng.random::<u32>() & MAX_U24 }),
+            ExtHeaderKind::AtomicAckEth => x.atomic_ack_eth = Some(AtomicAckEthFields { orig_remote_data: rng.random() }),
+            ExtHeaderKind::ImmDt => x.immdt = Some(ImmDtFields { imm: rng.random() }),
+            ExtHeaderKind::Ieth => x.ieth = Some(IethFields { rkey: rng.random() }),
+            ExtHeaderKind::CnpPadding => {}
+        }
+    }
+    let mut mac = [0u8; 12];
+    rng.fill_bytes(&mut mac);
+    let eth = EthernetFields {
+        dst: mac[..6].try_into().unwrap_or_default(),
+        src: mac[6..].try_into().unwrap_or_default(),
+        vlan: vlan.then(|| Vlan { pcp: rng.random_range(0..8), dei: rng.random(), vid: rng.random_range(0..4095) }),
+    };
+    let v6 = |rng: &mut dyn RngCore| Ipv6Fields {
+        src: std::net::Ipv6Addr::from(rng.random::<u128>()),
+        dst: std::net::Ipv6Addr::from(rng.random::<u128>()),
+        traffic_class: rng.random(),
+        flow_label: rng.random::<u32>() & 0xF_FFFF,
+        hop_limit: rng.random(),
+    };
+    let ipf = match ip {
+        0 => IpFields::V4(Ipv4Fields {
+            src: std::net::Ipv4Addr::from(rng.random::<u32>()),
+            dst: std::net::Ipv4Addr::from(rng.random::<u32>()),
+            dscp: rng.random_range(0..64),
+            ecn: rng.random_range(0..4),
+            ttl: rng.random(),
+            identification: rng.random(),
+            dont_fragment: rng.random(),
+        }),
+        1 => IpFields::V6(v6(rng)),
+        _ => IpFields::Grh(v6(rng)),
+    };
+    let mut payload = vec![0u8; plen];
+    rng.fill_bytes(&mut payload);
+    let mut f = FrameBuilder::new(eth, ipf, bth)
+        .with_ext(x)
+        .with_udp_src_port(0xC000 | rng.random::<u16>())
+        .build(&payload)
+        .expect("a frame within the builder's ranges");
+    if eth_pad && f.len() < 60 {
+        f.resize(60, 0);
+    }
+    f
+}
+
+/// Damage a frame the ways a link or a buggy peer would: truncate it, append bytes, change
+/// a header byte, or nudge an IP/UDP length field.
+pub fn mutate_frame(rng: &mut impl RngCore, f: &mut Vec<u8>) {
+    match rng.random_range(0..6) {
+        0 => {
+            let n = rng.random_range(0..f.len() + 1);
+            f.truncate(n);
+        }
+        1 => f.extend(std::iter::repeat_n(0u8, rng.random_range(1..20))),
+        2 | 3 => {
+            if !f.is_empty() {
+                let i = rng.random_range(0..f.len().min(110));
+                f[i] = if rng.random_bool(0.5) { rng.random() } else { f[i] ^ (1 << rng.random_range(0..8)) };
+            }
+        }
+        _ => {
+            let o = if f.len() > 14 && f[12..14] == [0x81, 0] { 18 } else { 14 };
+            let at = [o + 2, o + 4, o + 24, o + 44][rng.random_range(0..4)];
+            if at + 1 < f.len() {
+                let v = u16::from_be_bytes([f[at], f[at + 1]]).wrapping_add(rng.random_range(0..9)).wrapping_sub(4);
+                f[at..at + 2].copy_from_slice(&v.to_be_bytes());
+            }
+        }
+    }
+}
