@@ -71,6 +71,12 @@ const MODELS: &[Model] = &[
         files: &["roce_rec_pkg.sv", "roce_opcode_pkg.sv", "roce_rx_parse.sv"],
         params: &[],
     },
+    Model {
+        name: "txbuild512",
+        top: "roce_tx_build",
+        files: &["roce_rec_pkg.sv", "roce_opcode_pkg.sv", "roce_tx_build.sv"],
+        params: &[],
+    },
 ];
 
 fn verilator_root() -> PathBuf {

@@ -56,6 +56,12 @@ package roce_rec_pkg;
   localparam int unsigned RX_EXT_IETH_BIT = 6;
   localparam int unsigned RX_EXT_CNP_BIT = 7;
 
+  // TxFlags (8 bits): `TxHdr.flags`: the encapsulation `roce_tx_build` writes.
+  localparam int unsigned TX_FLAG_VLAN_BIT = 0;
+  localparam int unsigned TX_FLAG_IPV6_BIT = 1;
+  localparam int unsigned TX_FLAG_ROCEV1_BIT = 2;
+  localparam int unsigned TX_FLAG_DF_BIT = 3;
+
   // ---- RxHdr (136 bytes): rx_hdr_t
 
   // The RX header record `roce_rx_parse` emits per frame (1088 bits): every field the responder and
@@ -167,5 +173,113 @@ package roce_rec_pkg;
     logic [7:0]   error;              // byte 1
     logic [7:0]   flags;              // byte 0
   } rx_hdr_t;
+
+  // ---- TxHdr (136 bytes): tx_hdr_t
+
+  // The TX packet record `roce_tx_build` turns into a frame (1088 bits): every header field;
+  // lengths, the IPv4 checksum, the BTH pad count, the extension headers the opcode carries and the
+  // ICRC slot are derived. The payload (`payload_len` bytes) comes on the builder's payload stream.
+  localparam int unsigned TX_HDR_BYTES = 136;
+  localparam int unsigned TX_HDR_FLAGS_OFF = 0;
+  localparam int unsigned TX_HDR_FLAGS_W = 8;
+  localparam int unsigned TX_HDR_OPCODE_OFF = 1;
+  localparam int unsigned TX_HDR_OPCODE_W = 8;
+  localparam int unsigned TX_HDR_BTH_SE_M_TVER_OFF = 2;
+  localparam int unsigned TX_HDR_BTH_SE_M_TVER_W = 8;
+  localparam int unsigned TX_HDR_BTH_FECN_BECN_OFF = 3;
+  localparam int unsigned TX_HDR_BTH_FECN_BECN_W = 8;
+  localparam int unsigned TX_HDR_PKEY_OFF = 4;
+  localparam int unsigned TX_HDR_PKEY_W = 16;
+  localparam int unsigned TX_HDR_ACK_REQ_OFF = 6;
+  localparam int unsigned TX_HDR_ACK_REQ_W = 1;
+  localparam int unsigned TX_HDR_TTL_OFF = 7;
+  localparam int unsigned TX_HDR_TTL_W = 8;
+  localparam int unsigned TX_HDR_DEST_QP_OFF = 8;
+  localparam int unsigned TX_HDR_DEST_QP_W = 24;
+  localparam int unsigned TX_HDR_PSN_OFF = 12;
+  localparam int unsigned TX_HDR_PSN_W = 24;
+  localparam int unsigned TX_HDR_UDP_SPORT_OFF = 16;
+  localparam int unsigned TX_HDR_UDP_SPORT_W = 16;
+  localparam int unsigned TX_HDR_VLAN_TCI_OFF = 18;
+  localparam int unsigned TX_HDR_VLAN_TCI_W = 16;
+  localparam int unsigned TX_HDR_PAYLOAD_LEN_OFF = 20;
+  localparam int unsigned TX_HDR_PAYLOAD_LEN_W = 16;
+  localparam int unsigned TX_HDR_IP_ID_OFF = 22;
+  localparam int unsigned TX_HDR_IP_ID_W = 16;
+  localparam int unsigned TX_HDR_SRC_MAC_OFF = 24;
+  localparam int unsigned TX_HDR_SRC_MAC_W = 48;
+  localparam int unsigned TX_HDR_DST_MAC_OFF = 30;
+  localparam int unsigned TX_HDR_DST_MAC_W = 48;
+  localparam int unsigned TX_HDR_TCLASS_OFF = 36;
+  localparam int unsigned TX_HDR_TCLASS_W = 8;
+  localparam int unsigned TX_HDR_SRC_IP_OFF = 40;
+  localparam int unsigned TX_HDR_SRC_IP_W = 128;
+  localparam int unsigned TX_HDR_DST_IP_OFF = 56;
+  localparam int unsigned TX_HDR_DST_IP_W = 128;
+  localparam int unsigned TX_HDR_VA_OFF = 72;
+  localparam int unsigned TX_HDR_VA_W = 64;
+  localparam int unsigned TX_HDR_RKEY_OFF = 80;
+  localparam int unsigned TX_HDR_RKEY_W = 32;
+  localparam int unsigned TX_HDR_DMA_LEN_OFF = 84;
+  localparam int unsigned TX_HDR_DMA_LEN_W = 32;
+  localparam int unsigned TX_HDR_SWAP_ADD_OFF = 88;
+  localparam int unsigned TX_HDR_SWAP_ADD_W = 64;
+  localparam int unsigned TX_HDR_COMPARE_OFF = 96;
+  localparam int unsigned TX_HDR_COMPARE_W = 64;
+  localparam int unsigned TX_HDR_AETH_SYNDROME_OFF = 104;
+  localparam int unsigned TX_HDR_AETH_SYNDROME_W = 8;
+  localparam int unsigned TX_HDR_AETH_MSN_OFF = 108;
+  localparam int unsigned TX_HDR_AETH_MSN_W = 24;
+  localparam int unsigned TX_HDR_IMM_OR_INV_OFF = 112;
+  localparam int unsigned TX_HDR_IMM_OR_INV_W = 32;
+  localparam int unsigned TX_HDR_DETH_QKEY_OFF = 116;
+  localparam int unsigned TX_HDR_DETH_QKEY_W = 32;
+  localparam int unsigned TX_HDR_DETH_SRC_QP_OFF = 120;
+  localparam int unsigned TX_HDR_DETH_SRC_QP_W = 24;
+  localparam int unsigned TX_HDR_FLOW_LABEL_OFF = 124;
+  localparam int unsigned TX_HDR_FLOW_LABEL_W = 20;
+  localparam int unsigned TX_HDR_ATOMIC_ORIG_OFF = 128;
+  localparam int unsigned TX_HDR_ATOMIC_ORIG_W = 64;
+
+  typedef struct packed {
+    logic [63:0]  atomic_orig;       // bytes 128..135
+    logic [11:0]  flow_label_rsvd;   // bytes 124..127, bits 31:20: reserved
+    logic [19:0]  flow_label;        // bytes 124..127, bits 19:0
+    logic [7:0]   deth_src_qp_rsvd;  // bytes 120..123, bits 31:24: reserved
+    logic [23:0]  deth_src_qp;       // bytes 120..123, bits 23:0
+    logic [31:0]  deth_qkey;         // bytes 116..119
+    logic [31:0]  imm_or_inv;        // bytes 112..115
+    logic [7:0]   aeth_msn_rsvd;     // bytes 108..111, bits 31:24: reserved
+    logic [23:0]  aeth_msn;          // bytes 108..111, bits 23:0
+    logic [23:0]  rsvd_105;          // bytes 105..107: reserved
+    logic [7:0]   aeth_syndrome;     // byte 104
+    logic [63:0]  compare;           // bytes 96..103
+    logic [63:0]  swap_add;          // bytes 88..95
+    logic [31:0]  dma_len;           // bytes 84..87
+    logic [31:0]  rkey;              // bytes 80..83
+    logic [63:0]  va;                // bytes 72..79
+    logic [127:0] dst_ip;            // bytes 56..71
+    logic [127:0] src_ip;            // bytes 40..55
+    logic [23:0]  rsvd_37;           // bytes 37..39: reserved
+    logic [7:0]   tclass;            // byte 36
+    logic [47:0]  dst_mac;           // bytes 30..35
+    logic [47:0]  src_mac;           // bytes 24..29
+    logic [15:0]  ip_id;             // bytes 22..23
+    logic [15:0]  payload_len;       // bytes 20..21
+    logic [15:0]  vlan_tci;          // bytes 18..19
+    logic [15:0]  udp_sport;         // bytes 16..17
+    logic [7:0]   psn_rsvd;          // bytes 12..15, bits 31:24: reserved
+    logic [23:0]  psn;               // bytes 12..15, bits 23:0
+    logic [7:0]   dest_qp_rsvd;      // bytes 8..11, bits 31:24: reserved
+    logic [23:0]  dest_qp;           // bytes 8..11, bits 23:0
+    logic [7:0]   ttl;               // byte 7
+    logic [6:0]   ack_req_rsvd;      // byte 6, bits 7:1: reserved
+    logic         ack_req;           // byte 6, bit 0
+    logic [15:0]  pkey;              // bytes 4..5
+    logic [7:0]   bth_fecn_becn;     // byte 3
+    logic [7:0]   bth_se_m_tver;     // byte 2
+    logic [7:0]   opcode;            // byte 1
+    logic [7:0]   flags;             // byte 0
+  } tx_hdr_t;
 
 endpackage

@@ -13,6 +13,7 @@
 
 pub mod cosim;
 pub mod cosim_rx_parse;
+pub mod cosim_tx_build;
 pub mod demo;
 pub mod fabric;
 pub mod netdev;

@@ -107,6 +107,7 @@ models! {
     DropFifo64Dwf => "dropfifo64_dwf",
     // ---- end roce_axis_drop_fifo ----
     RxParse512 => "rxparse512",
+    TxBuild512 => "txbuild512",
 }
 
 impl Model {

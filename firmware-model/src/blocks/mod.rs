@@ -7,3 +7,4 @@ pub mod axis;
 pub mod roce_icrc;
 pub mod roce_axis_drop_fifo;
 pub mod roce_rx_parse;
+pub mod roce_tx_build;

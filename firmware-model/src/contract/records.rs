@@ -147,5 +147,88 @@ layout! {
     }
 }
 
+flags! {
+    /// `TxHdr.flags`: the encapsulation `roce_tx_build` writes.
+    pub struct TxFlags(u8): "TX_FLAG" {
+        /// Insert an 802.1Q tag (`vlan_tci`).
+        VLAN = 0,
+        /// RoCEv2 over IPv6 (else IPv4), unless ROCEV1.
+        IPV6 = 1,
+        /// RoCEv1: ethertype 0x8915 and a GRH, no UDP.
+        ROCEV1 = 2,
+        /// IPv4 Don't Fragment.
+        DF = 3,
+    }
+}
+
+layout! {
+    /// The TX packet record `roce_tx_build` turns into a frame (1088 bits): every header
+    /// field; lengths, the IPv4 checksum, the BTH pad count, the extension headers the
+    /// opcode carries and the ICRC slot are derived. The payload (`payload_len` bytes) comes
+    /// on the builder's payload stream.
+    pub struct TxHdr: "tx_hdr", 136 bytes {
+        /// VLAN, IPV6, ROCEV1, DF.
+        flags: TxFlags, at 0;
+        /// BTH opcode.
+        opcode: u8, at 1;
+        /// BTH byte 1 without the pad count: SE (bit 7), M (bit 6), TVer (bits 3:0).
+        bth_se_m_tver: u8, at 2;
+        /// BTH byte 4: FECN (bit 7), BECN (bit 6), reserved.
+        bth_fecn_becn: u8, at 3;
+        /// BTH P_Key.
+        pkey: u16, at 4;
+        /// BTH AckReq.
+        ack_req: bool, at 6;
+        /// IPv4 TTL or IPv6/GRH hop limit.
+        ttl: u8, at 7;
+        /// BTH destination QP.
+        dest_qp: u32, at 8, bits 24;
+        /// BTH PSN.
+        psn: u32, at 12, bits 24;
+        /// UDP source port (RoCEv2).
+        udp_sport: u16, at 16;
+        /// 802.1Q TCI when flags.VLAN.
+        vlan_tci: u16, at 18;
+        /// Payload bytes (without pad and ICRC).
+        payload_len: u16, at 20;
+        /// IPv4 identification.
+        ip_id: u16, at 22;
+        /// Ethernet source MAC.
+        src_mac: [u8; 6], at 24;
+        /// Ethernet destination MAC.
+        dst_mac: [u8; 6], at 30;
+        /// IPv4 TOS / IPv6 traffic class byte: DSCP (bits 7:2), ECN (bits 1:0).
+        tclass: u8, at 36;
+        /// Source IP (IPv4 as ::ffff:a.b.c.d) or SGID.
+        src_ip: [u8; 16], at 40;
+        /// Destination IP (IPv4 as ::ffff:a.b.c.d) or DGID.
+        dst_ip: [u8; 16], at 56;
+        /// RETH or AtomicETH virtual address.
+        va: u64, at 72;
+        /// RETH or AtomicETH R_Key.
+        rkey: u32, at 80;
+        /// RETH DMA length.
+        dma_len: u32, at 84;
+        /// AtomicETH swap (CmpSwap) or add (FetchAdd) data.
+        swap_add: u64, at 88;
+        /// AtomicETH compare data.
+        compare: u64, at 96;
+        /// AETH syndrome.
+        aeth_syndrome: u8, at 104;
+        /// AETH MSN.
+        aeth_msn: u32, at 108, bits 24;
+        /// ImmDt, or the IETH R_Key.
+        imm_or_inv: u32, at 112;
+        /// DETH Q_Key.
+        deth_qkey: u32, at 116;
+        /// DETH source QP.
+        deth_src_qp: u32, at 120, bits 24;
+        /// IPv6/GRH flow label.
+        flow_label: u32, at 124, bits 20;
+        /// AtomicAckETH original remote data.
+        atomic_orig: u64, at 128;
+    }
+}
+
 /// All internal records, for the generator.
-pub const RECORDS: &[super::LayoutDesc] = &[RxHdr::LAYOUT];
+pub const RECORDS: &[super::LayoutDesc] = &[RxHdr::LAYOUT, TxHdr::LAYOUT];
