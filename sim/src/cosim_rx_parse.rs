@@ -13,7 +13,7 @@ use roce_model::contract::records::RxHdr;
 
 use crate::cosim::Divergence;
 use crate::stream::Traffic;
-use crate::vl::{Dut, Model, Port};
+use crate::vl::{pack_bytes, unpack_bytes, Dut, Model, Port};
 use crate::SimError;
 
 /// Result of [`rx_parse`].
@@ -57,14 +57,14 @@ struct Ports {
 
 fn beat_words(data: &[u8]) -> [u32; 16] {
     let mut d = [0u32; 16];
-    for (i, b) in data.iter().take(64).enumerate() {
-        d[i / 4] |= u32::from(*b) << (8 * (i % 4));
-    }
+    pack_bytes(data, &mut d);
     d
 }
 
 fn words_bytes(w: &[u32], n: usize) -> Vec<u8> {
-    (0..n).map(|i| (w[i / 4] >> (8 * (i % 4))) as u8).collect()
+    let mut v = vec![0; n];
+    unpack_bytes(w, &mut v);
+    v
 }
 
 /// Run `frames` through the HDL parser and the model and compare. `traffic.valid_p` gaps

@@ -14,7 +14,7 @@ use roce_model::contract::records::TxHdr;
 
 use crate::cosim::Divergence;
 use crate::stream::Traffic;
-use crate::vl::{Dut, Model};
+use crate::vl::{pack_bytes, unpack_bytes, Dut, Model};
 use crate::SimError;
 
 /// One record and the payload packet sent with it.
@@ -50,14 +50,14 @@ pub struct TxBuildReport {
 
 fn words(data: &[u8]) -> Vec<u32> {
     let mut d = vec![0u32; data.len().div_ceil(4)];
-    for (i, b) in data.iter().enumerate() {
-        d[i / 4] |= u32::from(*b) << (8 * (i % 4));
-    }
+    pack_bytes(data, &mut d);
     d
 }
 
 fn bytes(w: &[u32], n: usize) -> Vec<u8> {
-    (0..n).map(|i| (w[i / 4] >> (8 * (i % 4))) as u8).collect()
+    let mut v = vec![0; n];
+    unpack_bytes(w, &mut v);
+    v
 }
 
 /// Run the cases through the HDL builder and compare with the model.

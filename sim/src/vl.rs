@@ -110,6 +110,22 @@ models! {
     TxBuild512 => "txbuild512",
 }
 
+/// Byte lanes into Verilator port words: byte `i` is bits `[8(i%4)+7 : 8(i%4)]` of word
+/// `i/4` (lane 0 in the low bits, as AXI). Words past the bytes are zeroed.
+pub fn pack_bytes(bytes: &[u8], words: &mut [u32]) {
+    words.fill(0);
+    for (i, b) in bytes.iter().take(words.len() * 4).enumerate() {
+        words[i / 4] |= u32::from(*b) << (8 * (i % 4));
+    }
+}
+
+/// Port words back into byte lanes (the inverse of [`pack_bytes`]), `out.len()` bytes.
+pub fn unpack_bytes(words: &[u32], out: &mut [u8]) {
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = words.get(i / 4).map_or(0, |w| (w >> (8 * (i % 4))) as u8);
+    }
+}
+
 impl Model {
     /// The ICRC block for a datapath of `data_bits` and a mode.
     pub fn icrc(data_bits: usize, insert: bool) -> Option<Model> {
@@ -485,9 +501,7 @@ impl AxisDut {
     /// port iff `inp.valid && out.s_ready`, on the output port iff `out.valid && inp.ready`.
     pub fn cycle(&mut self, inp: &AxisIn<'_>) -> AxisOut {
         let mut d = [0u32; 16];
-        for (i, b) in inp.data.iter().take(self.bytes).enumerate() {
-            d[i / 4] |= u32::from(*b) << (8 * (i % 4));
-        }
+        pack_bytes(&inp.data[..inp.data.len().min(self.bytes)], &mut d);
         let p = self.p;
         let t = &mut self.dut;
         t.set_u64(p.rst, u64::from(inp.rst));
@@ -510,9 +524,7 @@ impl AxisDut {
             tlen: p.m_tlen.map_or(0, |q| t.get_u64(q)),
         };
         t.tick();
-        for i in 0..self.bytes {
-            out.data[i] = (od[i / 4] >> (8 * (i % 4))) as u8;
-        }
+        unpack_bytes(&od, &mut out.data[..self.bytes]);
         if self.bytes < 64 {
             out.keep &= (1u64 << self.bytes) - 1;
         }
