@@ -562,7 +562,16 @@ fn vm_write_bw_with_host_standin() {
         .expect("exchange thread")
         .expect("perftest post-traffic exchange");
     assert_eq!((rem.size, rem.iters), (2500, 5), "the client's report");
-    assert!(rem.bw_avg > 0.0, "{rem:?}");
+    // The figures themselves are not checked: perftest scales cycles by a CPU frequency it
+    // estimates by sampling, and under TCG on a loaded host that estimate can fail (r^2 test)
+    // and come back 0, which makes every BW figure 0.00 (seen in CI). What matters here is
+    // that the report arrived, has the right shape, and is a number.
+    assert!(
+        [rem.bw_peak, rem.bw_avg, rem.msg_rate_avg]
+            .iter()
+            .all(|v| v.is_finite() && *v >= 0.0),
+        "{rem:?}"
+    );
     let out = vm.wait(Duration::from_secs(60)).expect("VM run");
     eprintln!(
         "TIMING vm_write_bw_with_host_standin total={:.1}s ready={:?} write_packets={packets} acks={acked}",
