@@ -72,6 +72,12 @@ const MODELS: &[Model] = &[
         params: &[],
     },
     Model {
+        name: "regs",
+        top: "roce_regs",
+        files: &["roce_regs_pkg.sv", "roce_regs.sv"],
+        params: &[],
+    },
+    Model {
         name: "txbuild512",
         top: "roce_tx_build",
         files: &["roce_rec_pkg.sv", "roce_opcode_pkg.sv", "roce_tx_build.sv"],

@@ -19,12 +19,14 @@ package roce_regs_pkg;
   // ID (RO): Block type: ASCII "ROCE" (0x524F4345).
   localparam logic [15:0] ID_ADDR = 16'h0000;
   localparam logic [31:0] ID_RESET = 32'h524f4345;
+  localparam logic [31:0] ID_MASK = 32'hffffffff;
   localparam int unsigned ID_ID_LSB = 0;  // ID[31:0]
   localparam int unsigned ID_ID_W = 32;
 
   // VERSION (RO): Contract version: software checks MAJOR and refuses a different one.
   localparam logic [15:0] VERSION_ADDR = 16'h0004;
   localparam logic [31:0] VERSION_RESET = 32'h00000001;
+  localparam logic [31:0] VERSION_MASK = 32'hffffffff;
   localparam int unsigned VERSION_MINOR_LSB = 0;  // MINOR[15:0]
   localparam int unsigned VERSION_MINOR_W = 16;
   localparam int unsigned VERSION_MAJOR_LSB = 16;  // MAJOR[31:16]
@@ -33,6 +35,7 @@ package roce_regs_pkg;
   // CAPS (RO): Capabilities of this build; the reset column shows the default build.
   localparam logic [15:0] CAPS_ADDR = 16'h0008;
   localparam logic [31:0] CAPS_RESET = 32'h650a8808;
+  localparam logic [31:0] CAPS_MASK = 32'hf71fff1f;
   localparam int unsigned CAPS_LOG_MAX_QP_LSB = 0;  // LOG_MAX_QP[4:0]
   localparam int unsigned CAPS_LOG_MAX_QP_W = 5;
   localparam int unsigned CAPS_LOG_MAX_CQ_LSB = 8;  // LOG_MAX_CQ[12:8]
@@ -49,6 +52,7 @@ package roce_regs_pkg;
   // NEXT (RO): Byte offset of the next register block in BAR0; 0 = this is the last block.
   localparam logic [15:0] NEXT_ADDR = 16'h000c;
   localparam logic [31:0] NEXT_RESET = 32'h00000000;
+  localparam logic [31:0] NEXT_MASK = 32'hffffffff;
   localparam int unsigned NEXT_NEXT_LSB = 0;  // NEXT[31:0]
   localparam int unsigned NEXT_NEXT_W = 32;
 
@@ -57,6 +61,7 @@ package roce_regs_pkg;
   // CTRL (RW): Global control.
   localparam logic [15:0] CTRL_ADDR = 16'h0010;
   localparam logic [31:0] CTRL_RESET = 32'h00000000;
+  localparam logic [31:0] CTRL_MASK = 32'h00000f03;
   localparam int unsigned CTRL_ENABLE_LSB = 0;  // ENABLE[0]
   localparam int unsigned CTRL_ENABLE_W = 1;
   localparam int unsigned CTRL_SOFT_RESET_LSB = 1;  // SOFT_RESET[1] (RW/SC)
@@ -73,6 +78,7 @@ package roce_regs_pkg;
   // STATUS (RO): Global status.
   localparam logic [15:0] STATUS_ADDR = 16'h0014;
   localparam logic [31:0] STATUS_RESET = 32'h00000000;
+  localparam logic [31:0] STATUS_MASK = 32'h00000003;
   localparam int unsigned STATUS_READY_LSB = 0;  // READY[0]
   localparam int unsigned STATUS_READY_W = 1;
   localparam int unsigned STATUS_LINK_UP_LSB = 1;  // LINK_UP[1]
@@ -82,6 +88,7 @@ package roce_regs_pkg;
   // MSI is sent when that goes from 0 to 1. Causes set while masked stay pending.
   localparam logic [15:0] IRQ_STATUS_ADDR = 16'h0018;
   localparam logic [31:0] IRQ_STATUS_RESET = 32'h00000000;
+  localparam logic [31:0] IRQ_STATUS_MASK = 32'h0000001f;
   localparam int unsigned IRQ_STATUS_CQ_EVENT_LSB = 0;  // CQ_EVENT[0]
   localparam int unsigned IRQ_STATUS_CQ_EVENT_W = 1;
   localparam int unsigned IRQ_STATUS_CMD_DONE_LSB = 1;  // CMD_DONE[1]
@@ -97,6 +104,7 @@ package roce_regs_pkg;
   // interrupt line. All masked after reset.
   localparam logic [15:0] IRQ_MASK_ADDR = 16'h001c;
   localparam logic [31:0] IRQ_MASK_RESET = 32'h0000001f;
+  localparam logic [31:0] IRQ_MASK_MASK = 32'h0000001f;
   localparam int unsigned IRQ_MASK_CQ_EVENT_LSB = 0;  // CQ_EVENT[0]
   localparam int unsigned IRQ_MASK_CQ_EVENT_W = 1;
   localparam int unsigned IRQ_MASK_CMD_DONE_LSB = 1;  // CMD_DONE[1]
@@ -113,18 +121,21 @@ package roce_regs_pkg;
   // MAC_LO (RW): Port MAC address, bytes 2..5 (for 02:11:22:33:44:55 the value 0x22334455).
   localparam logic [15:0] MAC_LO_ADDR = 16'h0020;
   localparam logic [31:0] MAC_LO_RESET = 32'h00000000;
+  localparam logic [31:0] MAC_LO_MASK = 32'hffffffff;
   localparam int unsigned MAC_LO_MAC_LSB = 0;  // MAC[31:0]
   localparam int unsigned MAC_LO_MAC_W = 32;
 
   // MAC_HI (RW): Port MAC address, bytes 0..1 (for 02:11:22:33:44:55 the value 0x0211).
   localparam logic [15:0] MAC_HI_ADDR = 16'h0024;
   localparam logic [31:0] MAC_HI_RESET = 32'h00000000;
+  localparam logic [31:0] MAC_HI_MASK = 32'h0000ffff;
   localparam int unsigned MAC_HI_MAC_LSB = 0;  // MAC[15:0]
   localparam int unsigned MAC_HI_MAC_W = 16;
 
   // IPV4 (RW): Port IPv4 address, source of RoCEv2-over-IPv4 packets (192.168.1.2 is 0xC0A80102).
   localparam logic [15:0] IPV4_ADDR = 16'h0028;
   localparam logic [31:0] IPV4_RESET = 32'h00000000;
+  localparam logic [31:0] IPV4_MASK = 32'hffffffff;
   localparam int unsigned IPV4_IP_LSB = 0;  // IP[31:0]
   localparam int unsigned IPV4_IP_W = 32;
 
@@ -133,12 +144,14 @@ package roce_regs_pkg;
   localparam logic [15:0] GID_ADDR = 16'h0030;
   localparam int unsigned GID_COUNT = 4;
   localparam logic [31:0] GID_RESET = 32'h00000000;
+  localparam logic [31:0] GID_MASK = 32'hffffffff;
   localparam int unsigned GID_WORD_LSB = 0;  // WORD[31:0]
   localparam int unsigned GID_WORD_W = 32;
 
   // VLAN (RW): Port VLAN: tags the frames of QPs whose QpCtx.vlan is not VALID.
   localparam logic [15:0] VLAN_ADDR = 16'h0040;
   localparam logic [31:0] VLAN_RESET = 32'h00000000;
+  localparam logic [31:0] VLAN_MASK = 32'h0001efff;
   localparam int unsigned VLAN_VID_LSB = 0;  // VID[11:0]
   localparam int unsigned VLAN_VID_W = 12;
   localparam int unsigned VLAN_PCP_LSB = 13;  // PCP[15:13]
@@ -152,6 +165,7 @@ package roce_regs_pkg;
   // times QpCtx.timeout and the RNR timer.
   localparam logic [15:0] TICK_CYCLES_ADDR = 16'h0050;
   localparam logic [31:0] TICK_CYCLES_RESET = 32'h00000400;
+  localparam logic [31:0] TICK_CYCLES_MASK = 32'h0000ffff;
   localparam int unsigned TICK_CYCLES_CYCLES_LSB = 0;  // CYCLES[15:0]
   localparam int unsigned TICK_CYCLES_CYCLES_W = 16;
 
@@ -159,6 +173,7 @@ package roce_regs_pkg;
   // timers.
   localparam logic [15:0] US_CYCLES_ADDR = 16'h0054;
   localparam logic [31:0] US_CYCLES_RESET = 32'h000000fa;
+  localparam logic [31:0] US_CYCLES_MASK = 32'h00000fff;
   localparam int unsigned US_CYCLES_CYCLES_LSB = 0;  // CYCLES[11:0]
   localparam int unsigned US_CYCLES_CYCLES_W = 12;
 
@@ -167,18 +182,21 @@ package roce_regs_pkg;
   // DCQCN_RATE_AI (RW): DCQCN additive increase step (R_AI).
   localparam logic [15:0] DCQCN_RATE_AI_ADDR = 16'h0060;
   localparam logic [31:0] DCQCN_RATE_AI_RESET = 32'h00000028;
+  localparam logic [31:0] DCQCN_RATE_AI_MASK = 32'h000fffff;
   localparam int unsigned DCQCN_RATE_AI_MBPS_LSB = 0;  // MBPS[19:0]
   localparam int unsigned DCQCN_RATE_AI_MBPS_W = 20;
 
   // DCQCN_RATE_HAI (RW): DCQCN hyper increase step (R_HAI), used after STAGES rate increase events.
   localparam logic [15:0] DCQCN_RATE_HAI_ADDR = 16'h0064;
   localparam logic [31:0] DCQCN_RATE_HAI_RESET = 32'h00000190;
+  localparam logic [31:0] DCQCN_RATE_HAI_MASK = 32'h000fffff;
   localparam int unsigned DCQCN_RATE_HAI_MBPS_LSB = 0;  // MBPS[19:0]
   localparam int unsigned DCQCN_RATE_HAI_MBPS_W = 20;
 
   // DCQCN_RATE_MIN (RW): DCQCN minimum rate: a QP is never slowed below it.
   localparam logic [15:0] DCQCN_RATE_MIN_ADDR = 16'h0068;
   localparam logic [31:0] DCQCN_RATE_MIN_RESET = 32'h0000000a;
+  localparam logic [31:0] DCQCN_RATE_MIN_MASK = 32'h000fffff;
   localparam int unsigned DCQCN_RATE_MIN_MBPS_LSB = 0;  // MBPS[19:0]
   localparam int unsigned DCQCN_RATE_MIN_MBPS_W = 20;
 
@@ -186,6 +204,7 @@ package roce_regs_pkg;
   // with g and alpha in units of 1/1024.
   localparam logic [15:0] DCQCN_ALPHA_ADDR = 16'h006c;
   localparam logic [31:0] DCQCN_ALPHA_RESET = 32'h03ff0004;
+  localparam logic [31:0] DCQCN_ALPHA_MASK = 32'h03ff03ff;
   localparam int unsigned DCQCN_ALPHA_G_LSB = 0;  // G[9:0]
   localparam int unsigned DCQCN_ALPHA_G_W = 10;
   localparam int unsigned DCQCN_ALPHA_INIT_LSB = 16;  // INIT[25:16]
@@ -194,12 +213,14 @@ package roce_regs_pkg;
   // DCQCN_ALPHA_TIMER (RW): DCQCN alpha update period (K).
   localparam logic [15:0] DCQCN_ALPHA_TIMER_ADDR = 16'h0070;
   localparam logic [31:0] DCQCN_ALPHA_TIMER_RESET = 32'h00000037;
+  localparam logic [31:0] DCQCN_ALPHA_TIMER_MASK = 32'h0000ffff;
   localparam int unsigned DCQCN_ALPHA_TIMER_US_LSB = 0;  // US[15:0]
   localparam int unsigned DCQCN_ALPHA_TIMER_US_W = 16;
 
   // DCQCN_RATE_TIMER (RW): DCQCN rate increase timer period (T).
   localparam logic [15:0] DCQCN_RATE_TIMER_ADDR = 16'h0074;
   localparam logic [31:0] DCQCN_RATE_TIMER_RESET = 32'h00000037;
+  localparam logic [31:0] DCQCN_RATE_TIMER_MASK = 32'h0000ffff;
   localparam int unsigned DCQCN_RATE_TIMER_US_LSB = 0;  // US[15:0]
   localparam int unsigned DCQCN_RATE_TIMER_US_W = 16;
 
@@ -207,18 +228,21 @@ package roce_regs_pkg;
   // sent.
   localparam logic [15:0] DCQCN_BYTE_COUNTER_ADDR = 16'h0078;
   localparam logic [31:0] DCQCN_BYTE_COUNTER_RESET = 32'h00a00000;
+  localparam logic [31:0] DCQCN_BYTE_COUNTER_MASK = 32'hffffffff;
   localparam int unsigned DCQCN_BYTE_COUNTER_BYTES_LSB = 0;  // BYTES[31:0]
   localparam int unsigned DCQCN_BYTE_COUNTER_BYTES_W = 32;
 
   // DCQCN_STAGES (RW): DCQCN fast recovery length (F).
   localparam logic [15:0] DCQCN_STAGES_ADDR = 16'h007c;
   localparam logic [31:0] DCQCN_STAGES_RESET = 32'h00000005;
+  localparam logic [31:0] DCQCN_STAGES_MASK = 32'h0000001f;
   localparam int unsigned DCQCN_STAGES_STAGES_LSB = 0;  // STAGES[4:0]
   localparam int unsigned DCQCN_STAGES_STAGES_W = 5;
 
   // CNP_CFG (RW): Header fields of generated CNPs.
   localparam logic [15:0] CNP_CFG_ADDR = 16'h0080;
   localparam logic [31:0] CNP_CFG_RESET = 32'h00000630;
+  localparam logic [31:0] CNP_CFG_MASK = 32'h0000073f;
   localparam int unsigned CNP_CFG_DSCP_LSB = 0;  // DSCP[5:0]
   localparam int unsigned CNP_CFG_DSCP_W = 6;
   localparam int unsigned CNP_CFG_PCP_LSB = 8;  // PCP[10:8]
@@ -227,6 +251,7 @@ package roce_regs_pkg;
   // CNP_INTERVAL (RW): Minimum time between two CNPs for the same QP (N).
   localparam logic [15:0] CNP_INTERVAL_ADDR = 16'h0084;
   localparam logic [31:0] CNP_INTERVAL_RESET = 32'h00000032;
+  localparam logic [31:0] CNP_INTERVAL_MASK = 32'h0000ffff;
   localparam int unsigned CNP_INTERVAL_US_LSB = 0;  // US[15:0]
   localparam int unsigned CNP_INTERVAL_US_W = 16;
 
@@ -235,6 +260,7 @@ package roce_regs_pkg;
   // CMD (WO): Start a command (write while CMD_STATUS.BUSY = 0; a write while busy is ignored).
   localparam logic [15:0] CMD_ADDR = 16'h0100;
   localparam logic [31:0] CMD_RESET = 32'h00000000;
+  localparam logic [31:0] CMD_MASK = 32'hffffffff;
   localparam int unsigned CMD_OPCODE_LSB = 0;  // OPCODE[7:0]
   localparam int unsigned CMD_OPCODE_W = 8;
   localparam int unsigned CMD_INDEX_LSB = 8;  // INDEX[31:8]
@@ -243,15 +269,17 @@ package roce_regs_pkg;
   // CMD_STATUS (RO): State of the last command.
   localparam logic [15:0] CMD_STATUS_ADDR = 16'h0104;
   localparam logic [31:0] CMD_STATUS_RESET = 32'h00000000;
+  localparam logic [31:0] CMD_STATUS_MASK = 32'h0000ff01;
   localparam int unsigned CMD_STATUS_BUSY_LSB = 0;  // BUSY[0]
   localparam int unsigned CMD_STATUS_BUSY_W = 1;
   localparam int unsigned CMD_STATUS_ERROR_LSB = 8;  // ERROR[15:8]
   localparam int unsigned CMD_STATUS_ERROR_W = 8;
 
   // CMD_ARG (RW): Command argument: QP_MODIFY's attribute mask (QpAttrMask, ibverbs IBV_QP_* bits).
-  // Ignored by the other commands.
+  // Ignored by the other commands. Writes while CMD_STATUS.BUSY = 1 are ignored.
   localparam logic [15:0] CMD_ARG_ADDR = 16'h0108;
   localparam logic [31:0] CMD_ARG_RESET = 32'h00000000;
+  localparam logic [31:0] CMD_ARG_MASK = 32'hffffffff;
   localparam int unsigned CMD_ARG_ARG_LSB = 0;  // ARG[31:0]
   localparam int unsigned CMD_ARG_ARG_W = 32;
 
@@ -259,6 +287,7 @@ package roce_regs_pkg;
   // clear.
   localparam logic [15:0] QP_ERR_INFO_ADDR = 16'h010c;
   localparam logic [31:0] QP_ERR_INFO_RESET = 32'h00000000;
+  localparam logic [31:0] QP_ERR_INFO_MASK = 32'hffffffff;
   localparam int unsigned QP_ERR_INFO_QPN_LSB = 0;  // QPN[23:0]
   localparam int unsigned QP_ERR_INFO_QPN_W = 24;
   localparam int unsigned QP_ERR_INFO_CAUSE_LSB = 24;  // CAUSE[31:24]
@@ -267,16 +296,19 @@ package roce_regs_pkg;
   // CQ_ERR_INFO (RO): The first CQ error since IRQ_STATUS.CQ_ERROR was last clear.
   localparam logic [15:0] CQ_ERR_INFO_ADDR = 16'h0110;
   localparam logic [31:0] CQ_ERR_INFO_RESET = 32'h00000000;
+  localparam logic [31:0] CQ_ERR_INFO_MASK = 32'hff003fff;
   localparam int unsigned CQ_ERR_INFO_CQ_LSB = 0;  // CQ[13:0]
   localparam int unsigned CQ_ERR_INFO_CQ_W = 14;
   localparam int unsigned CQ_ERR_INFO_CAUSE_LSB = 24;  // CAUSE[31:24]
   localparam int unsigned CQ_ERR_INFO_CAUSE_W = 8;
 
   // CMD_DATA[32] (RW): Command staging buffer, 128 bytes: the context a command writes or reads, in
-  // its descriptor layout, byte b in `CMD_DATA[b / 4]` bits 8*(b % 4)+7 .. 8*(b % 4).
+  // its descriptor layout, byte b in `CMD_DATA[b / 4]` bits 8*(b % 4)+7 .. 8*(b % 4). Writes while
+  // CMD_STATUS.BUSY = 1 are ignored (the command is using it).
   localparam logic [15:0] CMD_DATA_ADDR = 16'h0140;
   localparam int unsigned CMD_DATA_COUNT = 32;
   localparam logic [31:0] CMD_DATA_RESET = 32'h00000000;
+  localparam logic [31:0] CMD_DATA_MASK = 32'hffffffff;
   localparam int unsigned CMD_DATA_WORD_LSB = 0;  // WORD[31:0]
   localparam int unsigned CMD_DATA_WORD_W = 32;
 
@@ -285,6 +317,7 @@ package roce_regs_pkg;
   // SQ_DB (WO): Send queue doorbell: new WQEs were written up to (not including) PI.
   localparam logic [15:0] SQ_DB_ADDR = 16'h0200;
   localparam logic [31:0] SQ_DB_RESET = 32'h00000000;
+  localparam logic [31:0] SQ_DB_MASK = 32'hffffffff;
   localparam int unsigned SQ_DB_PI_LSB = 0;  // PI[15:0]
   localparam int unsigned SQ_DB_PI_W = 16;
   localparam int unsigned SQ_DB_QP_LSB = 16;  // QP[31:16]
@@ -293,6 +326,7 @@ package roce_regs_pkg;
   // RQ_DB (WO): Receive queue doorbell: new WQEs were written up to (not including) PI.
   localparam logic [15:0] RQ_DB_ADDR = 16'h0204;
   localparam logic [31:0] RQ_DB_RESET = 32'h00000000;
+  localparam logic [31:0] RQ_DB_MASK = 32'hffffffff;
   localparam int unsigned RQ_DB_PI_LSB = 0;  // PI[15:0]
   localparam int unsigned RQ_DB_PI_W = 16;
   localparam int unsigned RQ_DB_QP_LSB = 16;  // QP[31:16]
@@ -301,6 +335,7 @@ package roce_regs_pkg;
   // CQ_DB (WO): Completion queue doorbell: entries before CI are consumed; optionally arm.
   localparam logic [15:0] CQ_DB_ADDR = 16'h0208;
   localparam logic [31:0] CQ_DB_RESET = 32'h00000000;
+  localparam logic [31:0] CQ_DB_MASK = 32'hffffffff;
   localparam int unsigned CQ_DB_CI_LSB = 0;  // CI[15:0]
   localparam int unsigned CQ_DB_CI_W = 16;
   localparam int unsigned CQ_DB_CQ_LSB = 16;  // CQ[29:16]
@@ -316,6 +351,7 @@ package roce_regs_pkg;
   // read. Frames the engine received from the MAC (every ethertype), before any drop.
   localparam logic [15:0] RX_FRAMES_LO_ADDR = 16'h0400;
   localparam logic [31:0] RX_FRAMES_LO_RESET = 32'h00000000;
+  localparam logic [31:0] RX_FRAMES_LO_MASK = 32'hffffffff;
   localparam int unsigned RX_FRAMES_LO_VALUE_LSB = 0;  // VALUE[31:0]
   localparam int unsigned RX_FRAMES_LO_VALUE_W = 32;
 
@@ -323,6 +359,7 @@ package roce_regs_pkg;
   // read (read RX_FRAMES_LO first).
   localparam logic [15:0] RX_FRAMES_HI_ADDR = 16'h0404;
   localparam logic [31:0] RX_FRAMES_HI_RESET = 32'h00000000;
+  localparam logic [31:0] RX_FRAMES_HI_MASK = 32'hffffffff;
   localparam int unsigned RX_FRAMES_HI_VALUE_LSB = 0;  // VALUE[31:0]
   localparam int unsigned RX_FRAMES_HI_VALUE_W = 32;
 
@@ -331,6 +368,7 @@ package roce_regs_pkg;
   // frame, FCS excluded.
   localparam logic [15:0] RX_BYTES_LO_ADDR = 16'h0408;
   localparam logic [31:0] RX_BYTES_LO_RESET = 32'h00000000;
+  localparam logic [31:0] RX_BYTES_LO_MASK = 32'hffffffff;
   localparam int unsigned RX_BYTES_LO_VALUE_LSB = 0;  // VALUE[31:0]
   localparam int unsigned RX_BYTES_LO_VALUE_W = 32;
 
@@ -338,6 +376,7 @@ package roce_regs_pkg;
   // (read RX_BYTES_LO first).
   localparam logic [15:0] RX_BYTES_HI_ADDR = 16'h040c;
   localparam logic [31:0] RX_BYTES_HI_RESET = 32'h00000000;
+  localparam logic [31:0] RX_BYTES_HI_MASK = 32'hffffffff;
   localparam int unsigned RX_BYTES_HI_VALUE_LSB = 0;  // VALUE[31:0]
   localparam int unsigned RX_BYTES_HI_VALUE_W = 32;
 
@@ -345,6 +384,7 @@ package roce_regs_pkg;
   // next *_HI read. RoCE packets dropped because the ICRC did not match.
   localparam logic [15:0] RX_ICRC_ERRORS_LO_ADDR = 16'h0410;
   localparam logic [31:0] RX_ICRC_ERRORS_LO_RESET = 32'h00000000;
+  localparam logic [31:0] RX_ICRC_ERRORS_LO_MASK = 32'hffffffff;
   localparam int unsigned RX_ICRC_ERRORS_LO_VALUE_LSB = 0;  // VALUE[31:0]
   localparam int unsigned RX_ICRC_ERRORS_LO_VALUE_W = 32;
 
@@ -352,6 +392,7 @@ package roce_regs_pkg;
   // last *_LO read (read RX_ICRC_ERRORS_LO first).
   localparam logic [15:0] RX_ICRC_ERRORS_HI_ADDR = 16'h0414;
   localparam logic [31:0] RX_ICRC_ERRORS_HI_RESET = 32'h00000000;
+  localparam logic [31:0] RX_ICRC_ERRORS_HI_MASK = 32'hffffffff;
   localparam int unsigned RX_ICRC_ERRORS_HI_VALUE_LSB = 0;  // VALUE[31:0]
   localparam int unsigned RX_ICRC_ERRORS_HI_VALUE_W = 32;
 
@@ -360,6 +401,7 @@ package roce_regs_pkg;
   // unsupported opcode or transport).
   localparam logic [15:0] RX_MALFORMED_LO_ADDR = 16'h0418;
   localparam logic [31:0] RX_MALFORMED_LO_RESET = 32'h00000000;
+  localparam logic [31:0] RX_MALFORMED_LO_MASK = 32'hffffffff;
   localparam int unsigned RX_MALFORMED_LO_VALUE_LSB = 0;  // VALUE[31:0]
   localparam int unsigned RX_MALFORMED_LO_VALUE_W = 32;
 
@@ -367,6 +409,7 @@ package roce_regs_pkg;
   // *_LO read (read RX_MALFORMED_LO first).
   localparam logic [15:0] RX_MALFORMED_HI_ADDR = 16'h041c;
   localparam logic [31:0] RX_MALFORMED_HI_RESET = 32'h00000000;
+  localparam logic [31:0] RX_MALFORMED_HI_MASK = 32'hffffffff;
   localparam int unsigned RX_MALFORMED_HI_VALUE_LSB = 0;  // VALUE[31:0]
   localparam int unsigned RX_MALFORMED_HI_VALUE_W = 32;
 
@@ -375,6 +418,7 @@ package roce_regs_pkg;
   // state that receives.
   localparam logic [15:0] RX_UNKNOWN_QP_LO_ADDR = 16'h0420;
   localparam logic [31:0] RX_UNKNOWN_QP_LO_RESET = 32'h00000000;
+  localparam logic [31:0] RX_UNKNOWN_QP_LO_MASK = 32'hffffffff;
   localparam int unsigned RX_UNKNOWN_QP_LO_VALUE_LSB = 0;  // VALUE[31:0]
   localparam int unsigned RX_UNKNOWN_QP_LO_VALUE_W = 32;
 
@@ -382,6 +426,7 @@ package roce_regs_pkg;
   // *_LO read (read RX_UNKNOWN_QP_LO first).
   localparam logic [15:0] RX_UNKNOWN_QP_HI_ADDR = 16'h0424;
   localparam logic [31:0] RX_UNKNOWN_QP_HI_RESET = 32'h00000000;
+  localparam logic [31:0] RX_UNKNOWN_QP_HI_MASK = 32'hffffffff;
   localparam int unsigned RX_UNKNOWN_QP_HI_VALUE_LSB = 0;  // VALUE[31:0]
   localparam int unsigned RX_UNKNOWN_QP_HI_VALUE_W = 32;
 
@@ -390,6 +435,7 @@ package roce_regs_pkg;
   // full, not addressed to the port's MAC/IP.
   localparam logic [15:0] RX_DROPPED_LO_ADDR = 16'h0428;
   localparam logic [31:0] RX_DROPPED_LO_RESET = 32'h00000000;
+  localparam logic [31:0] RX_DROPPED_LO_MASK = 32'hffffffff;
   localparam int unsigned RX_DROPPED_LO_VALUE_LSB = 0;  // VALUE[31:0]
   localparam int unsigned RX_DROPPED_LO_VALUE_W = 32;
 
@@ -397,6 +443,7 @@ package roce_regs_pkg;
   // read (read RX_DROPPED_LO first).
   localparam logic [15:0] RX_DROPPED_HI_ADDR = 16'h042c;
   localparam logic [31:0] RX_DROPPED_HI_RESET = 32'h00000000;
+  localparam logic [31:0] RX_DROPPED_HI_MASK = 32'hffffffff;
   localparam int unsigned RX_DROPPED_HI_VALUE_LSB = 0;  // VALUE[31:0]
   localparam int unsigned RX_DROPPED_HI_VALUE_W = 32;
 
@@ -404,6 +451,7 @@ package roce_regs_pkg;
   // read. Frames the engine transmitted, ACKs, NAKs, CNPs and retransmissions included.
   localparam logic [15:0] TX_FRAMES_LO_ADDR = 16'h0430;
   localparam logic [31:0] TX_FRAMES_LO_RESET = 32'h00000000;
+  localparam logic [31:0] TX_FRAMES_LO_MASK = 32'hffffffff;
   localparam int unsigned TX_FRAMES_LO_VALUE_LSB = 0;  // VALUE[31:0]
   localparam int unsigned TX_FRAMES_LO_VALUE_W = 32;
 
@@ -411,6 +459,7 @@ package roce_regs_pkg;
   // read (read TX_FRAMES_LO first).
   localparam logic [15:0] TX_FRAMES_HI_ADDR = 16'h0434;
   localparam logic [31:0] TX_FRAMES_HI_RESET = 32'h00000000;
+  localparam logic [31:0] TX_FRAMES_HI_MASK = 32'hffffffff;
   localparam int unsigned TX_FRAMES_HI_VALUE_LSB = 0;  // VALUE[31:0]
   localparam int unsigned TX_FRAMES_HI_VALUE_W = 32;
 
@@ -418,6 +467,7 @@ package roce_regs_pkg;
   // read. Bytes of the frames counted by TX_FRAMES, FCS excluded.
   localparam logic [15:0] TX_BYTES_LO_ADDR = 16'h0438;
   localparam logic [31:0] TX_BYTES_LO_RESET = 32'h00000000;
+  localparam logic [31:0] TX_BYTES_LO_MASK = 32'hffffffff;
   localparam int unsigned TX_BYTES_LO_VALUE_LSB = 0;  // VALUE[31:0]
   localparam int unsigned TX_BYTES_LO_VALUE_W = 32;
 
@@ -425,6 +475,7 @@ package roce_regs_pkg;
   // (read TX_BYTES_LO first).
   localparam logic [15:0] TX_BYTES_HI_ADDR = 16'h043c;
   localparam logic [31:0] TX_BYTES_HI_RESET = 32'h00000000;
+  localparam logic [31:0] TX_BYTES_HI_MASK = 32'hffffffff;
   localparam int unsigned TX_BYTES_HI_VALUE_LSB = 0;  // VALUE[31:0]
   localparam int unsigned TX_BYTES_HI_VALUE_W = 32;
 
@@ -432,6 +483,7 @@ package roce_regs_pkg;
   // *_HI read. Request packets transmitted again (go-back-N after a timeout or sequence NAK).
   localparam logic [15:0] RETRANSMITS_LO_ADDR = 16'h0440;
   localparam logic [31:0] RETRANSMITS_LO_RESET = 32'h00000000;
+  localparam logic [31:0] RETRANSMITS_LO_MASK = 32'hffffffff;
   localparam int unsigned RETRANSMITS_LO_VALUE_LSB = 0;  // VALUE[31:0]
   localparam int unsigned RETRANSMITS_LO_VALUE_W = 32;
 
@@ -439,6 +491,7 @@ package roce_regs_pkg;
   // read (read RETRANSMITS_LO first).
   localparam logic [15:0] RETRANSMITS_HI_ADDR = 16'h0444;
   localparam logic [31:0] RETRANSMITS_HI_RESET = 32'h00000000;
+  localparam logic [31:0] RETRANSMITS_HI_MASK = 32'hffffffff;
   localparam int unsigned RETRANSMITS_HI_VALUE_LSB = 0;  // VALUE[31:0]
   localparam int unsigned RETRANSMITS_HI_VALUE_W = 32;
 
@@ -446,6 +499,7 @@ package roce_regs_pkg;
   // read. Local ACK timeouts (QpCtx.timeout expired with requests outstanding).
   localparam logic [15:0] TIMEOUTS_LO_ADDR = 16'h0448;
   localparam logic [31:0] TIMEOUTS_LO_RESET = 32'h00000000;
+  localparam logic [31:0] TIMEOUTS_LO_MASK = 32'hffffffff;
   localparam int unsigned TIMEOUTS_LO_VALUE_LSB = 0;  // VALUE[31:0]
   localparam int unsigned TIMEOUTS_LO_VALUE_W = 32;
 
@@ -453,6 +507,7 @@ package roce_regs_pkg;
   // (read TIMEOUTS_LO first).
   localparam logic [15:0] TIMEOUTS_HI_ADDR = 16'h044c;
   localparam logic [31:0] TIMEOUTS_HI_RESET = 32'h00000000;
+  localparam logic [31:0] TIMEOUTS_HI_MASK = 32'hffffffff;
   localparam int unsigned TIMEOUTS_HI_VALUE_LSB = 0;  // VALUE[31:0]
   localparam int unsigned TIMEOUTS_HI_VALUE_W = 32;
 
@@ -460,6 +515,7 @@ package roce_regs_pkg;
   // *_HI read. NAKs sent with code PSN sequence error.
   localparam logic [15:0] NAK_SEQ_SENT_LO_ADDR = 16'h0450;
   localparam logic [31:0] NAK_SEQ_SENT_LO_RESET = 32'h00000000;
+  localparam logic [31:0] NAK_SEQ_SENT_LO_MASK = 32'hffffffff;
   localparam int unsigned NAK_SEQ_SENT_LO_VALUE_LSB = 0;  // VALUE[31:0]
   localparam int unsigned NAK_SEQ_SENT_LO_VALUE_W = 32;
 
@@ -467,6 +523,7 @@ package roce_regs_pkg;
   // *_LO read (read NAK_SEQ_SENT_LO first).
   localparam logic [15:0] NAK_SEQ_SENT_HI_ADDR = 16'h0454;
   localparam logic [31:0] NAK_SEQ_SENT_HI_RESET = 32'h00000000;
+  localparam logic [31:0] NAK_SEQ_SENT_HI_MASK = 32'hffffffff;
   localparam int unsigned NAK_SEQ_SENT_HI_VALUE_LSB = 0;  // VALUE[31:0]
   localparam int unsigned NAK_SEQ_SENT_HI_VALUE_W = 32;
 
@@ -474,6 +531,7 @@ package roce_regs_pkg;
   // *_HI read. RNR NAKs sent (a request needed a receive WQE and the RQ was empty).
   localparam logic [15:0] NAK_RNR_SENT_LO_ADDR = 16'h0458;
   localparam logic [31:0] NAK_RNR_SENT_LO_RESET = 32'h00000000;
+  localparam logic [31:0] NAK_RNR_SENT_LO_MASK = 32'hffffffff;
   localparam int unsigned NAK_RNR_SENT_LO_VALUE_LSB = 0;  // VALUE[31:0]
   localparam int unsigned NAK_RNR_SENT_LO_VALUE_W = 32;
 
@@ -481,6 +539,7 @@ package roce_regs_pkg;
   // *_LO read (read NAK_RNR_SENT_LO first).
   localparam logic [15:0] NAK_RNR_SENT_HI_ADDR = 16'h045c;
   localparam logic [31:0] NAK_RNR_SENT_HI_RESET = 32'h00000000;
+  localparam logic [31:0] NAK_RNR_SENT_HI_MASK = 32'hffffffff;
   localparam int unsigned NAK_RNR_SENT_HI_VALUE_LSB = 0;  // VALUE[31:0]
   localparam int unsigned NAK_RNR_SENT_HI_VALUE_W = 32;
 
@@ -488,6 +547,7 @@ package roce_regs_pkg;
   // the next *_HI read. NAKs sent with code invalid request.
   localparam logic [15:0] NAK_INV_REQ_SENT_LO_ADDR = 16'h0460;
   localparam logic [31:0] NAK_INV_REQ_SENT_LO_RESET = 32'h00000000;
+  localparam logic [31:0] NAK_INV_REQ_SENT_LO_MASK = 32'hffffffff;
   localparam int unsigned NAK_INV_REQ_SENT_LO_VALUE_LSB = 0;  // VALUE[31:0]
   localparam int unsigned NAK_INV_REQ_SENT_LO_VALUE_W = 32;
 
@@ -495,6 +555,7 @@ package roce_regs_pkg;
   // last *_LO read (read NAK_INV_REQ_SENT_LO first).
   localparam logic [15:0] NAK_INV_REQ_SENT_HI_ADDR = 16'h0464;
   localparam logic [31:0] NAK_INV_REQ_SENT_HI_RESET = 32'h00000000;
+  localparam logic [31:0] NAK_INV_REQ_SENT_HI_MASK = 32'hffffffff;
   localparam int unsigned NAK_INV_REQ_SENT_HI_VALUE_LSB = 0;  // VALUE[31:0]
   localparam int unsigned NAK_INV_REQ_SENT_HI_VALUE_W = 32;
 
@@ -502,6 +563,7 @@ package roce_regs_pkg;
   // the next *_HI read. NAKs sent with code remote access error.
   localparam logic [15:0] NAK_REM_ACC_SENT_LO_ADDR = 16'h0468;
   localparam logic [31:0] NAK_REM_ACC_SENT_LO_RESET = 32'h00000000;
+  localparam logic [31:0] NAK_REM_ACC_SENT_LO_MASK = 32'hffffffff;
   localparam int unsigned NAK_REM_ACC_SENT_LO_VALUE_LSB = 0;  // VALUE[31:0]
   localparam int unsigned NAK_REM_ACC_SENT_LO_VALUE_W = 32;
 
@@ -509,6 +571,7 @@ package roce_regs_pkg;
   // last *_LO read (read NAK_REM_ACC_SENT_LO first).
   localparam logic [15:0] NAK_REM_ACC_SENT_HI_ADDR = 16'h046c;
   localparam logic [31:0] NAK_REM_ACC_SENT_HI_RESET = 32'h00000000;
+  localparam logic [31:0] NAK_REM_ACC_SENT_HI_MASK = 32'hffffffff;
   localparam int unsigned NAK_REM_ACC_SENT_HI_VALUE_LSB = 0;  // VALUE[31:0]
   localparam int unsigned NAK_REM_ACC_SENT_HI_VALUE_W = 32;
 
@@ -516,6 +579,7 @@ package roce_regs_pkg;
   // read. NAKs received, every code (RNR NAKs included).
   localparam logic [15:0] NAKS_RCVD_LO_ADDR = 16'h0470;
   localparam logic [31:0] NAKS_RCVD_LO_RESET = 32'h00000000;
+  localparam logic [31:0] NAKS_RCVD_LO_MASK = 32'hffffffff;
   localparam int unsigned NAKS_RCVD_LO_VALUE_LSB = 0;  // VALUE[31:0]
   localparam int unsigned NAKS_RCVD_LO_VALUE_W = 32;
 
@@ -523,6 +587,7 @@ package roce_regs_pkg;
   // read (read NAKS_RCVD_LO first).
   localparam logic [15:0] NAKS_RCVD_HI_ADDR = 16'h0474;
   localparam logic [31:0] NAKS_RCVD_HI_RESET = 32'h00000000;
+  localparam logic [31:0] NAKS_RCVD_HI_MASK = 32'hffffffff;
   localparam int unsigned NAKS_RCVD_HI_VALUE_LSB = 0;  // VALUE[31:0]
   localparam int unsigned NAKS_RCVD_HI_VALUE_W = 32;
 
@@ -530,6 +595,7 @@ package roce_regs_pkg;
   // read. Congestion notification packets sent (CTRL.CNP_ENABLE).
   localparam logic [15:0] CNP_SENT_LO_ADDR = 16'h0478;
   localparam logic [31:0] CNP_SENT_LO_RESET = 32'h00000000;
+  localparam logic [31:0] CNP_SENT_LO_MASK = 32'hffffffff;
   localparam int unsigned CNP_SENT_LO_VALUE_LSB = 0;  // VALUE[31:0]
   localparam int unsigned CNP_SENT_LO_VALUE_W = 32;
 
@@ -537,6 +603,7 @@ package roce_regs_pkg;
   // (read CNP_SENT_LO first).
   localparam logic [15:0] CNP_SENT_HI_ADDR = 16'h047c;
   localparam logic [31:0] CNP_SENT_HI_RESET = 32'h00000000;
+  localparam logic [31:0] CNP_SENT_HI_MASK = 32'hffffffff;
   localparam int unsigned CNP_SENT_HI_VALUE_LSB = 0;  // VALUE[31:0]
   localparam int unsigned CNP_SENT_HI_VALUE_W = 32;
 
@@ -544,6 +611,7 @@ package roce_regs_pkg;
   // read. Congestion notification packets received.
   localparam logic [15:0] CNP_RCVD_LO_ADDR = 16'h0480;
   localparam logic [31:0] CNP_RCVD_LO_RESET = 32'h00000000;
+  localparam logic [31:0] CNP_RCVD_LO_MASK = 32'hffffffff;
   localparam int unsigned CNP_RCVD_LO_VALUE_LSB = 0;  // VALUE[31:0]
   localparam int unsigned CNP_RCVD_LO_VALUE_W = 32;
 
@@ -551,6 +619,7 @@ package roce_regs_pkg;
   // (read CNP_RCVD_LO first).
   localparam logic [15:0] CNP_RCVD_HI_ADDR = 16'h0484;
   localparam logic [31:0] CNP_RCVD_HI_RESET = 32'h00000000;
+  localparam logic [31:0] CNP_RCVD_HI_MASK = 32'hffffffff;
   localparam int unsigned CNP_RCVD_HI_VALUE_LSB = 0;  // VALUE[31:0]
   localparam int unsigned CNP_RCVD_HI_VALUE_W = 32;
 
@@ -558,6 +627,7 @@ package roce_regs_pkg;
   // the next *_HI read. RoCE packets received with ECN = CE (11).
   localparam logic [15:0] ECN_MARKED_RCVD_LO_ADDR = 16'h0488;
   localparam logic [31:0] ECN_MARKED_RCVD_LO_RESET = 32'h00000000;
+  localparam logic [31:0] ECN_MARKED_RCVD_LO_MASK = 32'hffffffff;
   localparam int unsigned ECN_MARKED_RCVD_LO_VALUE_LSB = 0;  // VALUE[31:0]
   localparam int unsigned ECN_MARKED_RCVD_LO_VALUE_W = 32;
 
@@ -565,6 +635,7 @@ package roce_regs_pkg;
   // last *_LO read (read ECN_MARKED_RCVD_LO first).
   localparam logic [15:0] ECN_MARKED_RCVD_HI_ADDR = 16'h048c;
   localparam logic [31:0] ECN_MARKED_RCVD_HI_RESET = 32'h00000000;
+  localparam logic [31:0] ECN_MARKED_RCVD_HI_MASK = 32'hffffffff;
   localparam int unsigned ECN_MARKED_RCVD_HI_VALUE_LSB = 0;  // VALUE[31:0]
   localparam int unsigned ECN_MARKED_RCVD_HI_VALUE_W = 32;
 
@@ -572,6 +643,7 @@ package roce_regs_pkg;
   // next *_HI read. PFC frames received that pause at least one priority.
   localparam logic [15:0] PFC_PAUSE_RCVD_LO_ADDR = 16'h0490;
   localparam logic [31:0] PFC_PAUSE_RCVD_LO_RESET = 32'h00000000;
+  localparam logic [31:0] PFC_PAUSE_RCVD_LO_MASK = 32'hffffffff;
   localparam int unsigned PFC_PAUSE_RCVD_LO_VALUE_LSB = 0;  // VALUE[31:0]
   localparam int unsigned PFC_PAUSE_RCVD_LO_VALUE_W = 32;
 
@@ -579,6 +651,7 @@ package roce_regs_pkg;
   // last *_LO read (read PFC_PAUSE_RCVD_LO first).
   localparam logic [15:0] PFC_PAUSE_RCVD_HI_ADDR = 16'h0494;
   localparam logic [31:0] PFC_PAUSE_RCVD_HI_RESET = 32'h00000000;
+  localparam logic [31:0] PFC_PAUSE_RCVD_HI_MASK = 32'hffffffff;
   localparam int unsigned PFC_PAUSE_RCVD_HI_VALUE_LSB = 0;  // VALUE[31:0]
   localparam int unsigned PFC_PAUSE_RCVD_HI_VALUE_W = 32;
 
@@ -586,6 +659,7 @@ package roce_regs_pkg;
   // *_HI read. Requests sent again after an RNR NAK.
   localparam logic [15:0] RNR_RETRIES_LO_ADDR = 16'h0498;
   localparam logic [31:0] RNR_RETRIES_LO_RESET = 32'h00000000;
+  localparam logic [31:0] RNR_RETRIES_LO_MASK = 32'hffffffff;
   localparam int unsigned RNR_RETRIES_LO_VALUE_LSB = 0;  // VALUE[31:0]
   localparam int unsigned RNR_RETRIES_LO_VALUE_W = 32;
 
@@ -593,8 +667,36 @@ package roce_regs_pkg;
   // read (read RNR_RETRIES_LO first).
   localparam logic [15:0] RNR_RETRIES_HI_ADDR = 16'h049c;
   localparam logic [31:0] RNR_RETRIES_HI_RESET = 32'h00000000;
+  localparam logic [31:0] RNR_RETRIES_HI_MASK = 32'hffffffff;
   localparam int unsigned RNR_RETRIES_HI_VALUE_LSB = 0;  // VALUE[31:0]
   localparam int unsigned RNR_RETRIES_HI_VALUE_W = 32;
+
+  // ---- Counter indices
+
+  // Counter i has its LO register at COUNTERS_ADDR + 8*i and its HI register 4 bytes above;
+  // CNT_<NAME> is the index of counter <NAME> (the counter ports of roce_regs are in this order).
+  localparam logic [15:0] COUNTERS_ADDR = 16'h0400;
+  localparam int unsigned NUM_COUNTERS = 20;
+  localparam int unsigned CNT_RX_FRAMES = 0;
+  localparam int unsigned CNT_RX_BYTES = 1;
+  localparam int unsigned CNT_RX_ICRC_ERRORS = 2;
+  localparam int unsigned CNT_RX_MALFORMED = 3;
+  localparam int unsigned CNT_RX_UNKNOWN_QP = 4;
+  localparam int unsigned CNT_RX_DROPPED = 5;
+  localparam int unsigned CNT_TX_FRAMES = 6;
+  localparam int unsigned CNT_TX_BYTES = 7;
+  localparam int unsigned CNT_RETRANSMITS = 8;
+  localparam int unsigned CNT_TIMEOUTS = 9;
+  localparam int unsigned CNT_NAK_SEQ_SENT = 10;
+  localparam int unsigned CNT_NAK_RNR_SENT = 11;
+  localparam int unsigned CNT_NAK_INV_REQ_SENT = 12;
+  localparam int unsigned CNT_NAK_REM_ACC_SENT = 13;
+  localparam int unsigned CNT_NAKS_RCVD = 14;
+  localparam int unsigned CNT_CNP_SENT = 15;
+  localparam int unsigned CNT_CNP_RCVD = 16;
+  localparam int unsigned CNT_ECN_MARKED_RCVD = 17;
+  localparam int unsigned CNT_PFC_PAUSE_RCVD = 18;
+  localparam int unsigned CNT_RNR_RETRIES = 19;
 
   // ---- Command codes, QP_MODIFY attribute mask, error info causes
 

@@ -108,6 +108,7 @@ models! {
     // ---- end roce_axis_drop_fifo ----
     RxParse512 => "rxparse512",
     TxBuild512 => "txbuild512",
+    Regs => "regs",
 }
 
 /// Byte lanes into Verilator port words: byte `i` is bits `[8(i%4)+7 : 8(i%4)]` of word

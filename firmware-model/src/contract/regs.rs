@@ -306,7 +306,7 @@ registers! {
         ERROR[15:8] = 0,
     }
     /// Command argument: QP_MODIFY's attribute mask (QpAttrMask, ibverbs IBV_QP_* bits).
-    /// Ignored by the other commands.
+    /// Ignored by the other commands. Writes while CMD_STATUS.BUSY = 1 are ignored.
     CMD_ARG / cmd_arg @ 0x0108 : Rw {
         /// The argument.
         ARG[31:0] = 0,
@@ -327,6 +327,7 @@ registers! {
     }
     /// Command staging buffer, 128 bytes: the context a command writes or reads, in its
     /// descriptor layout, byte b in `CMD_DATA[b / 4]` bits 8*(b % 4)+7 .. 8*(b % 4).
+    /// Writes while CMD_STATUS.BUSY = 1 are ignored (the command is using it).
     CMD_DATA / cmd_data @ 0x0140 [32] : Rw {
         /// Descriptor bytes 4i..4i+3, little-endian.
         WORD[31:0] = 0,

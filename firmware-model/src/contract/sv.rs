@@ -138,6 +138,7 @@ pub fn regs_pkg() -> String {
                 let _ = writeln!(o, "  localparam int unsigned {}_COUNT = {};", r.name, r.count);
             }
             let _ = writeln!(o, "  localparam logic [31:0] {}_RESET = 32'h{:08x};", r.name, r.reset);
+            let _ = writeln!(o, "  localparam logic [31:0] {}_MASK = 32'h{:08x};", r.name, r.defined_mask());
             for f in r.fields {
                 let sc =
                     if f.access != r.access { format!(" ({})", f.access.label()) } else { String::new() };
@@ -154,6 +155,22 @@ pub fn regs_pkg() -> String {
                 let _ = writeln!(o, "  localparam int unsigned {}_{}_W = {};", r.name, f.name, f.field.width);
             }
         }
+    }
+    let _ = writeln!(o, "\n  // ---- Counter indices");
+    let _ = writeln!(o);
+    comment(
+        &mut o,
+        "  ",
+        "Counter i has its LO register at COUNTERS_ADDR + 8*i and its HI register 4 bytes above; \
+         CNT_<NAME> is the index of counter <NAME> (the counter ports of roce_regs are in this order).",
+    );
+    let cnt: Vec<(&str, u32)> = regs::counters().collect();
+    let base = cnt.first().map_or(0, |c| c.1);
+    let _ = writeln!(o, "  localparam logic [15:0] COUNTERS_ADDR = 16'h{base:04x};");
+    let _ = writeln!(o, "  localparam int unsigned NUM_COUNTERS = {};", cnt.len());
+    for (i, (name, off)) in cnt.iter().enumerate() {
+        debug_assert_eq!(*off, base + 8 * i as u32, "counters are consecutive LO/HI pairs");
+        let _ = writeln!(o, "  localparam int unsigned CNT_{name} = {i};");
     }
     let _ = writeln!(o, "\n  // ---- Command codes, QP_MODIFY attribute mask, error info causes");
     emit_enum(&mut o, &CmdOpcode::DESC);

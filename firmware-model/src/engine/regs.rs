@@ -166,7 +166,15 @@ impl Engine {
         if r.access != crate::contract::Access::Rw {
             return;
         }
-        let val = val & r.defined_mask();
+        let mut val = val & r.defined_mask();
+        if off == regs::CTRL {
+            if regs::ctrl::SOFT_RESET.is_set(val) {
+                // the other bits of a soft-reset write are ignored
+                self.soft_reset();
+                return;
+            }
+            val &= !regs::ctrl::SOFT_RESET.mask();
+        }
         self.set_word(off, val);
         self.apply_register(off, val);
     }
@@ -184,10 +192,6 @@ impl Engine {
         match off {
             regs::CTRL => {
                 use regs::ctrl::*;
-                if SOFT_RESET.is_set(v) {
-                    self.soft_reset();
-                    return;
-                }
                 self.regs.enabled = ENABLE.is_set(v);
                 self.cfg.ecn_enable = ECN_ENABLE.is_set(v);
                 self.cfg.cnp_enable = CNP_ENABLE.is_set(v);
@@ -224,11 +228,19 @@ impl Engine {
         }
     }
 
+    /// CTRL.SOFT_RESET: contexts, counters, IRQ_STATUS, CMD_STATUS, the error info registers
+    /// and CTRL.ENABLE clear; every other register keeps its value (as `roce_regs` does).
     fn soft_reset(&mut self) {
         let cfg = self.cfg.clone();
         let dcqcn = self.dcqcn;
+        let mut words = std::mem::take(&mut self.regs.words);
         *self = Engine::new(cfg);
         self.dcqcn = dcqcn;
+        for off in [regs::CMD_STATUS, regs::QP_ERR_INFO, regs::CQ_ERR_INFO] {
+            words[(off / 4) as usize] = 0;
+        }
+        words[(regs::CTRL / 4) as usize] &= !regs::ctrl::ENABLE.mask();
+        self.regs.words = words;
     }
 
     fn cmd_data(&self) -> [u8; 128] {

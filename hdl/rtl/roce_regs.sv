@@ -1,0 +1,548 @@
+// SPDX-License-Identifier: Apache-2.0 OR MIT
+//
+// roce_regs: the engine's BAR0 register file, an AXI4-Lite slave (32-bit data, 16-bit byte
+// address), exactly as the register contract defines it (firmware-model/src/contract/regs.rs,
+// docs/register-map.md; addresses, reset values and field masks from roce_regs_pkg). It holds
+// every RW register and drives them out as typed cfg_* ports, answers the RO ones from its
+// inputs, keeps IRQ_STATUS (W1C) and the interrupt line, the 64-bit counters with the LO/HI
+// read latch, runs the command handshake toward the context tables, and turns doorbell writes
+// into a stream. The model counterpart is firmware-model blocks::roce_regs, cycle for cycle.
+//
+// Register semantics (beyond the contract's table):
+//   * Addresses: bits 1:0 are ignored (32-bit registers); reserved addresses read 0 and
+//     ignore writes. RW registers honour s_axil_wstrb per byte; IRQ_STATUS clears the bits
+//     set in the strobed bytes. CMD and the doorbells need all four strobes: a partial write
+//     to them is ignored and answered SLVERR. Every other response is OKAY.
+//   * CMD written while CMD_STATUS.BUSY = 0 starts a command: BUSY = 1 and a request
+//     (opcode, index) is offered on cmd_valid/cmd_ready. The executor reads cmd_arg and
+//     cmd_data (CMD_ARG and CMD_DATA; software writes to both are ignored while BUSY so
+//     they stay stable), and pulses cmd_done with cmd_error; with cmd_rdata_we in that same
+//     cycle (or any cycle while BUSY) it loads CMD_DATA from cmd_rdata (a context read).
+//     cmd_done clears BUSY, stores ERROR and sets IRQ_STATUS.CMD_DONE. A CMD write while
+//     BUSY is ignored (OKAY); cmd_done while not BUSY is ignored.
+//   * SQ_DB and RQ_DB writes are forwarded only while CTRL.ENABLE = 1 (dropped otherwise),
+//     CQ_DB always: m_axis_db_tdata = the written value, m_axis_db_tuser = 0 SQ, 1 RQ, 2 CQ.
+//     One doorbell is held at a time; a doorbell write waits (no B response) while it is
+//     occupied, so none is lost.
+//   * CTRL.SOFT_RESET = 1 (a write to CTRL with that bit set; its other bits are ignored)
+//     pulses soft_reset for one cycle and clears CTRL.ENABLE, IRQ_STATUS, CMD_STATUS, the
+//     error info registers, the counters and the counter latch. Other registers keep their
+//     values. The engine reports readiness on status_ready (STATUS.READY).
+//   * Interrupt causes arrive as one-cycle pulses (cq_event, fatal, qp_err_valid,
+//     cq_err_valid); QP_ERR_INFO / CQ_ERR_INFO take the info of a pulse that finds their
+//     IRQ_STATUS bit clear (the first since software cleared it). When software clears a
+//     bit in the same cycle a cause sets it, the bit stays set. irq = |(IRQ_STATUS &
+//     ~IRQ_MASK), from registers.
+//   * Counter i adds cnt_add[i] (CNT_ADD_W bits) every cycle, wraps at 2^64; index order
+//     is roce_regs_pkg::CNT_*. A *_LO read returns bits 31:0 and loads bits 63:32 into the
+//     one latch every *_HI read returns.
+//
+// Latency: a read's address accepted in cycle c is answered (s_axil_rvalid) in cycle c+2,
+//   with the register values of cycle c+1. A write whose address and data are both accepted
+//   by cycle c takes effect at the end of cycle c+1 and is answered in cycle c+2.
+// Throughput: one read and one write every 2 cycles (with bready/rready held high).
+//
+// Parameters (CAPS; the defaults are the contract's CAPS reset value):
+//   LOG_MAX_QP, LOG_MAX_CQ, LOG_MAX_RD_ATOMIC, LOG_MAX_MR, MAX_MTU, LOG_DP_BYTES
+//   CNT_ADD_W  width of each counter increment (bytes per cycle fit in 16 bits).
+
+`resetall
+`default_nettype none
+
+module roce_regs #(
+  parameter int unsigned LOG_MAX_QP = 8,
+  parameter int unsigned LOG_MAX_CQ = 8,
+  parameter int unsigned LOG_MAX_RD_ATOMIC = 4,
+  parameter int unsigned LOG_MAX_MR = 10,
+  parameter int unsigned MAX_MTU = 5,
+  parameter int unsigned LOG_DP_BYTES = 6,
+  parameter int unsigned CNT_ADD_W = 16,
+  localparam int unsigned NCNT = roce_regs_pkg::NUM_COUNTERS
+) (
+  input  wire logic                      clk,
+  input  wire logic                      rst,
+
+  // AXI4-Lite slave (BAR0)
+  input  wire logic [15:0]               s_axil_awaddr,
+  input  wire logic                      s_axil_awvalid,
+  output      logic                      s_axil_awready,
+  input  wire logic [31:0]               s_axil_wdata,
+  input  wire logic [3:0]                s_axil_wstrb,
+  input  wire logic                      s_axil_wvalid,
+  output      logic                      s_axil_wready,
+  output      logic [1:0]                s_axil_bresp,
+  output      logic                      s_axil_bvalid,
+  input  wire logic                      s_axil_bready,
+  input  wire logic [15:0]               s_axil_araddr,
+  input  wire logic                      s_axil_arvalid,
+  output      logic                      s_axil_arready,
+  output      logic [31:0]               s_axil_rdata,
+  output      logic [1:0]                s_axil_rresp,
+  output      logic                      s_axil_rvalid,
+  input  wire logic                      s_axil_rready,
+
+  // configuration (the RW registers, decoded)
+  output      logic                      cfg_enable,
+  output      logic                      cfg_ecn_enable,
+  output      logic                      cfg_cnp_enable,
+  output      logic                      cfg_dcqcn_enable,
+  output      logic                      cfg_pfc_enable,
+  output      logic                      soft_reset,
+  output      logic [47:0]               cfg_mac,
+  output      logic [31:0]               cfg_ipv4,
+  output      logic [127:0]              cfg_gid,
+  output      logic                      cfg_vlan_enable,
+  output      logic [11:0]               cfg_vlan_vid,
+  output      logic [2:0]                cfg_vlan_pcp,
+  output      logic [15:0]               cfg_tick_cycles,
+  output      logic [11:0]               cfg_us_cycles,
+  output      logic [19:0]               cfg_dcqcn_rate_ai,
+  output      logic [19:0]               cfg_dcqcn_rate_hai,
+  output      logic [19:0]               cfg_dcqcn_rate_min,
+  output      logic [9:0]                cfg_dcqcn_g,
+  output      logic [9:0]                cfg_dcqcn_alpha_init,
+  output      logic [15:0]               cfg_dcqcn_alpha_us,
+  output      logic [15:0]               cfg_dcqcn_rate_us,
+  output      logic [31:0]               cfg_dcqcn_byte_counter,
+  output      logic [4:0]                cfg_dcqcn_stages,
+  output      logic [5:0]                cfg_cnp_dscp,
+  output      logic [2:0]                cfg_cnp_pcp,
+  output      logic [15:0]               cfg_cnp_interval_us,
+
+  // status and interrupt causes
+  input  wire logic                      status_ready,
+  input  wire logic                      status_link_up,
+  input  wire logic                      cq_event,
+  input  wire logic                      fatal,
+  input  wire logic                      qp_err_valid,
+  input  wire logic [23:0]               qp_err_qpn,
+  input  wire logic [7:0]                qp_err_cause,
+  input  wire logic                      cq_err_valid,
+  input  wire logic [13:0]               cq_err_cq,
+  input  wire logic [7:0]                cq_err_cause,
+  output      logic                      irq,
+
+  // command interface toward the context tables
+  output      logic                      cmd_valid,
+  input  wire logic                      cmd_ready,
+  output      logic [7:0]                cmd_opcode,
+  output      logic [23:0]               cmd_index,
+  output      logic [31:0]               cmd_arg,
+  output      logic [1023:0]             cmd_data,
+  input  wire logic                      cmd_done,
+  input  wire logic [7:0]                cmd_error,
+  input  wire logic                      cmd_rdata_we,
+  input  wire logic [1023:0]             cmd_rdata,
+
+  // doorbells
+  output      logic [31:0]               m_axis_db_tdata,
+  output      logic [1:0]                m_axis_db_tuser,
+  output      logic                      m_axis_db_tvalid,
+  input  wire logic                      m_axis_db_tready,
+
+  // counters: counter i adds cnt_add[i*CNT_ADD_W +: CNT_ADD_W] every cycle
+  input  wire logic [NCNT*CNT_ADD_W-1:0] cnt_add
+);
+
+  localparam int NCNT_I = NCNT;
+  localparam int GID_N = roce_regs_pkg::GID_COUNT;
+  localparam int CD_N = roce_regs_pkg::CMD_DATA_COUNT;
+
+  // ---------------------------------------------------------------- register state
+  logic [31:0]   ctrl_q, irq_status_q, irq_mask_q, mac_lo_q, mac_hi_q, ipv4_q, vlan_q;
+  logic [127:0]  gid_q;  // GID[i] in bits 32i+31..32i
+  logic [31:0]   tick_q, us_q, ai_q, hai_q, rmin_q, alpha_q, alpha_t_q, rate_t_q, bytes_q;
+  logic [31:0]   stages_q, cnp_cfg_q, cnp_int_q, cmd_arg_q, qp_info_q, cq_info_q;
+  logic [1023:0] cmd_data_q;  // CMD_DATA[i] in bits 32i+31..32i
+  logic          busy_q;
+  logic [7:0]    cmd_err_q;
+  logic [NCNT*64-1:0] cnt_q;
+  logic [31:0]   hi_latch_q;
+
+  // ---------------------------------------------------------------- read address
+  // (declared first: a counter LO read loads the latch in the write process)
+  logic        ar_full;
+  logic [15:0] ar_addr;
+  logic        rd_go;
+  assign s_axil_arready = !ar_full;
+  assign rd_go = ar_full && !s_axil_rvalid;
+  logic [15:0] ra;
+  assign ra = {ar_addr[15:2], 2'b00};
+
+  // counter selected by the read address (its LO/HI pair)
+  logic        rd_cnt;
+  logic [15:0] cnt_off;
+  logic [63:0] cnt_lo_hi;
+  assign cnt_off = ra - roce_regs_pkg::COUNTERS_ADDR;
+  assign rd_cnt = ra >= roce_regs_pkg::COUNTERS_ADDR && cnt_off < 16'(8 * NCNT);
+  always_comb begin
+    cnt_lo_hi = 64'd0;
+    for (int i = 0; i < NCNT_I; i++)
+      if (cnt_off[15:3] == 13'(i)) cnt_lo_hi = cnt_q[64*i +: 64];
+  end
+
+  // ---------------------------------------------------------------- write channel
+  logic        aw_full, w_full;
+  logic [15:0] aw_addr;
+  logic [31:0] w_data;
+  logic [3:0]  w_strb;
+  logic        db_valid;
+  logic [31:0] db_data;
+  logic [1:0]  db_kind;
+
+  assign s_axil_awready = !aw_full;
+  assign s_axil_wready = !w_full;
+
+  logic [15:0] wa;
+  assign wa = {aw_addr[15:2], 2'b00};
+  logic [31:0] wmask;
+  assign wmask = {{8{w_strb[3]}}, {8{w_strb[2]}}, {8{w_strb[1]}}, {8{w_strb[0]}}};
+  logic full_strb;
+  assign full_strb = &w_strb;
+  logic wa_is_db;
+  assign wa_is_db = wa == roce_regs_pkg::SQ_DB_ADDR || wa == roce_regs_pkg::RQ_DB_ADDR
+                    || wa == roce_regs_pkg::CQ_DB_ADDR;
+  // The write is performed in this cycle.
+  logic wr_go;
+  assign wr_go = aw_full && w_full && !s_axil_bvalid && !(wa_is_db && db_valid);
+
+  // w_data merged into an old value by strobe, masked to the register's fields.
+  function automatic logic [31:0] merge(input logic [31:0] old, input logic [31:0] data,
+                                        input logic [31:0] m, input logic [31:0] fields);
+    merge = ((old & ~m) | (data & m)) & fields;
+  endfunction
+
+  logic in_gid, in_cmd_data;
+  logic [15:0] gid_off, cd_off;
+  assign gid_off = wa - roce_regs_pkg::GID_ADDR;
+  assign cd_off = wa - roce_regs_pkg::CMD_DATA_ADDR;
+  assign in_gid = wa >= roce_regs_pkg::GID_ADDR && gid_off < 16'(4 * roce_regs_pkg::GID_COUNT);
+  assign in_cmd_data = wa >= roce_regs_pkg::CMD_DATA_ADDR
+                       && cd_off < 16'(4 * roce_regs_pkg::CMD_DATA_COUNT);
+
+  logic wr_soft;  // this write is a soft reset
+  assign wr_soft = wr_go && wa == roce_regs_pkg::CTRL_ADDR && w_strb[0]
+                   && w_data[roce_regs_pkg::CTRL_SOFT_RESET_LSB];
+  logic wr_cmd;   // this write starts a command
+  assign wr_cmd = wr_go && wa == roce_regs_pkg::CMD_ADDR && full_strb && !busy_q;
+  logic [31:0] w1c;
+  assign w1c = (wr_go && wa == roce_regs_pkg::IRQ_STATUS_ADDR) ? (w_data & wmask) : 32'd0;
+
+  localparam int unsigned IRQ_CQ_EVENT = roce_regs_pkg::IRQ_STATUS_CQ_EVENT_LSB;
+  localparam int unsigned IRQ_CMD_DONE = roce_regs_pkg::IRQ_STATUS_CMD_DONE_LSB;
+  localparam int unsigned IRQ_QP_ERROR = roce_regs_pkg::IRQ_STATUS_QP_ERROR_LSB;
+  localparam int unsigned IRQ_FATAL = roce_regs_pkg::IRQ_STATUS_FATAL_LSB;
+  localparam int unsigned IRQ_CQ_ERROR = roce_regs_pkg::IRQ_STATUS_CQ_ERROR_LSB;
+
+  logic cmd_fin;
+  assign cmd_fin = cmd_done && busy_q;
+  logic [31:0] irq_set;
+  always_comb begin
+    irq_set = 32'd0;
+    irq_set[IRQ_CQ_EVENT] = cq_event;
+    irq_set[IRQ_CMD_DONE] = cmd_fin;
+    irq_set[IRQ_QP_ERROR] = qp_err_valid;
+    irq_set[IRQ_FATAL] = fatal;
+    irq_set[IRQ_CQ_ERROR] = cq_err_valid;
+  end
+
+  always_ff @(posedge clk) begin
+    soft_reset <= 1'b0;
+    if (s_axil_awvalid && s_axil_awready) begin
+      aw_full <= 1'b1;
+      aw_addr <= s_axil_awaddr;
+    end
+    if (s_axil_wvalid && s_axil_wready) begin
+      w_full <= 1'b1;
+      w_data <= s_axil_wdata;
+      w_strb <= s_axil_wstrb;
+    end
+    if (s_axil_bvalid && s_axil_bready) s_axil_bvalid <= 1'b0;
+    if (m_axis_db_tvalid && m_axis_db_tready) db_valid <= 1'b0;
+    if (cmd_valid && cmd_ready) cmd_valid <= 1'b0;
+
+    // interrupt causes and their info (before the write: a soft reset below wins)
+    irq_status_q <= ((irq_status_q & ~w1c) | irq_set) & roce_regs_pkg::IRQ_STATUS_MASK;
+    if (qp_err_valid && !irq_status_q[IRQ_QP_ERROR])
+      qp_info_q <= {qp_err_cause, qp_err_qpn} & roce_regs_pkg::QP_ERR_INFO_MASK;
+    if (cq_err_valid && !irq_status_q[IRQ_CQ_ERROR])
+      cq_info_q <= {cq_err_cause, 10'd0, cq_err_cq} & roce_regs_pkg::CQ_ERR_INFO_MASK;
+
+    // command completion
+    if (cmd_rdata_we && busy_q) cmd_data_q <= cmd_rdata;
+    if (cmd_fin) begin
+      busy_q <= 1'b0;
+      cmd_err_q <= cmd_error;
+    end
+
+    for (int i = 0; i < NCNT_I; i++)
+      cnt_q[64*i +: 64] <= cnt_q[64*i +: 64] + 64'(cnt_add[CNT_ADD_W*i +: CNT_ADD_W]);
+
+    if (wr_go) begin
+      aw_full <= 1'b0;
+      w_full <= 1'b0;
+      s_axil_bvalid <= 1'b1;
+      s_axil_bresp <= (wa_is_db || wa == roce_regs_pkg::CMD_ADDR) && !full_strb ? 2'b10 : 2'b00;
+      case (wa)
+        roce_regs_pkg::CTRL_ADDR:
+          if (!wr_soft)
+            ctrl_q <= merge(ctrl_q, w_data, wmask, roce_regs_pkg::CTRL_MASK
+                            & ~(32'd1 << roce_regs_pkg::CTRL_SOFT_RESET_LSB));
+        roce_regs_pkg::IRQ_MASK_ADDR:
+          irq_mask_q <= merge(irq_mask_q, w_data, wmask, roce_regs_pkg::IRQ_MASK_MASK);
+        roce_regs_pkg::MAC_LO_ADDR:
+          mac_lo_q <= merge(mac_lo_q, w_data, wmask, roce_regs_pkg::MAC_LO_MASK);
+        roce_regs_pkg::MAC_HI_ADDR:
+          mac_hi_q <= merge(mac_hi_q, w_data, wmask, roce_regs_pkg::MAC_HI_MASK);
+        roce_regs_pkg::IPV4_ADDR:
+          ipv4_q <= merge(ipv4_q, w_data, wmask, roce_regs_pkg::IPV4_MASK);
+        roce_regs_pkg::VLAN_ADDR:
+          vlan_q <= merge(vlan_q, w_data, wmask, roce_regs_pkg::VLAN_MASK);
+        roce_regs_pkg::TICK_CYCLES_ADDR:
+          tick_q <= merge(tick_q, w_data, wmask, roce_regs_pkg::TICK_CYCLES_MASK);
+        roce_regs_pkg::US_CYCLES_ADDR:
+          us_q <= merge(us_q, w_data, wmask, roce_regs_pkg::US_CYCLES_MASK);
+        roce_regs_pkg::DCQCN_RATE_AI_ADDR:
+          ai_q <= merge(ai_q, w_data, wmask, roce_regs_pkg::DCQCN_RATE_AI_MASK);
+        roce_regs_pkg::DCQCN_RATE_HAI_ADDR:
+          hai_q <= merge(hai_q, w_data, wmask, roce_regs_pkg::DCQCN_RATE_HAI_MASK);
+        roce_regs_pkg::DCQCN_RATE_MIN_ADDR:
+          rmin_q <= merge(rmin_q, w_data, wmask, roce_regs_pkg::DCQCN_RATE_MIN_MASK);
+        roce_regs_pkg::DCQCN_ALPHA_ADDR:
+          alpha_q <= merge(alpha_q, w_data, wmask, roce_regs_pkg::DCQCN_ALPHA_MASK);
+        roce_regs_pkg::DCQCN_ALPHA_TIMER_ADDR:
+          alpha_t_q <= merge(alpha_t_q, w_data, wmask, roce_regs_pkg::DCQCN_ALPHA_TIMER_MASK);
+        roce_regs_pkg::DCQCN_RATE_TIMER_ADDR:
+          rate_t_q <= merge(rate_t_q, w_data, wmask, roce_regs_pkg::DCQCN_RATE_TIMER_MASK);
+        roce_regs_pkg::DCQCN_BYTE_COUNTER_ADDR:
+          bytes_q <= merge(bytes_q, w_data, wmask, roce_regs_pkg::DCQCN_BYTE_COUNTER_MASK);
+        roce_regs_pkg::DCQCN_STAGES_ADDR:
+          stages_q <= merge(stages_q, w_data, wmask, roce_regs_pkg::DCQCN_STAGES_MASK);
+        roce_regs_pkg::CNP_CFG_ADDR:
+          cnp_cfg_q <= merge(cnp_cfg_q, w_data, wmask, roce_regs_pkg::CNP_CFG_MASK);
+        roce_regs_pkg::CNP_INTERVAL_ADDR:
+          cnp_int_q <= merge(cnp_int_q, w_data, wmask, roce_regs_pkg::CNP_INTERVAL_MASK);
+        roce_regs_pkg::CMD_ARG_ADDR:
+          if (!busy_q)
+            cmd_arg_q <= merge(cmd_arg_q, w_data, wmask, roce_regs_pkg::CMD_ARG_MASK);
+        roce_regs_pkg::CMD_ADDR:
+          if (wr_cmd) begin
+            busy_q <= 1'b1;
+            cmd_valid <= 1'b1;
+            cmd_opcode <= w_data[7:0];
+            cmd_index <= w_data[31:8];
+          end
+        roce_regs_pkg::SQ_DB_ADDR:
+          if (full_strb && ctrl_q[roce_regs_pkg::CTRL_ENABLE_LSB]) begin
+            db_valid <= 1'b1;
+            db_data <= w_data;
+            db_kind <= 2'd0;
+          end
+        roce_regs_pkg::RQ_DB_ADDR:
+          if (full_strb && ctrl_q[roce_regs_pkg::CTRL_ENABLE_LSB]) begin
+            db_valid <= 1'b1;
+            db_data <= w_data;
+            db_kind <= 2'd1;
+          end
+        roce_regs_pkg::CQ_DB_ADDR:
+          if (full_strb) begin
+            db_valid <= 1'b1;
+            db_data <= w_data;
+            db_kind <= 2'd2;
+          end
+        default: ;
+      endcase
+      for (int i = 0; i < GID_N; i++)
+        if (in_gid && gid_off[15:2] == 14'(i))
+          gid_q[32*i +: 32] <= merge(gid_q[32*i +: 32], w_data, wmask, roce_regs_pkg::GID_MASK);
+      for (int i = 0; i < CD_N; i++)
+        if (in_cmd_data && cd_off[15:2] == 14'(i) && !busy_q)
+          cmd_data_q[32*i +: 32] <= merge(cmd_data_q[32*i +: 32], w_data, wmask,
+                                          roce_regs_pkg::CMD_DATA_MASK);
+    end
+
+    if (wr_soft) begin
+      soft_reset <= 1'b1;
+      ctrl_q[roce_regs_pkg::CTRL_ENABLE_LSB] <= 1'b0;
+      irq_status_q <= 32'd0;
+      qp_info_q <= 32'd0;
+      cq_info_q <= 32'd0;
+      busy_q <= 1'b0;
+      cmd_valid <= 1'b0;
+      cmd_err_q <= 8'd0;
+      cnt_q <= '0;
+      hi_latch_q <= 32'd0;
+    end else if (rd_go && rd_cnt && !ar_addr[2]) begin
+      hi_latch_q <= cnt_lo_hi[63:32];
+    end
+
+    if (rst) begin
+      aw_full <= 1'b0;
+      w_full <= 1'b0;
+      s_axil_bvalid <= 1'b0;
+      s_axil_bresp <= 2'b00;
+      aw_addr <= 16'd0;
+      w_data <= 32'd0;
+      w_strb <= 4'd0;
+      db_valid <= 1'b0;
+      db_data <= 32'd0;
+      db_kind <= 2'd0;
+      cmd_valid <= 1'b0;
+      cmd_opcode <= 8'd0;
+      cmd_index <= 24'd0;
+      soft_reset <= 1'b0;
+      ctrl_q <= roce_regs_pkg::CTRL_RESET;
+      irq_status_q <= roce_regs_pkg::IRQ_STATUS_RESET;
+      irq_mask_q <= roce_regs_pkg::IRQ_MASK_RESET;
+      mac_lo_q <= roce_regs_pkg::MAC_LO_RESET;
+      mac_hi_q <= roce_regs_pkg::MAC_HI_RESET;
+      ipv4_q <= roce_regs_pkg::IPV4_RESET;
+      gid_q <= {4{roce_regs_pkg::GID_RESET}};
+      vlan_q <= roce_regs_pkg::VLAN_RESET;
+      tick_q <= roce_regs_pkg::TICK_CYCLES_RESET;
+      us_q <= roce_regs_pkg::US_CYCLES_RESET;
+      ai_q <= roce_regs_pkg::DCQCN_RATE_AI_RESET;
+      hai_q <= roce_regs_pkg::DCQCN_RATE_HAI_RESET;
+      rmin_q <= roce_regs_pkg::DCQCN_RATE_MIN_RESET;
+      alpha_q <= roce_regs_pkg::DCQCN_ALPHA_RESET;
+      alpha_t_q <= roce_regs_pkg::DCQCN_ALPHA_TIMER_RESET;
+      rate_t_q <= roce_regs_pkg::DCQCN_RATE_TIMER_RESET;
+      bytes_q <= roce_regs_pkg::DCQCN_BYTE_COUNTER_RESET;
+      stages_q <= roce_regs_pkg::DCQCN_STAGES_RESET;
+      cnp_cfg_q <= roce_regs_pkg::CNP_CFG_RESET;
+      cnp_int_q <= roce_regs_pkg::CNP_INTERVAL_RESET;
+      cmd_arg_q <= roce_regs_pkg::CMD_ARG_RESET;
+      cmd_data_q <= {32{roce_regs_pkg::CMD_DATA_RESET}};
+      qp_info_q <= roce_regs_pkg::QP_ERR_INFO_RESET;
+      cq_info_q <= roce_regs_pkg::CQ_ERR_INFO_RESET;
+      busy_q <= 1'b0;
+      cmd_err_q <= 8'd0;
+      cnt_q <= '0;
+      hi_latch_q <= 32'd0;
+    end
+  end
+
+  // ---------------------------------------------------------------- read channel
+
+  logic [31:0] caps;
+  assign caps = ((32'(LOG_MAX_QP) & 32'h1f) << roce_regs_pkg::CAPS_LOG_MAX_QP_LSB)
+              | ((32'(LOG_MAX_CQ) & 32'h1f) << roce_regs_pkg::CAPS_LOG_MAX_CQ_LSB)
+              | ((32'(LOG_MAX_RD_ATOMIC) & 32'h7) << roce_regs_pkg::CAPS_LOG_MAX_RD_ATOMIC_LSB)
+              | ((32'(LOG_MAX_MR) & 32'h1f) << roce_regs_pkg::CAPS_LOG_MAX_MR_LSB)
+              | ((32'(MAX_MTU) & 32'h7) << roce_regs_pkg::CAPS_MAX_MTU_LSB)
+              | ((32'(LOG_DP_BYTES) & 32'hf) << roce_regs_pkg::CAPS_LOG_DP_BYTES_LSB);
+
+  logic [15:0] rgid_off, rcd_off;
+  assign rgid_off = ra - roce_regs_pkg::GID_ADDR;
+  assign rcd_off = ra - roce_regs_pkg::CMD_DATA_ADDR;
+  logic [31:0] rd_val;
+  always_comb begin
+    rd_val = 32'd0;
+    case (ra)
+      roce_regs_pkg::ID_ADDR: rd_val = roce_regs_pkg::ID_RESET;
+      roce_regs_pkg::VERSION_ADDR: rd_val = roce_regs_pkg::VERSION_RESET;
+      roce_regs_pkg::CAPS_ADDR: rd_val = caps;
+      roce_regs_pkg::NEXT_ADDR: rd_val = roce_regs_pkg::NEXT_RESET;
+      roce_regs_pkg::CTRL_ADDR: rd_val = ctrl_q;
+      roce_regs_pkg::STATUS_ADDR:
+        rd_val = (32'(status_ready) << roce_regs_pkg::STATUS_READY_LSB)
+               | (32'(status_link_up) << roce_regs_pkg::STATUS_LINK_UP_LSB);
+      roce_regs_pkg::IRQ_STATUS_ADDR: rd_val = irq_status_q;
+      roce_regs_pkg::IRQ_MASK_ADDR: rd_val = irq_mask_q;
+      roce_regs_pkg::MAC_LO_ADDR: rd_val = mac_lo_q;
+      roce_regs_pkg::MAC_HI_ADDR: rd_val = mac_hi_q;
+      roce_regs_pkg::IPV4_ADDR: rd_val = ipv4_q;
+      roce_regs_pkg::VLAN_ADDR: rd_val = vlan_q;
+      roce_regs_pkg::TICK_CYCLES_ADDR: rd_val = tick_q;
+      roce_regs_pkg::US_CYCLES_ADDR: rd_val = us_q;
+      roce_regs_pkg::DCQCN_RATE_AI_ADDR: rd_val = ai_q;
+      roce_regs_pkg::DCQCN_RATE_HAI_ADDR: rd_val = hai_q;
+      roce_regs_pkg::DCQCN_RATE_MIN_ADDR: rd_val = rmin_q;
+      roce_regs_pkg::DCQCN_ALPHA_ADDR: rd_val = alpha_q;
+      roce_regs_pkg::DCQCN_ALPHA_TIMER_ADDR: rd_val = alpha_t_q;
+      roce_regs_pkg::DCQCN_RATE_TIMER_ADDR: rd_val = rate_t_q;
+      roce_regs_pkg::DCQCN_BYTE_COUNTER_ADDR: rd_val = bytes_q;
+      roce_regs_pkg::DCQCN_STAGES_ADDR: rd_val = stages_q;
+      roce_regs_pkg::CNP_CFG_ADDR: rd_val = cnp_cfg_q;
+      roce_regs_pkg::CNP_INTERVAL_ADDR: rd_val = cnp_int_q;
+      roce_regs_pkg::CMD_STATUS_ADDR:
+        rd_val = (32'(busy_q) << roce_regs_pkg::CMD_STATUS_BUSY_LSB)
+               | (32'(cmd_err_q) << roce_regs_pkg::CMD_STATUS_ERROR_LSB);
+      roce_regs_pkg::CMD_ARG_ADDR: rd_val = cmd_arg_q;
+      roce_regs_pkg::QP_ERR_INFO_ADDR: rd_val = qp_info_q;
+      roce_regs_pkg::CQ_ERR_INFO_ADDR: rd_val = cq_info_q;
+      default: ;
+    endcase
+    for (int i = 0; i < GID_N; i++)
+      if (ra >= roce_regs_pkg::GID_ADDR && rgid_off[15:2] == 14'(i)) rd_val = gid_q[32*i +: 32];
+    for (int i = 0; i < CD_N; i++)
+      if (ra >= roce_regs_pkg::CMD_DATA_ADDR && rcd_off[15:2] == 14'(i))
+        rd_val = cmd_data_q[32*i +: 32];
+    if (rd_cnt) rd_val = ar_addr[2] ? hi_latch_q : cnt_lo_hi[31:0];
+  end
+
+  always_ff @(posedge clk) begin
+    if (s_axil_arvalid && s_axil_arready) begin
+      ar_full <= 1'b1;
+      ar_addr <= s_axil_araddr;
+    end
+    if (s_axil_rvalid && s_axil_rready) s_axil_rvalid <= 1'b0;
+    if (rd_go) begin
+      ar_full <= 1'b0;
+      s_axil_rvalid <= 1'b1;
+      s_axil_rdata <= rd_val;
+    end
+    if (rst) begin
+      ar_full <= 1'b0;
+      ar_addr <= 16'd0;
+      s_axil_rvalid <= 1'b0;
+      s_axil_rdata <= 32'd0;
+    end
+  end
+  assign s_axil_rresp = 2'b00;
+
+  // ---------------------------------------------------------------- outputs
+  assign cfg_enable = ctrl_q[roce_regs_pkg::CTRL_ENABLE_LSB];
+  assign cfg_ecn_enable = ctrl_q[roce_regs_pkg::CTRL_ECN_ENABLE_LSB];
+  assign cfg_cnp_enable = ctrl_q[roce_regs_pkg::CTRL_CNP_ENABLE_LSB];
+  assign cfg_dcqcn_enable = ctrl_q[roce_regs_pkg::CTRL_DCQCN_ENABLE_LSB];
+  assign cfg_pfc_enable = ctrl_q[roce_regs_pkg::CTRL_PFC_ENABLE_LSB];
+  assign cfg_mac = {mac_hi_q[15:0], mac_lo_q};
+  assign cfg_ipv4 = ipv4_q;
+  // GID byte 0 (the first on the wire) in bits 127:120
+  assign cfg_gid = {gid_q[31:0], gid_q[63:32], gid_q[95:64], gid_q[127:96]};
+  assign cfg_vlan_enable = vlan_q[roce_regs_pkg::VLAN_ENABLE_LSB];
+  assign cfg_vlan_vid = vlan_q[roce_regs_pkg::VLAN_VID_LSB +: 12];
+  assign cfg_vlan_pcp = vlan_q[roce_regs_pkg::VLAN_PCP_LSB +: 3];
+  assign cfg_tick_cycles = tick_q[15:0];
+  assign cfg_us_cycles = us_q[11:0];
+  assign cfg_dcqcn_rate_ai = ai_q[19:0];
+  assign cfg_dcqcn_rate_hai = hai_q[19:0];
+  assign cfg_dcqcn_rate_min = rmin_q[19:0];
+  assign cfg_dcqcn_g = alpha_q[roce_regs_pkg::DCQCN_ALPHA_G_LSB +: 10];
+  assign cfg_dcqcn_alpha_init = alpha_q[roce_regs_pkg::DCQCN_ALPHA_INIT_LSB +: 10];
+  assign cfg_dcqcn_alpha_us = alpha_t_q[15:0];
+  assign cfg_dcqcn_rate_us = rate_t_q[15:0];
+  assign cfg_dcqcn_byte_counter = bytes_q;
+  assign cfg_dcqcn_stages = stages_q[4:0];
+  assign cfg_cnp_dscp = cnp_cfg_q[roce_regs_pkg::CNP_CFG_DSCP_LSB +: 6];
+  assign cfg_cnp_pcp = cnp_cfg_q[roce_regs_pkg::CNP_CFG_PCP_LSB +: 3];
+  assign cfg_cnp_interval_us = cnp_int_q[15:0];
+  assign cmd_arg = cmd_arg_q;
+  assign cmd_data = cmd_data_q;
+  assign irq = |(irq_status_q & ~irq_mask_q);
+  assign m_axis_db_tvalid = db_valid;
+  assign m_axis_db_tdata = db_data;
+  assign m_axis_db_tuser = db_kind;
+
+  // Bits of registers no output uses (fields wider than their port, reserved bits that the
+  // masks keep at 0, the low address bits).
+  logic unused;
+  assign unused = ^{aw_addr[1:0], ar_addr[1:0], mac_hi_q[31:16], tick_q[31:16], us_q[31:12],
+                    ai_q[31:20], hai_q[31:20], rmin_q[31:20], alpha_q, alpha_t_q[31:16],
+                    rate_t_q[31:16], stages_q[31:5], cnp_cfg_q, cnp_int_q[31:16], vlan_q,
+                    gid_off[1:0], cd_off[1:0], rgid_off[1:0], rcd_off[1:0], cnt_off[2:0]};
+
+endmodule
+
+`resetall
