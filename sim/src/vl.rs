@@ -109,6 +109,7 @@ models! {
     RxParse512 => "rxparse512",
     TxBuild512 => "txbuild512",
     Regs => "regs",
+    MrCheck => "mrcheck",
 }
 
 /// Byte lanes into Verilator port words: byte `i` is bits `[8(i%4)+7 : 8(i%4)]` of word

@@ -348,16 +348,7 @@ impl Engine {
 
     /// MR_WRITE: install (or, with `valid` clear, remove) region `index`.
     pub fn write_mr(&mut self, index: u32, c: &MrCtx) -> Result<(), CmdErrorCode> {
-        if c.key >> 8 != index || index as usize >= self.mrs.capacity() {
-            return Err(CmdErrorCode::BadIndex);
-        }
-        if !c.valid {
-            let _ = self.mrs.invalidate(c.key, None);
-            return Ok(());
-        }
-        self.mrs
-            .insert(Mr { key: c.key, pd: c.pd, va: c.va, len: c.len, iova: c.iova, access: c.access.bits() })
-            .map_err(|_| CmdErrorCode::BadIndex)
+        mr::write_mr(&mut self.mrs, index, c)
     }
 
     /// Put a QP on the requester's round-robin list if it is not there.

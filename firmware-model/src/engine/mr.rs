@@ -8,6 +8,7 @@
 //! o9-5.1). Cost: one table read (2 cycles) and the compares, pipelined.
 
 use super::types::{Sge, WcStatus};
+use crate::contract::{AccessFlags, CmdErrorCode, CmdOpcode, MrCtx};
 
 /// Pipeline latency of a key check in cycles.
 pub const LATENCY: u64 = 2;
@@ -138,6 +139,58 @@ impl MrTable {
             return Err(MrError::Bounds { key, va, len });
         }
         Ok(mr.iova + (va - mr.va))
+    }
+}
+
+/// MR_WRITE: install region `index` from `c` (or, with `valid` clear, invalidate it if its
+/// key matches). `BadIndex` unless `c.key >> 8 == index` and the index is in the table.
+pub fn write_mr(mrs: &mut MrTable, index: u32, c: &MrCtx) -> Result<(), CmdErrorCode> {
+    if c.key >> 8 != index || index as usize >= mrs.capacity() {
+        return Err(CmdErrorCode::BadIndex);
+    }
+    if !c.valid {
+        let _ = mrs.invalidate(c.key, None);
+        return Ok(());
+    }
+    mrs.insert(Mr { key: c.key, pd: c.pd, va: c.va, len: c.len, iova: c.iova, access: c.access.bits() })
+        .map_err(|_| CmdErrorCode::BadIndex)
+}
+
+/// The MR commands on the table, with the command's staging data (`CMD_DATA`): MR_WRITE
+/// (`BadAttr` if `data` is not a valid [`MrCtx`]), MR_READ (returns the entry's image, all
+/// zero if invalid) and MR_INVALIDATE; `BadIndex` for an entry outside the table, `BadOpcode`
+/// for any other command.
+pub fn mr_command(mrs: &mut MrTable, op: CmdOpcode, index: u32, data: &[u8]) -> Result<Option<Vec<u8>>, CmdErrorCode> {
+    match op {
+        CmdOpcode::MrWrite => {
+            let c = MrCtx::decode(data).map_err(|_| CmdErrorCode::BadAttr)?;
+            write_mr(mrs, index, &c).map(|()| None)
+        }
+        CmdOpcode::MrRead => {
+            if index as usize >= mrs.capacity() {
+                return Err(CmdErrorCode::BadIndex);
+            }
+            let c = mrs.entry(index).map_or(MrCtx::default(), |m| MrCtx {
+                va: m.va,
+                len: m.len,
+                iova: m.iova,
+                pd: m.pd,
+                key: m.key,
+                access: AccessFlags::from_bits_truncate(m.access),
+                valid: true,
+            });
+            Ok(Some(c.encode().to_vec()))
+        }
+        CmdOpcode::MrInvalidate => {
+            if index as usize >= mrs.capacity() {
+                return Err(CmdErrorCode::BadIndex);
+            }
+            if let Some(k) = mrs.entry(index).map(|m| m.key) {
+                let _ = mrs.invalidate(k, None);
+            }
+            Ok(None)
+        }
+        _ => Err(CmdErrorCode::BadOpcode),
     }
 }
 

@@ -5,7 +5,7 @@
 //! can look); the HDL takes a few cycles per context word. Counter reads latch the high
 //! half on a `*_LO` read.
 
-use crate::contract::{regs, CmdErrorCode, CmdOpcode, CqCtx, MrCtx, QpAttrMask, QpCtx, QpState};
+use crate::contract::{regs, CmdErrorCode, CmdOpcode, CqCtx, QpAttrMask, QpCtx, QpState};
 
 use super::mem::Dma;
 use super::Engine;
@@ -315,34 +315,12 @@ impl Engine {
                 }
                 None => Err(CmdErrorCode::BadIndex),
             },
-            CmdOpcode::MrWrite => MrCtx::decode(&data).map_err(|_| CmdErrorCode::BadAttr).and_then(|c| self.write_mr(index, &c)),
-            CmdOpcode::MrRead => {
-                if index as usize >= self.mrs.capacity() {
-                    Err(CmdErrorCode::BadIndex)
-                } else {
-                    let c = self.mrs.entry(index).map_or(MrCtx::default(), |m| MrCtx {
-                        va: m.va,
-                        len: m.len,
-                        iova: m.iova,
-                        pd: m.pd,
-                        key: m.key,
-                        access: crate::contract::AccessFlags::from_bits_truncate(m.access),
-                        valid: true,
-                    });
-                    let img = c.encode();
-                    self.set_cmd_data(&img);
-                    Ok(())
-                }
-            }
-            CmdOpcode::MrInvalidate => {
-                if index as usize >= self.mrs.capacity() {
-                    Err(CmdErrorCode::BadIndex)
-                } else {
-                    if let Some(k) = self.mrs.entry(index).map(|m| m.key) {
-                        let _ = self.mrs.invalidate(k, None);
+            CmdOpcode::MrWrite | CmdOpcode::MrRead | CmdOpcode::MrInvalidate => {
+                super::mr::mr_command(&mut self.mrs, op, index, &data).map(|img| {
+                    if let Some(img) = img {
+                        self.set_cmd_data(&img);
                     }
-                    Ok(())
-                }
+                })
             }
         };
         match r {

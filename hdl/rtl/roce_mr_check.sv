@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: Apache-2.0 OR MIT
+//
+// roce_mr_check: the memory region table (one BRAM of 2^LOG_N entries) with the L_Key/R_Key
+// check pipeline and the MR commands. Model: firmware-model engine::mr (MrTable::check,
+// MrTable::invalidate, mr_command), wrapped by blocks::roce_mr_check.
+//
+// Requests (s_axis_req_*, one per cycle), in order, each giving one result on m_axis_res_*:
+//   op 0, check: the region named by key (entry key[8 +: LOG_N]) must be valid with the same
+//     full key (the low 8 bits are a tag), belong to pd, allow every access bit in need, and
+//     contain [va, va+len) (no 64-bit wrap). Result status 0 (ok) with dma = the region's
+//     iova + (va - region va), or the first failing of 1 invalid key, 2 PD mismatch,
+//     3 access, 4 bounds (dma 0). len = 0 passes with dma 0 whatever the key (IBTA o9-5.1).
+//   op 1, invalidate (SEND with Invalidate): status 0 and the entry is cleared if the key
+//     matches a valid region of pd; 1 or 2 otherwise (need, va and len are ignored).
+//   m_axis_res_user returns the request's user bits.
+// Commands (cmd_*, from roce_regs through the command router): MR_WRITE (CMD_DATA holds an
+//   MrCtx: BAD_ATTR if a reserved byte or bit is set, BAD_INDEX unless key >> 8 = index <
+//   2^LOG_N; valid = 0 invalidates the entry if its key matches), MR_READ (the entry as an
+//   MrCtx, all zero if invalid; BAD_INDEX out of range), MR_INVALIDATE (BAD_INDEX out of
+//   range), any other opcode BAD_OPCODE. cmd_done pulses once per command, with
+//   cmd_rdata_we for MR_READ. A command waits for the requests in the pipeline to finish and
+//   holds new ones off while it runs (about 6 cycles).
+// Reset and soft_reset clear every entry, one per cycle: init_done is low for 2^LOG_N
+//   cycles and no request or command is taken meanwhile.
+//
+// Pipeline: accept (BRAM address) -> A (BRAM data) -> B (BRAM output register) -> C (key,
+// PD, access and bounds compares; region end and offset) -> D (result register on m_axis_res).
+// An invalidate writes the table as it leaves C; requests behind it wait until then.
+// The whole pipeline stalls while the result is not taken: s_axis_req_tready depends
+// combinationally on m_axis_res_tready.
+// Latency: a request accepted in cycle c has its result valid in cycle c+4.
+// Throughput: one check per cycle; an invalidate holds further requests for 3 cycles.
+//
+// Parameters:
+//   LOG_N   log2 of the number of entries (CAPS.LOG_MAX_MR; default 10 = 1024).
+//   USER_W  width of the user bits carried from request to result.
+
+`resetall
+`default_nettype none
+
+module roce_mr_check #(
+  parameter int LOG_N = 10,
+  parameter int USER_W = 16
+) (
+  input  wire logic              clk,
+  input  wire logic              rst,
+  input  wire logic              soft_reset,
+  output      logic              init_done,
+
+  input  wire logic              s_axis_req_op,
+  input  wire logic [31:0]       s_axis_req_key,
+  input  wire logic [31:0]       s_axis_req_pd,
+  input  wire logic [63:0]       s_axis_req_va,
+  input  wire logic [31:0]       s_axis_req_len,
+  input  wire logic [3:0]        s_axis_req_need,
+  input  wire logic [USER_W-1:0] s_axis_req_user,
+  input  wire logic              s_axis_req_tvalid,
+  output      logic              s_axis_req_tready,
+
+  output      logic [2:0]        m_axis_res_status,
+  output      logic [63:0]       m_axis_res_dma,
+  output      logic [USER_W-1:0] m_axis_res_user,
+  output      logic              m_axis_res_tvalid,
+  input  wire logic              m_axis_res_tready,
+
+  input  wire logic              cmd_valid,
+  output      logic              cmd_ready,
+  input  wire logic [7:0]        cmd_opcode,
+  input  wire logic [23:0]       cmd_index,
+  input  wire logic [511:0]      cmd_data,
+  output      logic              cmd_done,
+  output      logic [7:0]        cmd_error,
+  output      logic              cmd_rdata_we,
+  output      logic [511:0]      cmd_rdata
+);
+
+  localparam int N = 1 << LOG_N;
+  // entry: {valid, access[3:0], tag[7:0], pd[31:0], iova[63:0], len[63:0], va[63:0]}
+  localparam int E_W = 1 + 4 + 8 + 32 + 192;
+
+  localparam logic [2:0] ST_OK = 3'd0;
+  localparam logic [2:0] ST_KEY = 3'd1;
+  localparam logic [2:0] ST_PD = 3'd2;
+  localparam logic [2:0] ST_ACCESS = 3'd3;
+  localparam logic [2:0] ST_BOUNDS = 3'd4;
+
+  (* ram_style = "block" *) logic [E_W-1:0] mem [N];
+
+  // ---------------------------------------------------------------- init sweep
+  logic [LOG_N:0] init_idx;  // init_idx[LOG_N] = done
+  assign init_done = init_idx[LOG_N];
+
+  // ---------------------------------------------------------------- pipeline state
+  typedef struct packed {
+    logic              op;
+    logic [31:0]       key;
+    logic [31:0]       pd;
+    logic [63:0]       va;
+    logic [3:0]        need;
+    logic [USER_W-1:0] user;
+    logic [64:0]       req_end;  // va + len, bit 64 = wrapped
+    logic              zero;     // len = 0
+    logic              idx_ok;   // key >> 8 < N
+  } req_t;
+
+  logic        a_v, b_v, c_v;
+  req_t        a_r, b_r;
+  logic        c_op;
+  logic [LOG_N-1:0] c_idx;
+  logic [USER_W-1:0] c_user;
+  logic [E_W-1:0] rd_q, rd_q2;
+
+  // stage C results
+  logic [2:0]  c_status;
+  logic [63:0] c_dma;
+  logic        c_inv_hit;  // invalidate that clears its entry
+
+  logic ce;  // the pipeline advances
+  assign ce = !m_axis_res_tvalid || m_axis_res_tready;
+
+  // command state
+  typedef enum logic [2:0] { C_IDLE, C_DRAIN, C_RD, C_WAIT, C_EXEC } cstate_t;
+  cstate_t cst;
+  logic [7:0]   k_op;
+  logic [23:0]  k_index;
+  logic [511:0] k_data;
+
+  logic inv_busy;
+  assign inv_busy = (a_v && a_r.op) || (b_v && b_r.op) || (c_v && c_op);
+  assign s_axis_req_tready = ce && init_done && cst == C_IDLE && !inv_busy;
+  assign cmd_ready = init_done && cst == C_IDLE;
+
+  logic s_fire;
+  assign s_fire = s_axis_req_tvalid && s_axis_req_tready;
+
+  // BRAM read port: requests in normal operation, the command's entry in C_RD
+  logic [LOG_N-1:0] rd_addr;
+  logic             rd_en;
+  assign rd_addr = cst == C_RD ? k_index[LOG_N-1:0] : s_axis_req_key[8 +: LOG_N];
+  assign rd_en = ce || cst == C_RD;
+
+  // BRAM write port: init sweep, invalidate leaving C, command execution
+  logic             wr_en;
+  logic [LOG_N-1:0] wr_addr;
+  logic [E_W-1:0]   wr_data;
+
+  // ---------------------------------------------------------------- stage C compares
+  logic            e_valid;
+  logic [3:0]      e_access;
+  logic [7:0]      e_tag;
+  logic [31:0]     e_pd;
+  logic [63:0]     e_iova, e_len, e_va;
+  assign {e_valid, e_access, e_tag, e_pd, e_iova, e_len, e_va} = rd_q2;
+
+  logic [64:0] mr_end;
+  logic [63:0] mr_end_sat;
+  logic        key_ok, pd_ok, acc_ok, lo_ok, hi_ok;
+  assign mr_end = {1'b0, e_va} + {1'b0, e_len};
+  assign mr_end_sat = mr_end[64] ? 64'hFFFF_FFFF_FFFF_FFFF : mr_end[63:0];
+  assign key_ok = b_r.idx_ok && e_valid && e_tag == b_r.key[7:0];
+  assign pd_ok = e_pd == b_r.pd;
+  assign acc_ok = (e_access & b_r.need) == b_r.need;
+  assign lo_ok = b_r.va >= e_va;
+  assign hi_ok = !b_r.req_end[64] && b_r.req_end[63:0] <= mr_end_sat;
+
+  always_ff @(posedge clk) begin
+    if (rd_en) rd_q <= mem[rd_addr];
+    if (wr_en) mem[wr_addr] <= wr_data;
+  end
+
+  always_ff @(posedge clk) begin
+    // BRAM output register; in C_WAIT it takes the command's entry (A..C are empty then)
+    if (ce || cst == C_WAIT) rd_q2 <= rd_q;
+    if (ce) begin
+      // accept -> A
+      a_v <= s_fire;
+      if (s_fire) begin
+        a_r.op <= s_axis_req_op;
+        a_r.key <= s_axis_req_key;
+        a_r.pd <= s_axis_req_pd;
+        a_r.va <= s_axis_req_va;
+        a_r.need <= s_axis_req_need;
+        a_r.user <= s_axis_req_user;
+        a_r.req_end <= {1'b0, s_axis_req_va} + {33'd0, s_axis_req_len};
+        a_r.zero <= s_axis_req_len == 32'd0;
+        a_r.idx_ok <= s_axis_req_key[31:8] < 24'(N);
+      end
+      // A -> B
+      b_v <= a_v;
+      b_r <= a_r;
+      // B -> C
+      c_v <= b_v;
+      c_op <= b_r.op;
+      c_idx <= b_r.key[8 +: LOG_N];
+      c_user <= b_r.user;
+      c_inv_hit <= 1'b0;
+      c_dma <= 64'd0;
+      if (b_r.op) begin
+        c_status <= !key_ok ? ST_KEY : !pd_ok ? ST_PD : ST_OK;
+        c_inv_hit <= b_v && key_ok && pd_ok;
+      end else if (b_r.zero) begin
+        c_status <= ST_OK;
+      end else begin
+        c_status <= !key_ok ? ST_KEY : !pd_ok ? ST_PD : !acc_ok ? ST_ACCESS
+                  : !(lo_ok && hi_ok) ? ST_BOUNDS : ST_OK;
+        c_dma <= e_iova + (b_r.va - e_va);
+        if (!(key_ok && pd_ok && acc_ok && lo_ok && hi_ok)) c_dma <= 64'd0;
+      end
+      // C -> D (result)
+      m_axis_res_tvalid <= c_v;
+      m_axis_res_status <= c_status;
+      m_axis_res_dma <= c_dma;
+      m_axis_res_user <= c_user;
+    end
+    if (rst || soft_reset) begin
+      a_v <= 1'b0;
+      b_v <= 1'b0;
+      c_v <= 1'b0;
+      c_inv_hit <= 1'b0;
+      m_axis_res_tvalid <= 1'b0;
+    end
+  end
+
+  // ---------------------------------------------------------------- commands
+  // MrCtx fields of the command's data
+  logic [63:0] d_va, d_len, d_iova;
+  logic [31:0] d_pd, d_key, d_access;
+  logic [7:0]  d_valid;
+  assign d_va = k_data[8*roce_desc_pkg::MR_CTX_VA_OFF +: 64];
+  assign d_len = k_data[8*roce_desc_pkg::MR_CTX_LEN_OFF +: 64];
+  assign d_iova = k_data[8*roce_desc_pkg::MR_CTX_IOVA_OFF +: 64];
+  assign d_pd = k_data[8*roce_desc_pkg::MR_CTX_PD_OFF +: 32];
+  assign d_key = k_data[8*roce_desc_pkg::MR_CTX_KEY_OFF +: 32];
+  assign d_access = k_data[8*roce_desc_pkg::MR_CTX_ACCESS_OFF +: 32];
+  assign d_valid = k_data[8*roce_desc_pkg::MR_CTX_VALID_OFF +: 8];
+  localparam int RSVD_LO = 8 * (roce_desc_pkg::MR_CTX_VALID_OFF + 1);
+  logic d_bad_attr;
+  assign d_bad_attr = k_data[511:RSVD_LO] != '0 || d_valid > 8'd1 || d_access[31:4] != 28'd0;
+  logic k_index_ok;
+  assign k_index_ok = k_index[23:LOG_N] == '0;
+
+  // the entry read for the command, as an MrCtx image
+  logic [511:0] entry_img;
+  always_comb begin
+    entry_img = '0;
+    if (e_valid) begin
+      entry_img[8*roce_desc_pkg::MR_CTX_VA_OFF +: 64] = e_va;
+      entry_img[8*roce_desc_pkg::MR_CTX_LEN_OFF +: 64] = e_len;
+      entry_img[8*roce_desc_pkg::MR_CTX_IOVA_OFF +: 64] = e_iova;
+      entry_img[8*roce_desc_pkg::MR_CTX_PD_OFF +: 32] = e_pd;
+      entry_img[8*roce_desc_pkg::MR_CTX_KEY_OFF +: 32] = {k_index, e_tag};
+      entry_img[8*roce_desc_pkg::MR_CTX_ACCESS_OFF +: 32] = {28'd0, e_access};
+      entry_img[8*roce_desc_pkg::MR_CTX_VALID_OFF] = 1'b1;
+    end
+  end
+
+  // write port
+  always_comb begin
+    wr_en = 1'b0;
+    wr_addr = c_idx;
+    wr_data = '0;
+    if (!init_done) begin
+      wr_en = 1'b1;
+      wr_addr = init_idx[LOG_N-1:0];
+      wr_data = '0;
+    end else if (c_v && c_inv_hit && ce) begin
+      wr_en = 1'b1;
+      wr_addr = c_idx;
+      wr_data = '0;
+    end else if (cst == C_EXEC && k_index_ok) begin
+      wr_addr = k_index[LOG_N-1:0];
+      if (k_op == roce_regs_pkg::CMD_OP_MR_WRITE && !d_bad_attr && d_key[31:8] == k_index) begin
+        if (d_valid[0]) begin
+          wr_en = 1'b1;
+          wr_data = {1'b1, d_access[3:0], d_key[7:0], d_pd, d_iova, d_len, d_va};
+        end else if (e_valid && e_tag == d_key[7:0]) begin
+          wr_en = 1'b1;
+          wr_data = '0;
+        end
+      end else if (k_op == roce_regs_pkg::CMD_OP_MR_INVALIDATE) begin
+        wr_en = 1'b1;
+        wr_data = '0;
+      end
+    end
+  end
+
+  always_ff @(posedge clk) begin
+    cmd_done <= 1'b0;
+    cmd_rdata_we <= 1'b0;
+    if (!init_done) init_idx <= init_idx + 1'b1;
+    case (cst)
+      C_IDLE:
+        if (cmd_valid && cmd_ready) begin
+          k_op <= cmd_opcode;
+          k_index <= cmd_index;
+          k_data <= cmd_data;
+          cst <= C_DRAIN;
+        end
+      // s_axis_req_tready is low from here: wait for A..C to empty
+      C_DRAIN: if (!a_v && !b_v && !c_v) cst <= C_RD;
+      C_RD: cst <= C_WAIT;   // BRAM read of the entry
+      C_WAIT: cst <= C_EXEC; // rd_q -> rd_q2 (ce may be low: move it here)
+      C_EXEC: begin
+        cst <= C_IDLE;
+        cmd_done <= 1'b1;
+        cmd_error <= roce_regs_pkg::CMD_ERR_OK;
+        cmd_rdata <= entry_img;
+        case (k_op)
+          roce_regs_pkg::CMD_OP_MR_WRITE:
+            if (d_bad_attr) cmd_error <= roce_regs_pkg::CMD_ERR_BAD_ATTR;
+            else if (!k_index_ok || d_key[31:8] != k_index)
+              cmd_error <= roce_regs_pkg::CMD_ERR_BAD_INDEX;
+          roce_regs_pkg::CMD_OP_MR_READ:
+            if (!k_index_ok) cmd_error <= roce_regs_pkg::CMD_ERR_BAD_INDEX;
+            else cmd_rdata_we <= 1'b1;
+          roce_regs_pkg::CMD_OP_MR_INVALIDATE:
+            if (!k_index_ok) cmd_error <= roce_regs_pkg::CMD_ERR_BAD_INDEX;
+          default: cmd_error <= roce_regs_pkg::CMD_ERR_BAD_OPCODE;
+        endcase
+      end
+      default: cst <= C_IDLE;
+    endcase
+    if (rst || soft_reset) begin
+      init_idx <= '0;
+      cst <= C_IDLE;
+      cmd_done <= 1'b0;
+      cmd_rdata_we <= 1'b0;
+      cmd_error <= 8'd0;
+    end
+  end
+
+endmodule
+
+`resetall
