@@ -35,7 +35,7 @@ pub use mr::{Mr, MrError, MrTable};
 pub use qp::{Qp, Ring};
 pub use types::*;
 
-use crate::contract::{CmdErrorCode, CqCtx, CqFlags, MrCtx, QpAttrMask, QpCtx};
+use crate::contract::{CmdErrorCode, CmdOpcode, CqCtx, MrCtx, QpAttrMask, QpCtx};
 
 use crate::wire::{BthFields, ExtHeaders};
 
@@ -285,16 +285,7 @@ impl Engine {
 
     /// CQ_WRITE: (re)create CQ `cqn` from its context.
     pub fn create_cq(&mut self, cqn: u32, c: &CqCtx) -> Result<(), CmdErrorCode> {
-        let slot = self.cqs.get_mut(cqn as usize).ok_or(CmdErrorCode::BadIndex)?;
-        *slot = c.valid.then(|| Cq {
-            ring: Ring { base: c.base, log_size: c.log_size, pi: 0, ci: 0 },
-            irq: c.flags.contains(CqFlags::IRQ_ENABLE),
-            armed: false,
-            armed_solicited: false,
-            event: false,
-            overflow: false,
-        });
-        Ok(())
+        cq::cq_command(&mut self.cqs, CmdOpcode::CqWrite, cqn, &c.encode()).map(|_| ())
     }
 
     /// QP_WRITE: create QP `qpn` (state Reset or Init) from its context.

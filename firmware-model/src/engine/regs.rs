@@ -5,7 +5,7 @@
 //! can look); the HDL takes a few cycles per context word. Counter reads latch the high
 //! half on a `*_LO` read.
 
-use crate::contract::{regs, CmdErrorCode, CmdOpcode, CqCtx, QpAttrMask, QpCtx, QpState};
+use crate::contract::{regs, CmdErrorCode, CmdOpcode, QpAttrMask, QpCtx, QpState};
 
 use super::mem::Dma;
 use super::Engine;
@@ -295,26 +295,13 @@ impl Engine {
                 }
                 None => Err(CmdErrorCode::BadIndex),
             },
-            CmdOpcode::CqWrite => CqCtx::decode(&data).map_err(|_| CmdErrorCode::BadAttr).and_then(|c| self.create_cq(index, &c)),
-            CmdOpcode::CqRead => match self.cqs.get(index as usize) {
-                Some(cq) => {
-                    let c = match cq {
-                        Some(cq) => CqCtx {
-                            base: cq.ring.base,
-                            log_size: cq.ring.log_size,
-                            valid: true,
-                            pi: cq.ring.pi as u16,
-                            ci: cq.ring.ci as u16,
-                            ..CqCtx::default()
-                        },
-                        None => CqCtx::default(),
-                    };
-                    let img = c.encode();
-                    self.set_cmd_data(&img);
-                    Ok(())
-                }
-                None => Err(CmdErrorCode::BadIndex),
-            },
+            CmdOpcode::CqWrite | CmdOpcode::CqRead => {
+                super::cq::cq_command(&mut self.cqs, op, index, &data).map(|img| {
+                    if let Some(img) = img {
+                        self.set_cmd_data(&img);
+                    }
+                })
+            }
             CmdOpcode::MrWrite | CmdOpcode::MrRead | CmdOpcode::MrInvalidate => {
                 super::mr::mr_command(&mut self.mrs, op, index, &data).map(|img| {
                     if let Some(img) = img {
