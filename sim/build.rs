@@ -72,6 +72,12 @@ const MODELS: &[Model] = &[
         params: &[],
     },
     Model {
+        name: "cq",
+        top: "roce_cq",
+        files: &["roce_regs_pkg.sv", "roce_desc_pkg.sv", "roce_cq.sv"],
+        params: &[],
+    },
+    Model {
         name: "mrcheck",
         top: "roce_mr_check",
         files: &["roce_regs_pkg.sv", "roce_desc_pkg.sv", "roce_mr_check.sv"],

@@ -12,6 +12,7 @@
 #![warn(missing_docs)]
 
 pub mod cosim;
+pub mod cosim_cq;
 pub mod cosim_mr_check;
 pub mod cosim_regs;
 pub mod cosim_rx_parse;

@@ -110,6 +110,7 @@ models! {
     TxBuild512 => "txbuild512",
     Regs => "regs",
     MrCheck => "mrcheck",
+    Cq => "cq",
 }
 
 /// Byte lanes into Verilator port words: byte `i` is bits `[8(i%4)+7 : 8(i%4)]` of word

@@ -10,3 +10,4 @@ pub mod roce_rx_parse;
 pub mod roce_tx_build;
 pub mod roce_regs;
 pub mod roce_mr_check;
+pub mod roce_cq;

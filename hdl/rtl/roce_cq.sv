@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: Apache-2.0 OR MIT
+//
+// roce_cq: the completion queues. A table of 2^LOG_N CQ contexts in BRAM (ring base, size,
+// IRQ flag, producer and consumer index, arm state, overrun) serving three inputs, one
+// operation at a time: completions (a CQE image from the requester/responder, written into
+// the CQ ring by DMA with the owner/phase byte set), CQ doorbells (consumer index, arming)
+// and the CQ commands. Model: firmware-model engine::cq (cq_post, cq_db, cq_command),
+// wrapped by blocks::roce_cq; the queue protocol is docs/register-map.md "Completions".
+//
+// Completion (s_axis_cpl: tdata = the 32-byte CQE, owner byte ignored; tuser = CQ index):
+//   invalid or out-of-range CQ: dropped, cq_err (cause CQ_ERR_INVALID); overrun CQ or full
+//   ring (pi - ci = size): dropped, the CQ becomes overrun until CQ_WRITE, cq_err (cause
+//   CQ_ERR_OVERRUN); otherwise one 32-byte write on m_axis_dma at base + (pi mod size) * 32,
+//   owner.PHASE = 1 - ((pi >> log_size) & 1), pi + 1, and an armed CQ fires (unless armed
+//   solicited-only and the CQE is neither solicited nor an error): it disarms and, with
+//   CqFlags.IRQ_ENABLE, pulses cq_event.
+// Doorbell (s_axis_db: the CQ_DB register value): sets ci (16 bits extended against pi);
+//   ARM arms, and a non-solicited arm with entries beyond ci fires at once. Invalid CQs
+//   ignore doorbells.
+// Commands: CQ_WRITE (CqCtx in cmd_data: BAD_ATTR for a set reserved or undefined bit,
+//   BAD_INDEX out of range; resets the indices and state), CQ_READ (the CqCtx with engine
+//   state, zero if invalid), other opcodes BAD_OPCODE. cmd_done pulses once per command.
+// Reset and soft_reset clear every entry, one per cycle (init_done low for 2^LOG_N cycles).
+// The DMA write is posted (no response): a board's DMA engine reports failures as FATAL.
+// The model also counts failed writes, which cannot happen here.
+//
+// Latency: an operation accepted in cycle c reads its context at the end of c, decides in
+//   c+1, and its DMA write / cq_event / cq_err / cmd_done are visible in cycle c+2.
+// Throughput: one operation every 2 cycles (commands first, then doorbells, then
+//   completions); a completion waits while the previous DMA write is not yet taken.
+//
+// Parameters:
+//   LOG_N  log2 of the number of CQs (CAPS.LOG_MAX_CQ; default 8 = 256).
+
+`resetall
+`default_nettype none
+
+module roce_cq #(
+  parameter int LOG_N = 8
+) (
+  input  wire logic         clk,
+  input  wire logic         rst,
+  input  wire logic         soft_reset,
+  output      logic         init_done,
+
+  input  wire logic [255:0] s_axis_cpl_tdata,
+  input  wire logic [15:0]  s_axis_cpl_tuser,
+  input  wire logic         s_axis_cpl_tvalid,
+  output      logic         s_axis_cpl_tready,
+
+  input  wire logic [31:0]  s_axis_db_tdata,
+  input  wire logic         s_axis_db_tvalid,
+  output      logic         s_axis_db_tready,
+
+  output      logic [63:0]  m_axis_dma_addr,
+  output      logic [255:0] m_axis_dma_tdata,
+  output      logic         m_axis_dma_tvalid,
+  input  wire logic         m_axis_dma_tready,
+
+  output      logic         cq_event,
+  output      logic         cq_err_valid,
+  output      logic [13:0]  cq_err_cq,
+  output      logic [7:0]   cq_err_cause,
+
+  input  wire logic         cmd_valid,
+  output      logic         cmd_ready,
+  input  wire logic [7:0]   cmd_opcode,
+  input  wire logic [23:0]  cmd_index,
+  input  wire logic [255:0] cmd_data,
+  output      logic         cmd_done,
+  output      logic [7:0]   cmd_error,
+  output      logic         cmd_rdata_we,
+  output      logic [255:0] cmd_rdata
+);
+
+  localparam int N = 1 << LOG_N;
+  // entry: {valid, irq, armed, arm_sol, overrun, log_size[3:0], base[63:0], pi[31:0], ci[31:0]}
+  localparam int E_W = 5 + 4 + 64 + 64;
+
+  (* ram_style = "block" *) logic [E_W-1:0] mem [N];
+
+  logic [LOG_N:0] init_idx;
+  assign init_done = init_idx[LOG_N];
+
+  // ---------------------------------------------------------------- operation select
+  typedef enum logic [1:0] { K_CMD, K_DB, K_CPL } kind_t;
+  logic   busy;  // an operation is in its decide cycle
+  kind_t  k_kind;
+  logic [23:0]  k_index;
+  logic [7:0]   k_op;
+  logic [255:0] k_data;  // command data or CQE
+  logic [31:0]  k_db;
+
+  logic can;
+  assign can = init_done && !busy;
+  assign cmd_ready = can;
+  assign s_axis_db_tready = can && !cmd_valid;
+  assign s_axis_cpl_tready = can && !cmd_valid && !s_axis_db_tvalid && !m_axis_dma_tvalid;
+
+  logic take_cmd, take_db, take_cpl;
+  assign take_cmd = cmd_valid && cmd_ready;
+  assign take_db = s_axis_db_tvalid && s_axis_db_tready;
+  assign take_cpl = s_axis_cpl_tvalid && s_axis_cpl_tready;
+
+  logic [23:0] in_index;
+  always_comb begin
+    in_index = {8'd0, s_axis_cpl_tuser};
+    if (cmd_valid) in_index = cmd_index;
+    else if (s_axis_db_tvalid) in_index = {10'd0, s_axis_db_tdata[29:16]};
+  end
+
+  logic [E_W-1:0] rd_q;
+  logic           wr_en;
+  logic [LOG_N-1:0] wr_addr;
+  logic [E_W-1:0] wr_data;
+  always_ff @(posedge clk) begin
+    if (can) rd_q <= mem[in_index[LOG_N-1:0]];
+    if (wr_en) mem[wr_addr] <= wr_data;
+  end
+
+  // ---------------------------------------------------------------- decide
+  logic        e_valid, e_irq, e_armed, e_sol, e_over;
+  logic [3:0]  e_log;
+  logic [63:0] e_base;
+  logic [31:0] e_pi, e_ci;
+  assign {e_valid, e_irq, e_armed, e_sol, e_over, e_log, e_base, e_pi, e_ci} = rd_q;
+
+  logic idx_ok;
+  assign idx_ok = k_index[23:LOG_N] == '0;
+  logic present;  // a valid CQ
+  assign present = idx_ok && e_valid;
+
+  // completion
+  logic [31:0] used, mask;
+  logic        full;
+  assign used = e_pi - e_ci;
+  assign mask = (32'd1 << e_log) - 32'd1;
+  assign full = used > mask;  // used >= size
+  logic [63:0] slot_addr;
+  assign slot_addr = e_base + {27'd0, e_pi & mask, 5'd0};
+  logic phase;
+  assign phase = !e_pi[{1'b0, e_log}];
+  logic c_sol, c_err;
+  assign c_sol = k_data[8 * roce_desc_pkg::CQE_FLAGS_OFF + roce_desc_pkg::CQE_FLAG_SOLICITED_BIT];
+  assign c_err = k_data[8 * 21 +: 8] != 8'd0;
+  logic c_fire;
+  assign c_fire = e_armed && (!e_sol || c_sol || c_err);
+
+  // doorbell
+  logic [31:0] db_ci;
+  logic        db_arm, db_sol, db_fire;
+  assign db_ci = e_pi - {16'd0, e_pi[15:0] - k_db[15:0]};
+  assign db_arm = k_db[roce_regs_pkg::CQ_DB_ARM_LSB];
+  assign db_sol = k_db[roce_regs_pkg::CQ_DB_SOLICITED_LSB];
+  assign db_fire = db_arm && !db_sol && e_pi != db_ci;
+
+  // commands: CqCtx fields
+  logic [63:0] d_base;
+  logic [7:0]  d_log, d_flags, d_valid, d_state;
+  assign d_base = k_data[8*roce_desc_pkg::CQ_CTX_BASE_OFF +: 64];
+  assign d_log = k_data[8*roce_desc_pkg::CQ_CTX_LOG_SIZE_OFF +: 8];
+  assign d_flags = k_data[8*roce_desc_pkg::CQ_CTX_FLAGS_OFF +: 8];
+  assign d_valid = k_data[8*roce_desc_pkg::CQ_CTX_VALID_OFF +: 8];
+  assign d_state = k_data[8*roce_desc_pkg::CQ_CTX_STATE_OFF +: 8];
+  logic d_bad_attr;
+  assign d_bad_attr = d_log[7:4] != 4'd0 || d_flags[7:1] != 7'd0 || d_valid > 8'd1
+                      || k_data[8*11 +: 8] != 8'd0 || d_state[7:3] != 5'd0
+                      || k_data[255:8*17] != '0;
+  // d_state[2:0] is engine state that CQ_WRITE ignores (only undefined bits are refused)
+  logic unused_state;
+  assign unused_state = ^d_state[2:0];
+
+  logic [255:0] ctx_img;
+  always_comb begin
+    ctx_img = '0;
+    if (present) begin
+      ctx_img[8*roce_desc_pkg::CQ_CTX_BASE_OFF +: 64] = e_base;
+      ctx_img[8*roce_desc_pkg::CQ_CTX_LOG_SIZE_OFF +: 4] = e_log;
+      ctx_img[8*roce_desc_pkg::CQ_CTX_FLAGS_OFF + roce_desc_pkg::CQ_FLAG_IRQ_ENABLE_BIT] = e_irq;
+      ctx_img[8*roce_desc_pkg::CQ_CTX_VALID_OFF] = 1'b1;
+      ctx_img[8*roce_desc_pkg::CQ_CTX_PI_OFF +: 16] = e_pi[15:0];
+      ctx_img[8*roce_desc_pkg::CQ_CTX_CI_OFF +: 16] = e_ci[15:0];
+      ctx_img[8*roce_desc_pkg::CQ_CTX_STATE_OFF + roce_desc_pkg::CQ_STATE_ARMED_BIT] = e_armed;
+      ctx_img[8*roce_desc_pkg::CQ_CTX_STATE_OFF + roce_desc_pkg::CQ_STATE_ARMED_SOLICITED_BIT] =
+        e_armed && e_sol;
+      ctx_img[8*roce_desc_pkg::CQ_CTX_STATE_OFF + roce_desc_pkg::CQ_STATE_OVERRUN_BIT] = e_over;
+    end
+  end
+
+  // write-back of the decide cycle (or the init sweep)
+  always_comb begin
+    wr_en = 1'b0;
+    wr_addr = k_index[LOG_N-1:0];
+    wr_data = rd_q;
+    if (!init_done) begin
+      wr_en = 1'b1;
+      wr_addr = init_idx[LOG_N-1:0];
+      wr_data = '0;
+    end else if (busy) begin
+      case (k_kind)
+        K_CMD:
+          if (k_op == roce_regs_pkg::CMD_OP_CQ_WRITE && !d_bad_attr && idx_ok) begin
+            wr_en = 1'b1;
+            wr_data = d_valid[0] ? {1'b1, d_flags[0], 3'b000, d_log[3:0], d_base, 64'd0} : '0;
+          end
+        K_DB:
+          if (present) begin
+            wr_en = 1'b1;
+            wr_data = {1'b1, e_irq, db_arm ? !db_fire : e_armed, db_arm ? db_sol : e_sol, e_over,
+                       e_log, e_base, e_pi, db_ci};
+          end
+        default:  // completion
+          if (present) begin
+            wr_en = 1'b1;
+            if (e_over || full)
+              wr_data = {1'b1, e_irq, e_armed, e_sol, 1'b1, e_log, e_base, e_pi, e_ci};
+            else
+              wr_data = {1'b1, e_irq, e_armed && !c_fire, e_sol, 1'b0, e_log, e_base,
+                         e_pi + 32'd1, e_ci};
+          end
+      endcase
+    end
+  end
+
+  always_ff @(posedge clk) begin
+    cq_event <= 1'b0;
+    cq_err_valid <= 1'b0;
+    cmd_done <= 1'b0;
+    cmd_rdata_we <= 1'b0;
+    if (!init_done) init_idx <= init_idx + 1'b1;
+    if (m_axis_dma_tvalid && m_axis_dma_tready) m_axis_dma_tvalid <= 1'b0;
+    busy <= 1'b0;
+    if (take_cmd || take_db || take_cpl) begin
+      busy <= 1'b1;
+      k_index <= in_index;
+      k_kind <= take_cmd ? K_CMD : take_db ? K_DB : K_CPL;
+      k_op <= cmd_opcode;
+      k_data <= take_cmd ? cmd_data : s_axis_cpl_tdata;
+      k_db <= s_axis_db_tdata;
+    end
+    if (busy) begin
+      case (k_kind)
+        K_CMD: begin
+          cmd_done <= 1'b1;
+          cmd_error <= roce_regs_pkg::CMD_ERR_OK;
+          cmd_rdata <= ctx_img;
+          if (k_op == roce_regs_pkg::CMD_OP_CQ_WRITE) begin
+            if (d_bad_attr) cmd_error <= roce_regs_pkg::CMD_ERR_BAD_ATTR;
+            else if (!idx_ok) cmd_error <= roce_regs_pkg::CMD_ERR_BAD_INDEX;
+          end else if (k_op == roce_regs_pkg::CMD_OP_CQ_READ) begin
+            if (!idx_ok) cmd_error <= roce_regs_pkg::CMD_ERR_BAD_INDEX;
+            else cmd_rdata_we <= 1'b1;
+          end else begin
+            cmd_error <= roce_regs_pkg::CMD_ERR_BAD_OPCODE;
+          end
+        end
+        K_DB: if (present && db_fire && e_irq) cq_event <= 1'b1;
+        default: begin
+          cq_err_cq <= k_index[13:0];
+          if (!present) begin
+            cq_err_valid <= 1'b1;
+            cq_err_cause <= roce_regs_pkg::CQ_ERR_INVALID;
+          end else if (e_over || full) begin
+            cq_err_valid <= 1'b1;
+            cq_err_cause <= roce_regs_pkg::CQ_ERR_OVERRUN;
+          end else begin
+            m_axis_dma_tvalid <= 1'b1;
+            m_axis_dma_addr <= slot_addr;
+            m_axis_dma_tdata <= {k_data[255:8*24], 7'd0, phase, k_data[8*23-1:0]};
+            if (c_fire && e_irq) cq_event <= 1'b1;
+          end
+        end
+      endcase
+    end
+    if (rst || soft_reset) begin
+      init_idx <= '0;
+      busy <= 1'b0;
+      m_axis_dma_tvalid <= 1'b0;
+      cq_event <= 1'b0;
+      cq_err_valid <= 1'b0;
+      cmd_done <= 1'b0;
+      cmd_rdata_we <= 1'b0;
+    end
+    if (rst) begin
+      m_axis_dma_addr <= 64'd0;
+      m_axis_dma_tdata <= '0;
+      cq_err_cq <= 14'd0;
+      cq_err_cause <= 8'd0;
+      cmd_error <= 8'd0;
+      cmd_rdata <= '0;
+    end
+  end
+
+endmodule
+
+`resetall
