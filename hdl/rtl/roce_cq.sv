@@ -156,19 +156,14 @@ module roce_cq #(
 
   // commands: CqCtx fields
   logic [63:0] d_base;
-  logic [7:0]  d_log, d_flags, d_valid, d_state;
+  logic [3:0]  d_log;
+  logic        d_irq, d_valid;
   assign d_base = k_data[8*roce_desc_pkg::CQ_CTX_BASE_OFF +: 64];
-  assign d_log = k_data[8*roce_desc_pkg::CQ_CTX_LOG_SIZE_OFF +: 8];
-  assign d_flags = k_data[8*roce_desc_pkg::CQ_CTX_FLAGS_OFF +: 8];
-  assign d_valid = k_data[8*roce_desc_pkg::CQ_CTX_VALID_OFF +: 8];
-  assign d_state = k_data[8*roce_desc_pkg::CQ_CTX_STATE_OFF +: 8];
-  logic d_bad_attr;
-  assign d_bad_attr = d_log[7:4] != 4'd0 || d_flags[7:1] != 7'd0 || d_valid > 8'd1
-                      || k_data[8*11 +: 8] != 8'd0 || d_state[7:3] != 5'd0
-                      || k_data[255:8*17] != '0;
-  // d_state[2:0] is engine state that CQ_WRITE ignores (only undefined bits are refused)
-  logic unused_state;
-  assign unused_state = ^d_state[2:0];
+  assign d_log = k_data[8*roce_desc_pkg::CQ_CTX_LOG_SIZE_OFF +: 4];
+  assign d_irq = k_data[8*roce_desc_pkg::CQ_CTX_FLAGS_OFF + roce_desc_pkg::CQ_FLAG_IRQ_ENABLE_BIT];
+  assign d_valid = k_data[8*roce_desc_pkg::CQ_CTX_VALID_OFF];
+  logic d_bad_attr;  // what CqCtx::decode refuses (generated from the contract)
+  assign d_bad_attr = roce_desc_pkg::cq_ctx_bad(k_data);
 
   logic [255:0] ctx_img;
   always_comb begin
@@ -201,7 +196,7 @@ module roce_cq #(
         K_CMD:
           if (k_op == roce_regs_pkg::CMD_OP_CQ_WRITE && !d_bad_attr && idx_ok) begin
             wr_en = 1'b1;
-            wr_data = d_valid[0] ? {1'b1, d_flags[0], 3'b000, d_log[3:0], d_base, 64'd0} : '0;
+            wr_data = d_valid ? {1'b1, d_irq, 3'b000, d_log, d_base, 64'd0} : '0;
           end
         K_DB:
           if (present) begin

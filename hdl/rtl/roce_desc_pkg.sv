@@ -153,6 +153,14 @@ package roce_desc_pkg;
     logic [63:0] addr;  // bytes 0..7
   } sge_t;
 
+  // sge_bad: 1 when the image is not a valid Sge (what `Sge::decode` refuses: a reserved byte or
+  // bit set, a bool not 0/1, an unknown enum code, an undefined flag bit).
+  /* verilator lint_off UNUSEDSIGNAL */
+  function automatic logic sge_bad(input logic [8*SGE_BYTES-1:0] d);
+    sge_bad = 1'b0;
+  endfunction
+  /* verilator lint_on UNUSEDSIGNAL */
+
   // ---- SqWqe (128 bytes): sq_wqe_t
 
   // Send queue work queue entry, 128 bytes, in the SQ ring at `QpCtx.sq_base`. The encoder sets
@@ -227,6 +235,15 @@ package roce_desc_pkg;
     logic [63:0] wr_id;    // bytes 0..7
   } rq_wqe_t;
 
+  // rq_wqe_bad: 1 when the image is not a valid RqWqe (what `RqWqe::decode` refuses: a reserved
+  // byte or bit set, a bool not 0/1, an unknown enum code, an undefined flag bit).
+  /* verilator lint_off UNUSEDSIGNAL */
+  function automatic logic rq_wqe_bad(input logic [8*RQ_WQE_BYTES-1:0] d);
+    rq_wqe_bad = 1'b0;
+    if (d[8*9 +: 56] != '0) rq_wqe_bad = 1'b1;  // bytes 9..15: reserved
+  endfunction
+  /* verilator lint_on UNUSEDSIGNAL */
+
   // ---- Cqe (32 bytes): cqe_t
 
   // Completion queue entry, 32 bytes, written by the engine into the CQ ring.
@@ -264,6 +281,21 @@ package roce_desc_pkg;
     logic [31:0] byte_len;     // bytes 8..11
     logic [63:0] wr_id;        // bytes 0..7
   } cqe_t;
+
+  // cqe_bad: 1 when the image is not a valid Cqe (what `Cqe::decode` refuses: a reserved byte or
+  // bit set, a bool not 0/1, an unknown enum code, an undefined flag bit).
+  /* verilator lint_off UNUSEDSIGNAL */
+  function automatic logic cqe_bad(input logic [8*CQE_BYTES-1:0] d);
+    cqe_bad = 1'b0;
+    if (d[8*28 +: 32] != '0) cqe_bad = 1'b1;  // bytes 28..31: reserved
+    if (d[8*16+24 +: 8] != '0) cqe_bad = 1'b1;  // qpn: bits above 24
+    if (!(d[8*20 +: 8] == 8'h00 || d[8*20 +: 8] == 8'h01 || d[8*20 +: 8] == 8'h02 || d[8*20 +: 8] == 8'h03 || d[8*20 +: 8] == 8'h04 || d[8*20 +: 8] == 8'h80 || d[8*20 +: 8] == 8'h81 || d[8*20 +: 8] == 8'h82 || d[8*20 +: 8] == 8'h83)) cqe_bad = 1'b1;  // opcode: not a CqeOpcode code
+    if (!(d[8*21 +: 8] == 8'h00 || d[8*21 +: 8] == 8'h01 || d[8*21 +: 8] == 8'h02 || d[8*21 +: 8] == 8'h03 || d[8*21 +: 8] == 8'h04 || d[8*21 +: 8] == 8'h05 || d[8*21 +: 8] == 8'h06 || d[8*21 +: 8] == 8'h07 || d[8*21 +: 8] == 8'h08 || d[8*21 +: 8] == 8'h09 || d[8*21 +: 8] == 8'h0a || d[8*21 +: 8] == 8'h0b || d[8*21 +: 8] == 8'h0c || d[8*21 +: 8] == 8'h0d || d[8*21 +: 8] == 8'h0e || d[8*21 +: 8] == 8'h0f || d[8*21 +: 8] == 8'h10 || d[8*21 +: 8] == 8'h11 || d[8*21 +: 8] == 8'h12 || d[8*21 +: 8] == 8'h13 || d[8*21 +: 8] == 8'h14 || d[8*21 +: 8] == 8'h15)) cqe_bad = 1'b1;  // status: not a CqeStatus code
+    if ((d[8*22 +: 8] & 8'hf8) != '0) cqe_bad = 1'b1;  // flags: undefined CqeFlags bits
+    if ((d[8*23 +: 8] & 8'hfe) != '0) cqe_bad = 1'b1;  // owner: undefined CqeOwner bits
+    if (d[8*24+24 +: 8] != '0) cqe_bad = 1'b1;  // src_qp: bits above 24
+  endfunction
+  /* verilator lint_on UNUSEDSIGNAL */
 
   // ---- QpCtx (128 bytes): qp_ctx_t
 
@@ -384,6 +416,33 @@ package roce_desc_pkg;
     logic [7:0]   state;               // byte 0
   } qp_ctx_t;
 
+  // qp_ctx_bad: 1 when the image is not a valid QpCtx (what `QpCtx::decode` refuses: a reserved
+  // byte or bit set, a bool not 0/1, an unknown enum code, an undefined flag bit).
+  /* verilator lint_off UNUSEDSIGNAL */
+  function automatic logic qp_ctx_bad(input logic [8*QP_CTX_BYTES-1:0] d);
+    qp_ctx_bad = 1'b0;
+    if (d[8*92 +: 288] != '0) qp_ctx_bad = 1'b1;  // bytes 92..127: reserved
+    if (!(d[8*0 +: 8] == 8'h00 || d[8*0 +: 8] == 8'h01 || d[8*0 +: 8] == 8'h02 || d[8*0 +: 8] == 8'h03 || d[8*0 +: 8] == 8'h04 || d[8*0 +: 8] == 8'h05 || d[8*0 +: 8] == 8'h06)) qp_ctx_bad = 1'b1;  // state: not a QpState code
+    if (!(d[8*1 +: 8] == 8'h02 || d[8*1 +: 8] == 8'h03 || d[8*1 +: 8] == 8'h04)) qp_ctx_bad = 1'b1;  // qp_type: not a QpType code
+    if (!(d[8*2 +: 8] == 8'h01 || d[8*2 +: 8] == 8'h02 || d[8*2 +: 8] == 8'h03 || d[8*2 +: 8] == 8'h04 || d[8*2 +: 8] == 8'h05)) qp_ctx_bad = 1'b1;  // path_mtu: not a PathMtu code
+    if (!(d[8*3 +: 8] == 8'h00 || d[8*3 +: 8] == 8'h01 || d[8*3 +: 8] == 8'h02)) qp_ctx_bad = 1'b1;  // encap: not a Encap code
+    if ((d[8*8 +: 32] & 32'hfffffff0) != '0) qp_ctx_bad = 1'b1;  // access: undefined AccessFlags bits
+    if (d[8*12+24 +: 8] != '0) qp_ctx_bad = 1'b1;  // dest_qpn: bits above 24
+    if (d[8*16+24 +: 8] != '0) qp_ctx_bad = 1'b1;  // sq_psn: bits above 24
+    if (d[8*20+24 +: 8] != '0) qp_ctx_bad = 1'b1;  // rq_psn: bits above 24
+    if (d[8*40+4 +: 4] != '0) qp_ctx_bad = 1'b1;  // sq_log_size: bits above 4
+    if (d[8*41+4 +: 4] != '0) qp_ctx_bad = 1'b1;  // rq_log_size: bits above 4
+    if (d[8*42+14 +: 2] != '0) qp_ctx_bad = 1'b1;  // send_cq: bits above 14
+    if (d[8*44+14 +: 2] != '0) qp_ctx_bad = 1'b1;  // recv_cq: bits above 14
+    if (d[8*46+5 +: 3] != '0) qp_ctx_bad = 1'b1;  // timeout: bits above 5
+    if (d[8*47+3 +: 5] != '0) qp_ctx_bad = 1'b1;  // retry_cnt: bits above 3
+    if (d[8*48+3 +: 5] != '0) qp_ctx_bad = 1'b1;  // rnr_retry: bits above 3
+    if (d[8*49+5 +: 3] != '0) qp_ctx_bad = 1'b1;  // min_rnr_timer: bits above 5
+    if (d[8*60+6 +: 2] != '0) qp_ctx_bad = 1'b1;  // dscp: bits above 6
+    if (d[8*88+20 +: 12] != '0) qp_ctx_bad = 1'b1;  // flow_label: bits above 20
+  endfunction
+  /* verilator lint_on UNUSEDSIGNAL */
+
   // ---- CqCtx (32 bytes): cq_ctx_t
 
   // CQ context, 32 bytes, moved by CQ_WRITE / CQ_READ. Bytes 12 to 16 are engine state: CQ_READ
@@ -418,6 +477,20 @@ package roce_desc_pkg;
     logic [63:0]  base;           // bytes 0..7
   } cq_ctx_t;
 
+  // cq_ctx_bad: 1 when the image is not a valid CqCtx (what `CqCtx::decode` refuses: a reserved
+  // byte or bit set, a bool not 0/1, an unknown enum code, an undefined flag bit).
+  /* verilator lint_off UNUSEDSIGNAL */
+  function automatic logic cq_ctx_bad(input logic [8*CQ_CTX_BYTES-1:0] d);
+    cq_ctx_bad = 1'b0;
+    if (d[8*11 +: 8] != '0) cq_ctx_bad = 1'b1;  // bytes 11..11: reserved
+    if (d[8*17 +: 120] != '0) cq_ctx_bad = 1'b1;  // bytes 17..31: reserved
+    if (d[8*8+4 +: 4] != '0) cq_ctx_bad = 1'b1;  // log_size: bits above 4
+    if ((d[8*9 +: 8] & 8'hfe) != '0) cq_ctx_bad = 1'b1;  // flags: undefined CqFlags bits
+    if (d[8*10 +: 8] > 8'd1) cq_ctx_bad = 1'b1;  // valid: not 0 or 1
+    if ((d[8*16 +: 8] & 8'hf8) != '0) cq_ctx_bad = 1'b1;  // state: undefined CqState bits
+  endfunction
+  /* verilator lint_on UNUSEDSIGNAL */
+
   // ---- MrCtx (64 bytes): mr_ctx_t
 
   // Memory region context, 64 bytes, moved by MR_WRITE / MR_READ. MR index = `key >> 8`; the low 8
@@ -450,5 +523,16 @@ package roce_desc_pkg;
     logic [63:0]  len;         // bytes 8..15
     logic [63:0]  va;          // bytes 0..7
   } mr_ctx_t;
+
+  // mr_ctx_bad: 1 when the image is not a valid MrCtx (what `MrCtx::decode` refuses: a reserved
+  // byte or bit set, a bool not 0/1, an unknown enum code, an undefined flag bit).
+  /* verilator lint_off UNUSEDSIGNAL */
+  function automatic logic mr_ctx_bad(input logic [8*MR_CTX_BYTES-1:0] d);
+    mr_ctx_bad = 1'b0;
+    if (d[8*37 +: 216] != '0) mr_ctx_bad = 1'b1;  // bytes 37..63: reserved
+    if ((d[8*32 +: 32] & 32'hfffffff0) != '0) mr_ctx_bad = 1'b1;  // access: undefined AccessFlags bits
+    if (d[8*36 +: 8] > 8'd1) mr_ctx_bad = 1'b1;  // valid: not 0 or 1
+  endfunction
+  /* verilator lint_on UNUSEDSIGNAL */
 
 endpackage

@@ -224,18 +224,18 @@ module roce_mr_check #(
   // ---------------------------------------------------------------- commands
   // MrCtx fields of the command's data
   logic [63:0] d_va, d_len, d_iova;
-  logic [31:0] d_pd, d_key, d_access;
-  logic [7:0]  d_valid;
+  logic [31:0] d_pd, d_key;
+  logic [3:0]  d_access;
+  logic        d_valid;
   assign d_va = k_data[8*roce_desc_pkg::MR_CTX_VA_OFF +: 64];
   assign d_len = k_data[8*roce_desc_pkg::MR_CTX_LEN_OFF +: 64];
   assign d_iova = k_data[8*roce_desc_pkg::MR_CTX_IOVA_OFF +: 64];
   assign d_pd = k_data[8*roce_desc_pkg::MR_CTX_PD_OFF +: 32];
   assign d_key = k_data[8*roce_desc_pkg::MR_CTX_KEY_OFF +: 32];
-  assign d_access = k_data[8*roce_desc_pkg::MR_CTX_ACCESS_OFF +: 32];
-  assign d_valid = k_data[8*roce_desc_pkg::MR_CTX_VALID_OFF +: 8];
-  localparam int RSVD_LO = 8 * (roce_desc_pkg::MR_CTX_VALID_OFF + 1);
-  logic d_bad_attr;
-  assign d_bad_attr = k_data[511:RSVD_LO] != '0 || d_valid > 8'd1 || d_access[31:4] != 28'd0;
+  assign d_access = k_data[8*roce_desc_pkg::MR_CTX_ACCESS_OFF +: 4];
+  assign d_valid = k_data[8*roce_desc_pkg::MR_CTX_VALID_OFF];
+  logic d_bad_attr;  // what MrCtx::decode refuses (generated from the contract)
+  assign d_bad_attr = roce_desc_pkg::mr_ctx_bad(k_data);
   logic k_index_ok;
   assign k_index_ok = k_index[23:LOG_N] == '0;
 
@@ -270,9 +270,9 @@ module roce_mr_check #(
     end else if (cst == C_EXEC && k_index_ok) begin
       wr_addr = k_index[LOG_N-1:0];
       if (k_op == roce_regs_pkg::CMD_OP_MR_WRITE && !d_bad_attr && d_key[31:8] == k_index) begin
-        if (d_valid[0]) begin
+        if (d_valid) begin
           wr_en = 1'b1;
-          wr_data = {1'b1, d_access[3:0], d_key[7:0], d_pd, d_iova, d_len, d_va};
+          wr_data = {1'b1, d_access, d_key[7:0], d_pd, d_iova, d_len, d_va};
         end else if (e_valid && e_tag == d_key[7:0]) begin
           wr_en = 1'b1;
           wr_data = '0;

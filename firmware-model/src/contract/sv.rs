@@ -294,7 +294,7 @@ fn emit_struct(o: &mut String, sv_name: &str, members: &[(String, String, String
     let _ = writeln!(o, "  }} {sv_name}_t;");
 }
 
-fn emit_layout(o: &mut String, l: &LayoutDesc) {
+fn emit_layout(o: &mut String, l: &LayoutDesc, checks: bool) {
     let up = l.sv.to_ascii_uppercase();
     let _ = writeln!(o, "\n  // ---- {} ({} bytes): {}_t", l.name, l.size, l.sv);
     let _ = writeln!(o);
@@ -336,6 +336,91 @@ fn emit_layout(o: &mut String, l: &LayoutDesc) {
     }
     let _ = writeln!(o);
     emit_struct(o, l.sv, &members(l.sv, l.size, l.fields));
+    if checks && !has_union(l.fields) {
+        emit_check(o, l);
+    }
+}
+
+fn has_union(fields: &[LayoutField]) -> bool {
+    fields.iter().any(|f| match f.kind {
+        FieldKind::Union(_) => true,
+        FieldKind::Struct(l) | FieldKind::Array(l, _) => has_union(l.fields),
+        _ => false,
+    })
+}
+
+/// The conditions under which the Rust decoder refuses an image, one `bad |= ...` line per
+/// condition, for a layout at byte offset `base`.
+fn check_terms(out: &mut Vec<(String, String)>, l: &LayoutDesc, base: usize, path: &str) {
+    for r in l.reserved() {
+        out.push((
+            format!("d[8*{} +: {}] != '0", base + r.start, 8 * (r.end - r.start)),
+            format!("{path}bytes {}..{}: reserved", r.start, r.end - 1),
+        ));
+    }
+    for f in l.fields {
+        let at = base + f.offset;
+        let name = format!("{path}{}", f.name);
+        match f.kind {
+            FieldKind::Uint if (f.bits as usize) < 8 * f.size => out.push((
+                format!("d[8*{at}+{} +: {}] != '0", f.bits, 8 * f.size - f.bits as usize),
+                format!("{name}: bits above {}", f.bits),
+            )),
+            FieldKind::Bool => out.push((format!("d[8*{at} +: 8] > 8'd1"), format!("{name}: not 0 or 1"))),
+            FieldKind::Enum(e) => {
+                // (`inside` is not in the subset Yosys 0.23 reads)
+                let codes: Vec<String> = e.variants.iter().map(|v| format!("d[8*{at} +: 8] == 8'h{:02x}", v.code)).collect();
+                out.push((
+                    format!("!({})", codes.join(" || ")),
+                    format!("{name}: not a {} code", e.name),
+                ));
+            }
+            FieldKind::Bits(b) => {
+                let defined: u64 = b.bits.iter().fold(0, |m, x| m | (((1u64 << x.width) - 1) << x.lsb));
+                let width = b.width.min(8 * f.size as u32);
+                let undefined = !defined & if width >= 64 { u64::MAX } else { (1u64 << width) - 1 };
+                if undefined != 0 {
+                    out.push((
+                        format!("(d[8*{at} +: {width}] & {width}'h{undefined:x}) != '0"),
+                        format!("{name}: undefined {} bits", b.name),
+                    ));
+                }
+            }
+            FieldKind::Struct(n) => check_terms(out, n, at, &format!("{name}.")),
+            FieldKind::Array(n, count) => {
+                for i in 0..count {
+                    check_terms(out, n, at + i * n.size, &format!("{name}[{i}]."));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// `<l>_bad(d)`: 1 exactly when the Rust `decode` of the same bytes fails.
+fn emit_check(o: &mut String, l: &LayoutDesc) {
+    let up = l.sv.to_ascii_uppercase();
+    let mut terms = Vec::new();
+    check_terms(&mut terms, l, 0, "");
+    let _ = writeln!(o);
+    comment(
+        o,
+        "  ",
+        &format!(
+            "{}_bad: 1 when the image is not a valid {} (what `{}::decode` refuses: a reserved byte or \
+             bit set, a bool not 0/1, an unknown enum code, an undefined flag bit).",
+            l.sv, l.name, l.name
+        ),
+    );
+    // (a layout's fields are not all checked, so most of `d` is unused by design)
+    let _ = writeln!(o, "  /* verilator lint_off UNUSEDSIGNAL */");
+    let _ = writeln!(o, "  function automatic logic {}_bad(input logic [8*{up}_BYTES-1:0] d);", l.sv);
+    let _ = writeln!(o, "    {}_bad = 1'b0;", l.sv);
+    for (cond, why) in &terms {
+        let _ = writeln!(o, "    if ({cond}) {}_bad = 1'b1;  // {why}", l.sv);
+    }
+    let _ = writeln!(o, "  endfunction");
+    let _ = writeln!(o, "  /* verilator lint_on UNUSEDSIGNAL */");
 }
 
 /// `hdl/rtl/roce_desc_pkg.sv`.
@@ -346,6 +431,7 @@ pub fn desc_pkg() -> String {
         "roce_desc_pkg: descriptor layouts of the RoCE engine (docs/register-map.md, \"Descriptor \
          layouts\"): work queue entries and CQEs in host memory, QP/CQ/MR contexts in CMD_DATA.",
         LAYOUTS,
+        true,
     )
 }
 
@@ -357,6 +443,7 @@ pub fn records_pkg() -> String {
         "roce_rec_pkg: records between the engine's HDL blocks (docs/engine-hdl.md), e.g. the RX \
          header record of roce_rx_parse.",
         super::records::RECORDS,
+        false,
     )
 }
 
@@ -375,7 +462,9 @@ const BIT_CONVENTION: &str = "Bit convention: an N-byte layout is an 8N-bit vect
          codes are localparams <PREFIX>_<CODE>; flag bits <PREFIX>_<FLAG>_BIT, multi-bit \
          sub-fields <PREFIX>_<NAME>_LSB / _W.";
 
-fn layouts_pkg(pkg: &str, source: &str, what: &str, layouts: &[LayoutDesc]) -> String {
+/// `checks`: also emit the `<layout>_bad` functions (descriptors software writes; the records
+/// between blocks are made by hardware and need none).
+fn layouts_pkg(pkg: &str, source: &str, what: &str, layouts: &[LayoutDesc], checks: bool) -> String {
     let mut o = String::new();
     header(&mut o, source, &format!("{what}\n\n{BIT_CONVENTION}"));
     let _ = writeln!(o, "package {pkg};");
@@ -397,7 +486,7 @@ fn layouts_pkg(pkg: &str, source: &str, what: &str, layouts: &[LayoutDesc]) -> S
         }
     }
     for l in layouts {
-        emit_layout(&mut o, l);
+        emit_layout(&mut o, l, checks);
     }
     let _ = writeln!(o, "\nendpackage");
     o
