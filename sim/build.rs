@@ -72,6 +72,12 @@ const MODELS: &[Model] = &[
         params: &[],
     },
     Model {
+        name: "ctrl",
+        top: "roce_ctrl",
+        files: &["roce_regs_pkg.sv", "roce_desc_pkg.sv", "roce_regs.sv", "roce_cq.sv", "roce_mr_check.sv", "roce_ctrl.sv"],
+        params: &[],
+    },
+    Model {
         name: "cq",
         top: "roce_cq",
         files: &["roce_regs_pkg.sv", "roce_desc_pkg.sv", "roce_cq.sv"],

@@ -111,6 +111,7 @@ models! {
     Regs => "regs",
     MrCheck => "mrcheck",
     Cq => "cq",
+    Ctrl => "ctrl",
 }
 
 /// Byte lanes into Verilator port words: byte `i` is bits `[8(i%4)+7 : 8(i%4)]` of word
