@@ -5,7 +5,7 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use roce_model::blocks::roce_regs::{num_counters, RegsIn, RegsParams, RoceRegs, RESP_OKAY};
+use roce_model::blocks::roce_regs::{Bus, RESP_OKAY};
 use roce_model::contract::regs;
 use roce_model::engine::{Engine, EngineConfig};
 use roce_sim::cosim_regs::{regs_lockstep, RegsRun};
@@ -28,55 +28,6 @@ fn regs_lockstep_random() {
     }
 }
 
-/// Drives one AXI4-Lite transaction at a time through the block model.
-struct Bus {
-    r: RoceRegs,
-    i: RegsIn,
-}
-
-impl Bus {
-    fn new() -> Self {
-        let i = RegsIn {
-            cnt_add: vec![0; num_counters()],
-            db_tready: true,
-            status_ready: true,
-            status_link_up: true,
-            ..RegsIn::default()
-        };
-        Bus { r: RoceRegs::new(RegsParams::default()), i }
-    }
-    fn write(&mut self, off: u32, v: u32) -> u32 {
-        self.i.awaddr = off as u16;
-        self.i.awvalid = true;
-        self.i.wdata = v;
-        self.i.wstrb = 0xF;
-        self.i.wvalid = true;
-        self.i.bready = true;
-        loop {
-            let o = self.r.outputs();
-            self.r.tick(&self.i);
-            self.i.awvalid &= !o.awready;
-            self.i.wvalid &= !o.wready;
-            if o.bvalid {
-                return o.bresp;
-            }
-        }
-    }
-    fn read(&mut self, off: u32) -> u32 {
-        self.i.araddr = off as u16;
-        self.i.arvalid = true;
-        self.i.rready = true;
-        loop {
-            let o = self.r.outputs();
-            self.r.tick(&self.i);
-            self.i.arvalid &= !o.arready;
-            if o.rvalid {
-                return o.rdata;
-            }
-        }
-    }
-}
-
 /// The same random register traffic into the block model and the engine model: every read
 /// of a register both implement the same way returns the same value. (CAPS reflects the
 /// engine's configuration, STATUS its inputs and the command registers its instant
@@ -84,7 +35,7 @@ impl Bus {
 #[test]
 fn block_model_agrees_with_engine_registers() {
     let mut rng = ChaCha8Rng::seed_from_u64(7);
-    let mut bus = Bus::new();
+    let mut bus = Bus::default();
     let mut eng = Engine::new(EngineConfig::default());
     let mut mem = roce_model::engine::mem::HostMem::new();
     let skip = [regs::CAPS, regs::STATUS, regs::CMD, regs::CMD_STATUS, regs::SQ_DB, regs::RQ_DB, regs::CQ_DB];

@@ -581,63 +581,84 @@ impl RoceRegs {
     }
 }
 
+/// A blocking AXI4-Lite master over the model: one transaction at a time, driven to its
+/// response with bready/rready high; the other inputs are `i` (idle, status ready and link
+/// up, doorbells always taken, no counter increments unless set).
+#[derive(Clone, Debug)]
+pub struct Bus {
+    /// The register file.
+    pub r: RoceRegs,
+    /// The inputs between transactions.
+    pub i: RegsIn,
+}
+
+impl Default for Bus {
+    fn default() -> Self {
+        let i = RegsIn {
+            cnt_add: vec![0; num_counters()],
+            db_tready: true,
+            status_ready: true,
+            status_link_up: true,
+            ..RegsIn::default()
+        };
+        Bus { r: RoceRegs::new(RegsParams::default()), i }
+    }
+}
+
+impl Bus {
+    /// A 32-bit write; returns BRESP.
+    pub fn write(&mut self, off: u32, v: u32) -> u32 {
+        self.write_strb(off, v, 0xF)
+    }
+
+    /// A write with byte strobes; returns BRESP.
+    pub fn write_strb(&mut self, off: u32, v: u32, s: u8) -> u32 {
+        self.i.awaddr = off as u16;
+        self.i.awvalid = true;
+        self.i.wdata = v;
+        self.i.wstrb = s;
+        self.i.wvalid = true;
+        self.i.bready = true;
+        loop {
+            let o = self.r.outputs();
+            self.r.tick(&self.i);
+            // handshakes at this edge
+            self.i.awvalid &= !o.awready;
+            self.i.wvalid &= !o.wready;
+            if o.bvalid {
+                return o.bresp;
+            }
+        }
+    }
+
+    /// A 32-bit read.
+    pub fn read(&mut self, off: u32) -> u32 {
+        self.i.araddr = off as u16;
+        self.i.arvalid = true;
+        self.i.rready = true;
+        loop {
+            let o = self.r.outputs();
+            self.r.tick(&self.i);
+            self.i.arvalid &= !o.arready;
+            if o.rvalid {
+                return o.rdata;
+            }
+        }
+    }
+
+    /// One idle clock cycle.
+    pub fn tick(&mut self) {
+        self.r.tick(&self.i);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// A blocking AXI4-Lite master over the model (for unit tests): drives one transaction
-    /// to completion with bready/rready high.
-    struct Bus {
-        r: RoceRegs,
-        i: RegsIn,
-    }
-
-    impl Bus {
-        fn new() -> Self {
-            let i = RegsIn { cnt_add: vec![0; num_counters()], db_tready: true, ..RegsIn::default() };
-            Bus { r: RoceRegs::new(RegsParams::default()), i }
-        }
-        fn write(&mut self, off: u32, v: u32) -> u32 {
-            self.write_strb(off, v, 0xF)
-        }
-        fn write_strb(&mut self, off: u32, v: u32, s: u8) -> u32 {
-            self.i.awaddr = off as u16;
-            self.i.awvalid = true;
-            self.i.wdata = v;
-            self.i.wstrb = s;
-            self.i.wvalid = true;
-            self.i.bready = true;
-            for _ in 0..20 {
-                let o = self.r.outputs();
-                self.r.tick(&self.i);
-                // handshakes at this edge
-                self.i.awvalid &= !o.awready;
-                self.i.wvalid &= !o.wready;
-                if o.bvalid {
-                    return o.bresp;
-                }
-            }
-            panic!("no write response");
-        }
-        fn read(&mut self, off: u32) -> u32 {
-            self.i.araddr = off as u16;
-            self.i.arvalid = true;
-            self.i.rready = true;
-            for _ in 0..20 {
-                let o = self.r.outputs();
-                self.r.tick(&self.i);
-                self.i.arvalid &= !o.arready;
-                if o.rvalid {
-                    return o.rdata;
-                }
-            }
-            panic!("no read response");
-        }
-    }
-
     #[test]
     fn reset_values_masks_and_reserved() {
-        let mut bus = Bus::new();
+        let mut bus = Bus::default();
         for r in regs::ALL.iter().filter(|r| r.access == crate::contract::Access::Rw) {
             for k in 0..r.count {
                 let off = r.offset + 4 * k;
@@ -661,7 +682,7 @@ mod tests {
 
     #[test]
     fn command_handshake_and_counters() {
-        let mut bus = Bus::new();
+        let mut bus = Bus::default();
         bus.write(regs::CMD_ARG, 7);
         assert_eq!(bus.write(regs::CMD, 0x0000_0501), RESP_OKAY);
         assert_eq!(bus.read(regs::CMD_STATUS) & 1, 1, "busy");
@@ -673,7 +694,7 @@ mod tests {
         bus.i.cmd_ready = true;
         bus.i.cmd_done = true;
         bus.i.cmd_error = 3;
-        bus.r.tick(&bus.i.clone());
+        bus.tick();
         bus.i.cmd_done = false;
         assert_eq!(bus.read(regs::CMD_STATUS), 3 << 8);
         assert_eq!(bus.read(regs::IRQ_STATUS), irqf::CMD_DONE.mask());
@@ -682,7 +703,7 @@ mod tests {
         // counter 1 (RX_BYTES) by 0xFFFF per cycle crosses 2^32
         bus.i.cnt_add[1] = 0xFFFF;
         for _ in 0..70_000 {
-            bus.r.tick(&bus.i.clone());
+            bus.tick();
         }
         bus.i.cnt_add[1] = 0;
         let c = bus.r.counters()[1];
