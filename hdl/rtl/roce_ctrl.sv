@@ -11,8 +11,9 @@
 // Model: the engine model's register interface, Engine::mmio_read / mmio_write, which the
 // lockstep test (tests/tests/ctrl_cosim.rs) runs side by side with this block.
 //
-// Latency: as roce_regs for registers; a command takes 2 cycles in the router plus its
-//   table's time (CQ 2, MR about 6 cycles) before CMD_STATUS.BUSY falls.
+// Latency: as roce_regs for registers. The router dispatches combinationally; a command's
+//   CMD_STATUS.BUSY falls one cycle after its table's cmd_done (CQ: 2 cycles after the
+//   hand-over, MR: about 6, NOP and unknown opcodes: 1).
 // Throughput: one command at a time (the contract's command protocol).
 //
 // Parameters:
