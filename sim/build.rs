@@ -189,6 +189,31 @@ fn base_build(root: &Path) -> cc::Build {
     b
 }
 
+/// A digest of everything a model's library is built from (FNV-1a over the contents).
+fn input_key(m: &Model, rtl: &Path, fst: bool, extra: &[&[u8]]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |b: &[u8]| {
+        for &x in b {
+            h = (h ^ u64::from(x)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        h = (h ^ 0xff).wrapping_mul(0x0000_0100_0000_01b3);
+    };
+    eat(m.top.as_bytes());
+    eat(&[u8::from(fst)]);
+    for (k, v) in m.params {
+        eat(k.as_bytes());
+        eat(v.as_bytes());
+    }
+    for f in m.files {
+        eat(f.as_bytes());
+        eat(&std::fs::read(rtl.join(f)).unwrap_or_default());
+    }
+    for x in extra {
+        eat(x);
+    }
+    format!("{h:016x}")
+}
+
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
     let rtl = manifest.join("../hdl/rtl").canonicalize().expect("hdl/rtl exists");
@@ -215,15 +240,31 @@ fn main() {
         std::fs::write(&rt_stamp, b"").ok();
     }
 
-    // Verilate all models in parallel (verilator itself is quick), then compile each.
+    // A model whose inputs (its files, parameters, the trace flag, this script) are unchanged
+    // since its library was built is not verilated or compiled again: editing one block does
+    // not rebuild the others.
+    let script = std::fs::read(manifest.join("build.rs")).unwrap_or_default();
+    let shim = std::fs::read(manifest.join("csrc/port_shim.cpp")).unwrap_or_default();
+    let stale: Vec<(&Model, String)> = MODELS
+        .iter()
+        .filter_map(|m| {
+            let key = input_key(m, &rtl, fst, &[&script, &shim, root.as_os_str().as_encoded_bytes()]);
+            let stamp = out.join(format!("vl_{}.key", m.name));
+            let lib = out.join(format!("libvl_{}.a", m.name));
+            let fresh = lib.exists() && std::fs::read_to_string(&stamp).is_ok_and(|k| k == key);
+            (!fresh).then_some((m, key))
+        })
+        .collect();
+
+    // Verilate the stale models in parallel (verilator itself is quick), then compile each.
     std::thread::scope(|s| {
-        for m in MODELS {
+        for (m, _) in &stale {
             let mdir = out.join(format!("obj_{}", m.name));
             let rtl = &rtl;
             s.spawn(move || verilate(m, rtl, &mdir, fst));
         }
     });
-    for m in MODELS {
+    for (m, key) in &stale {
         let mdir = out.join(format!("obj_{}", m.name));
         let class = format!("V{}", m.name);
         // The model's ports, from the Verilated header, for the generic shim.
@@ -249,6 +290,7 @@ fn main() {
         cpps.sort();
         b.files(cpps).cargo_metadata(false);
         b.compile(&format!("vl_{}", m.name));
+        std::fs::write(out.join(format!("vl_{}.key", m.name)), key).expect("write model stamp");
     }
 
     // Link order matters for static libraries: the models first, then the runtime they use.
