@@ -34,6 +34,18 @@ package roce_rec_pkg;
   localparam logic [7:0] RX_ERR_PAD = 8'h08;
   localparam logic [7:0] RX_ERR_IP_OPTIONS = 8'h09;
 
+  // PathMtu: Path MTU, the values of libibverbs `enum ibv_mtu` (payload bytes per packet).
+  localparam logic [7:0] MTU_256 = 8'h01;
+  localparam logic [7:0] MTU_512 = 8'h02;
+  localparam logic [7:0] MTU_1024 = 8'h03;
+  localparam logic [7:0] MTU_2048 = 8'h04;
+  localparam logic [7:0] MTU_4096 = 8'h05;
+
+  // Encap: Encapsulation of a QP's packets.
+  localparam logic [7:0] ENCAP_ROCE_V2_IPV4 = 8'h00;
+  localparam logic [7:0] ENCAP_ROCE_V2_IPV6 = 8'h01;
+  localparam logic [7:0] ENCAP_ROCE_V1 = 8'h02;
+
   // ---- Flags and bit fields
 
   // RxFlags (8 bits): `RxHdr.flags`: what the frame is.
@@ -61,6 +73,20 @@ package roce_rec_pkg;
   localparam int unsigned TX_FLAG_IPV6_BIT = 1;
   localparam int unsigned TX_FLAG_ROCEV1_BIT = 2;
   localparam int unsigned TX_FLAG_DF_BIT = 3;
+
+  // AccessFlags (32 bits): Access rights, the libibverbs `IBV_ACCESS_*` bits (`QpCtx.access`,
+  // `MrCtx.access`).
+  localparam int unsigned ACCESS_LOCAL_WRITE_BIT = 0;
+  localparam int unsigned ACCESS_REMOTE_WRITE_BIT = 1;
+  localparam int unsigned ACCESS_REMOTE_READ_BIT = 2;
+  localparam int unsigned ACCESS_REMOTE_ATOMIC_BIT = 3;
+
+  // VlanTag (16 bits): The QP's 802.1Q tag: the TCI layout with the DEI bit reused as VALID.
+  localparam int unsigned VLAN_TAG_VID_LSB = 0;
+  localparam int unsigned VLAN_TAG_VID_W = 12;
+  localparam int unsigned VLAN_TAG_VALID_BIT = 12;
+  localparam int unsigned VLAN_TAG_PCP_LSB = 13;
+  localparam int unsigned VLAN_TAG_PCP_W = 3;
 
   // ---- RxHdr (136 bytes): rx_hdr_t
 
@@ -281,5 +307,101 @@ package roce_rec_pkg;
     logic [7:0]   opcode;            // byte 1
     logic [7:0]   flags;             // byte 0
   } tx_hdr_t;
+
+  // ---- QpAttr (80 bytes): qp_attr_t
+
+  // A QP's attributes as `roce_qp_ctx` stores them (one BRAM word per QP, replicated per reader):
+  // the QpCtx fields the transport reads, without the engine state and the state itself (kept in
+  // their owners' tables). `udp_sport` is resolved (never 0: a QpCtx value of 0 becomes the
+  // QPN-derived port). Written by QP_WRITE and QP_MODIFY.
+  localparam int unsigned QP_ATTR_BYTES = 80;
+  localparam int unsigned QP_ATTR_PATH_MTU_OFF = 0;
+  localparam int unsigned QP_ATTR_PATH_MTU_W = 8;
+  localparam int unsigned QP_ATTR_ENCAP_OFF = 1;
+  localparam int unsigned QP_ATTR_ENCAP_W = 8;
+  localparam int unsigned QP_ATTR_TIMEOUT_OFF = 2;
+  localparam int unsigned QP_ATTR_TIMEOUT_W = 5;
+  localparam int unsigned QP_ATTR_RETRY_CNT_OFF = 3;
+  localparam int unsigned QP_ATTR_RETRY_CNT_W = 3;
+  localparam int unsigned QP_ATTR_RNR_RETRY_OFF = 4;
+  localparam int unsigned QP_ATTR_RNR_RETRY_W = 3;
+  localparam int unsigned QP_ATTR_MIN_RNR_TIMER_OFF = 5;
+  localparam int unsigned QP_ATTR_MIN_RNR_TIMER_W = 5;
+  localparam int unsigned QP_ATTR_MAX_RD_ATOMIC_OFF = 6;
+  localparam int unsigned QP_ATTR_MAX_RD_ATOMIC_W = 8;
+  localparam int unsigned QP_ATTR_MAX_DEST_RD_ATOMIC_OFF = 7;
+  localparam int unsigned QP_ATTR_MAX_DEST_RD_ATOMIC_W = 8;
+  localparam int unsigned QP_ATTR_PD_OFF = 8;
+  localparam int unsigned QP_ATTR_PD_W = 32;
+  localparam int unsigned QP_ATTR_ACCESS_OFF = 12;
+  localparam int unsigned QP_ATTR_ACCESS_W = 32;
+  localparam int unsigned QP_ATTR_DEST_QPN_OFF = 16;
+  localparam int unsigned QP_ATTR_DEST_QPN_W = 24;
+  localparam int unsigned QP_ATTR_SEND_CQ_OFF = 20;
+  localparam int unsigned QP_ATTR_SEND_CQ_W = 14;
+  localparam int unsigned QP_ATTR_RECV_CQ_OFF = 22;
+  localparam int unsigned QP_ATTR_RECV_CQ_W = 14;
+  localparam int unsigned QP_ATTR_SQ_BASE_OFF = 24;
+  localparam int unsigned QP_ATTR_SQ_BASE_W = 64;
+  localparam int unsigned QP_ATTR_RQ_BASE_OFF = 32;
+  localparam int unsigned QP_ATTR_RQ_BASE_W = 64;
+  localparam int unsigned QP_ATTR_SQ_LOG_SIZE_OFF = 40;
+  localparam int unsigned QP_ATTR_SQ_LOG_SIZE_W = 4;
+  localparam int unsigned QP_ATTR_RQ_LOG_SIZE_OFF = 41;
+  localparam int unsigned QP_ATTR_RQ_LOG_SIZE_W = 4;
+  localparam int unsigned QP_ATTR_DSCP_OFF = 42;
+  localparam int unsigned QP_ATTR_DSCP_W = 6;
+  localparam int unsigned QP_ATTR_HOP_LIMIT_OFF = 43;
+  localparam int unsigned QP_ATTR_HOP_LIMIT_W = 8;
+  localparam int unsigned QP_ATTR_UDP_SPORT_OFF = 44;
+  localparam int unsigned QP_ATTR_UDP_SPORT_W = 16;
+  localparam int unsigned QP_ATTR_VLAN_OFF = 46;
+  localparam int unsigned QP_ATTR_VLAN_W = 16;
+  localparam int unsigned QP_ATTR_DEST_MAC_OFF = 48;
+  localparam int unsigned QP_ATTR_DEST_MAC_W = 48;
+  localparam int unsigned QP_ATTR_FLOW_LABEL_OFF = 56;
+  localparam int unsigned QP_ATTR_FLOW_LABEL_W = 20;
+  localparam int unsigned QP_ATTR_DEST_IP_OFF = 64;
+  localparam int unsigned QP_ATTR_DEST_IP_W = 128;
+
+  typedef struct packed {
+    logic [127:0] dest_ip;             // bytes 64..79
+    logic [31:0]  rsvd_60;             // bytes 60..63: reserved
+    logic [11:0]  flow_label_rsvd;     // bytes 56..59, bits 31:20: reserved
+    logic [19:0]  flow_label;          // bytes 56..59, bits 19:0
+    logic [15:0]  rsvd_54;             // bytes 54..55: reserved
+    logic [47:0]  dest_mac;            // bytes 48..53
+    logic [15:0]  vlan;                // bytes 46..47
+    logic [15:0]  udp_sport;           // bytes 44..45
+    logic [7:0]   hop_limit;           // byte 43
+    logic [1:0]   dscp_rsvd;           // byte 42, bits 7:6: reserved
+    logic [5:0]   dscp;                // byte 42, bits 5:0
+    logic [3:0]   rq_log_size_rsvd;    // byte 41, bits 7:4: reserved
+    logic [3:0]   rq_log_size;         // byte 41, bits 3:0
+    logic [3:0]   sq_log_size_rsvd;    // byte 40, bits 7:4: reserved
+    logic [3:0]   sq_log_size;         // byte 40, bits 3:0
+    logic [63:0]  rq_base;             // bytes 32..39
+    logic [63:0]  sq_base;             // bytes 24..31
+    logic [1:0]   recv_cq_rsvd;        // bytes 22..23, bits 15:14: reserved
+    logic [13:0]  recv_cq;             // bytes 22..23, bits 13:0
+    logic [1:0]   send_cq_rsvd;        // bytes 20..21, bits 15:14: reserved
+    logic [13:0]  send_cq;             // bytes 20..21, bits 13:0
+    logic [7:0]   dest_qpn_rsvd;       // bytes 16..19, bits 31:24: reserved
+    logic [23:0]  dest_qpn;            // bytes 16..19, bits 23:0
+    logic [31:0]  access;              // bytes 12..15
+    logic [31:0]  pd;                  // bytes 8..11
+    logic [7:0]   max_dest_rd_atomic;  // byte 7
+    logic [7:0]   max_rd_atomic;       // byte 6
+    logic [2:0]   min_rnr_timer_rsvd;  // byte 5, bits 7:5: reserved
+    logic [4:0]   min_rnr_timer;       // byte 5, bits 4:0
+    logic [4:0]   rnr_retry_rsvd;      // byte 4, bits 7:3: reserved
+    logic [2:0]   rnr_retry;           // byte 4, bits 2:0
+    logic [4:0]   retry_cnt_rsvd;      // byte 3, bits 7:3: reserved
+    logic [2:0]   retry_cnt;           // byte 3, bits 2:0
+    logic [2:0]   timeout_rsvd;        // byte 2, bits 7:5: reserved
+    logic [4:0]   timeout;             // byte 2, bits 4:0
+    logic [7:0]   encap;               // byte 1
+    logic [7:0]   path_mtu;            // byte 0
+  } qp_attr_t;
 
 endpackage

@@ -4,6 +4,8 @@
 //! bits [8b+7:8b], little-endian integers, byte arrays in memory order), and the lockstep
 //! tests decode the HDL's port values with these Rust types.
 
+use super::{AccessFlags, Encap, PathMtu, VlanTag};
+
 
 flags! {
     /// `RxHdr.flags`: what the frame is.
@@ -230,5 +232,62 @@ layout! {
     }
 }
 
+layout! {
+    /// A QP's attributes as `roce_qp_ctx` stores them (one BRAM word per QP, replicated per
+    /// reader): the QpCtx fields the transport reads, without the engine state and the
+    /// state itself (kept in their owners' tables). `udp_sport` is resolved (never 0: a
+    /// QpCtx value of 0 becomes the QPN-derived port). Written by QP_WRITE and QP_MODIFY.
+    pub struct QpAttr: "qp_attr", 80 bytes {
+        /// PathMtu code (1 = 256 .. 5 = 4096).
+        path_mtu: PathMtu, at 0;
+        /// Encapsulation.
+        encap: Encap, at 1;
+        /// Local ACK timeout code (0 = infinite).
+        timeout: u8, at 2, bits 5;
+        /// Transport retry count.
+        retry_cnt: u8, at 3, bits 3;
+        /// RNR retry count (7 = infinite).
+        rnr_retry: u8, at 4, bits 3;
+        /// RNR NAK timer code this QP advertises.
+        min_rnr_timer: u8, at 5, bits 5;
+        /// READ/atomic requests outstanding as requester.
+        max_rd_atomic: u8, at 6;
+        /// READ/atomic requests accepted as responder.
+        max_dest_rd_atomic: u8, at 7;
+        /// Protection domain.
+        pd: u32, at 8;
+        /// Responder access flags.
+        access: AccessFlags, at 12;
+        /// Remote QP number.
+        dest_qpn: u32, at 16, bits 24;
+        /// CQ of send completions.
+        send_cq: u16, at 20, bits 14;
+        /// CQ of receive completions.
+        recv_cq: u16, at 22, bits 14;
+        /// SQ ring base (DMA address).
+        sq_base: u64, at 24;
+        /// RQ ring base (DMA address).
+        rq_base: u64, at 32;
+        /// log2 of the SQ ring's entries.
+        sq_log_size: u8, at 40, bits 4;
+        /// log2 of the RQ ring's entries.
+        rq_log_size: u8, at 41, bits 4;
+        /// DSCP of sent packets.
+        dscp: u8, at 42, bits 6;
+        /// IPv4 TTL / IPv6 hop limit.
+        hop_limit: u8, at 43;
+        /// UDP source port (resolved, never 0).
+        udp_sport: u16, at 44;
+        /// 802.1Q tag of the QP's frames (VALID clear: the port's VLAN register).
+        vlan: VlanTag, at 46;
+        /// Destination MAC.
+        dest_mac: [u8; 6], at 48;
+        /// IPv6 flow label.
+        flow_label: u32, at 56, bits 20;
+        /// Destination IP (IPv4-mapped for RoCEv2 over IPv4).
+        dest_ip: [u8; 16], at 64;
+    }
+}
+
 /// All internal records, for the generator.
-pub const RECORDS: &[super::LayoutDesc] = &[RxHdr::LAYOUT, TxHdr::LAYOUT];
+pub const RECORDS: &[super::LayoutDesc] = &[RxHdr::LAYOUT, TxHdr::LAYOUT, QpAttr::LAYOUT];
