@@ -404,4 +404,42 @@ package roce_rec_pkg;
     logic [7:0]   path_mtu;            // byte 0
   } qp_attr_t;
 
+  // ---- RdRsp (40 bytes): rd_rsp_t
+
+  // A response `roce_resp` asks the TX side to send (`rd_rsp_t`): the READ responses of a READ
+  // request (new or duplicate), or the ATOMIC Acknowledge of an atomic request. The READ response
+  // generator splits `len` bytes at `dma` into path-MTU packets (FIRST/MIDDLE/LAST or ONLY, at
+  // least one) with PSNs from `psn`, each FIRST/LAST/ONLY with an AETH of MSN `msn`.
+  localparam int unsigned RD_RSP_BYTES = 40;
+  localparam int unsigned RD_RSP_QPN_OFF = 0;
+  localparam int unsigned RD_RSP_QPN_W = 24;
+  localparam int unsigned RD_RSP_PSN_OFF = 4;
+  localparam int unsigned RD_RSP_PSN_W = 24;
+  localparam int unsigned RD_RSP_MSN_OFF = 8;
+  localparam int unsigned RD_RSP_MSN_W = 24;
+  localparam int unsigned RD_RSP_ATOMIC_OFF = 12;
+  localparam int unsigned RD_RSP_ATOMIC_W = 1;
+  localparam int unsigned RD_RSP_LEN_OFF = 16;
+  localparam int unsigned RD_RSP_LEN_W = 32;
+  localparam int unsigned RD_RSP_DMA_OFF = 24;
+  localparam int unsigned RD_RSP_DMA_W = 64;
+  localparam int unsigned RD_RSP_ORIG_OFF = 32;
+  localparam int unsigned RD_RSP_ORIG_W = 64;
+
+  typedef struct packed {
+    logic [63:0] orig;         // bytes 32..39
+    logic [63:0] dma;          // bytes 24..31
+    logic [31:0] rsvd_20;      // bytes 20..23: reserved
+    logic [31:0] len;          // bytes 16..19
+    logic [23:0] rsvd_13;      // bytes 13..15: reserved
+    logic [6:0]  atomic_rsvd;  // byte 12, bits 7:1: reserved
+    logic        atomic;       // byte 12, bit 0
+    logic [7:0]  msn_rsvd;     // bytes 8..11, bits 31:24: reserved
+    logic [23:0] msn;          // bytes 8..11, bits 23:0
+    logic [7:0]  psn_rsvd;     // bytes 4..7, bits 31:24: reserved
+    logic [23:0] psn;          // bytes 4..7, bits 23:0
+    logic [7:0]  qpn_rsvd;     // bytes 0..3, bits 31:24: reserved
+    logic [23:0] qpn;          // bytes 0..3, bits 23:0
+  } rd_rsp_t;
+
 endpackage

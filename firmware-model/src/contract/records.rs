@@ -289,5 +289,29 @@ layout! {
     }
 }
 
+layout! {
+    /// A response `roce_resp` asks the TX side to send (`rd_rsp_t`): the READ responses of a
+    /// READ request (new or duplicate), or the ATOMIC Acknowledge of an atomic request. The
+    /// READ response generator splits `len` bytes at `dma` into path-MTU packets
+    /// (FIRST/MIDDLE/LAST or ONLY, at least one) with PSNs from `psn`, each FIRST/LAST/ONLY
+    /// with an AETH of MSN `msn`.
+    pub struct RdRsp: "rd_rsp", 40 bytes {
+        /// Local QP number.
+        qpn: u32, at 0, bits 24;
+        /// PSN of the first response packet.
+        psn: u32, at 4, bits 24;
+        /// MSN the AETHs carry.
+        msn: u32, at 8, bits 24;
+        /// An ATOMIC Acknowledge (else READ responses).
+        atomic: bool, at 12;
+        /// READ: bytes to send (the RETH DMA length; 0 gives one empty ONLY packet).
+        len: u32, at 16;
+        /// READ: DMA address of the first byte (the R_Key check's translation).
+        dma: u64, at 24;
+        /// ATOMIC Acknowledge: the original remote data.
+        orig: u64, at 32;
+    }
+}
+
 /// All internal records, for the generator.
-pub const RECORDS: &[super::LayoutDesc] = &[RxHdr::LAYOUT, TxHdr::LAYOUT, QpAttr::LAYOUT];
+pub const RECORDS: &[super::LayoutDesc] = &[RxHdr::LAYOUT, TxHdr::LAYOUT, QpAttr::LAYOUT, RdRsp::LAYOUT];
