@@ -96,6 +96,12 @@ const MODELS: &[Model] = &[
         params: &[],
     },
     Model {
+        name: "payscatter",
+        top: "roce_pay_scatter",
+        files: &["roce_pay_scatter.sv"],
+        params: &[],
+    },
+    Model {
         name: "txbuild512",
         top: "roce_tx_build",
         files: &["roce_rec_pkg.sv", "roce_opcode_pkg.sv", "roce_tx_build.sv"],
