@@ -102,6 +102,12 @@ const MODELS: &[Model] = &[
         params: &[],
     },
     Model {
+        name: "resp",
+        top: "roce_resp",
+        files: &["roce_rec_pkg.sv", "roce_opcode_pkg.sv", "roce_desc_pkg.sv", "roce_pay_scatter.sv", "roce_resp.sv"],
+        params: &[],
+    },
+    Model {
         name: "txbuild512",
         top: "roce_tx_build",
         files: &["roce_rec_pkg.sv", "roce_opcode_pkg.sv", "roce_tx_build.sv"],

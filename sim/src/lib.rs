@@ -17,6 +17,7 @@ pub mod cosim_ctrl;
 pub mod cosim_mr_check;
 pub mod cosim_pay_scatter;
 pub mod cosim_regs;
+pub mod cosim_resp;
 pub mod cosim_rx_parse;
 pub mod cosim_tx_build;
 pub mod demo;

@@ -113,6 +113,7 @@ models! {
     Cq => "cq",
     Ctrl => "ctrl",
     PayScatter => "payscatter",
+    Resp => "resp",
 }
 
 /// Byte lanes into Verilator port words: byte `i` is bits `[8(i%4)+7 : 8(i%4)]` of word

@@ -12,3 +12,4 @@ pub mod roce_regs;
 pub mod roce_mr_check;
 pub mod roce_cq;
 pub mod roce_pay_scatter;
+pub mod roce_resp;

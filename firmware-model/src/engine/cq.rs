@@ -225,6 +225,9 @@ impl Engine {
     /// The engine moved QP `qpn` to ERR: report it in QP_ERR_INFO / IRQ_STATUS.QP_ERROR
     /// (the first one since software last cleared the bit).
     pub(crate) fn qp_failed(&mut self, qpn: u32, cause: WcStatus) {
+        if self.trace_events {
+            self.events.push(super::EngineEvent::QpError { qpn, cause: cause.code() });
+        }
         use crate::contract::regs;
         if self.regs.irq_status & super::regs::irq::QP_ERROR == 0 {
             let info = regs::qp_err_info::QPN.val(qpn & 0xFF_FFFF).unwrap_or(0)

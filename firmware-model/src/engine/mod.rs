@@ -210,6 +210,29 @@ pub struct TxPkt {
     pub kind: TxKind,
 }
 
+/// An event of the engine's transport, as the HDL blocks emit it (see `Engine::events`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EngineEvent {
+    /// The responder owes an ACK or NAK (before coalescing: `roce_resp`'s `m_ack`).
+    Ack {
+        /// Local QP.
+        qpn: u32,
+        /// PSN.
+        psn: u32,
+        /// AETH syndrome.
+        syndrome: u8,
+        /// MSN.
+        msn: u32,
+    },
+    /// The engine moved a QP to the error state (`m_err` of the transport blocks).
+    QpError {
+        /// QP.
+        qpn: u32,
+        /// QP_ERR_INFO cause (the completion status code).
+        cause: u8,
+    },
+}
+
 /// A completion queue.
 #[derive(Clone, Debug)]
 pub struct Cq {
@@ -251,6 +274,11 @@ pub struct Engine {
     pub completion_log: Vec<(u64, Completion)>,
     /// Keep `completion_log` (off by default: long runs would grow it).
     pub log_completions: bool,
+    /// Responder and QP-error events in order, kept while `trace_events` is set (the HDL
+    /// block lockstep tests compare them with the blocks' outputs).
+    pub events: Vec<EngineEvent>,
+    /// Keep `events` (off by default).
+    pub trace_events: bool,
     /// DCQCN parameters.
     pub dcqcn: dcqcn::DcqcnParams,
     /// The register file.
@@ -276,6 +304,8 @@ impl Engine {
             pause_until: [0; 8],
             completion_log: Vec::new(),
             log_completions: false,
+            events: Vec::new(),
+            trace_events: false,
             dcqcn: dcqcn::DcqcnParams::default(),
             regs: regs::RegFile::default(),
             ip_id: 0,
@@ -347,6 +377,12 @@ impl Engine {
         if !self.req_rr.contains(&qpn) {
             self.req_rr.push_back(qpn);
         }
+    }
+
+    /// Take the READ responses and atomic ACKs the responder queued (for the block lockstep
+    /// tests, which run the responder without the transmit side).
+    pub fn take_responses(&mut self) -> Vec<TxPkt> {
+        self.resp_q.drain(..).collect()
     }
 
     /// Cycles the MAC is busy with a frame of `len` bytes (plus FCS, preamble, IFG).

@@ -60,6 +60,9 @@ impl Engine {
     /// Owe an ACK/NAK on `qp` (a newer one replaces an older ACK; a NAK is never replaced
     /// by an ACK that is not newer).
     pub(crate) fn owe_ack(&mut self, qp: &mut Qp, a: AckOwed) {
+        if self.trace_events {
+            self.events.push(super::EngineEvent::Ack { qpn: qp.qpn, psn: a.psn, syndrome: a.syndrome, msn: a.msn });
+        }
         match qp.resp.ack {
             Some(old) if old.syndrome & 0x60 != 0 && a.syndrome & 0x60 == 0 && psn_diff(a.psn, old.psn) <= 0 => {}
             // Coalescing: the newer PSN replaces the owed one, but the ACK keeps its turn on
