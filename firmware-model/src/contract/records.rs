@@ -313,5 +313,56 @@ layout! {
     }
 }
 
+flags! {
+    /// `TxDesc.flags`.
+    pub struct TxDescFlags(u8): "TX_DESC_FLAG" {
+        /// BTH SE (solicited event).
+        SE = 0,
+        /// BTH AckReq.
+        ACK_REQ = 1,
+        /// BTH BECN (set on CNPs).
+        BECN = 2,
+    }
+}
+
+layout! {
+    /// A packet to send, as a transport block (requester, READ response generator, ACK
+    /// queue, CNP generator) hands it to the TX arbiter (`tx_desc_t`): the BTH and extension
+    /// fields the opcode carries. The arbiter adds the addressing (the QP's attributes: dest
+    /// QPN, MAC, IP, VLAN, DSCP, hop limit, UDP port; the port's MAC/IP/GID) to make the
+    /// `tx_hdr_t` for `roce_tx_build`. `payload_len` bytes follow on the source's payload
+    /// stream.
+    pub struct TxDesc: "tx_desc", 64 bytes {
+        /// Local QP (whose attributes address the packet).
+        qpn: u32, at 0, bits 24;
+        /// BTH opcode.
+        opcode: u8, at 3;
+        /// BTH PSN.
+        psn: u32, at 4, bits 24;
+        /// SE, ACK_REQ, BECN.
+        flags: TxDescFlags, at 7;
+        /// Payload bytes.
+        payload_len: u16, at 8;
+        /// AETH syndrome.
+        aeth_syndrome: u8, at 10;
+        /// AETH MSN.
+        aeth_msn: u32, at 12, bits 24;
+        /// ImmDt, or the IETH R_Key.
+        imm_or_inv: u32, at 16;
+        /// RETH or AtomicETH R_Key.
+        rkey: u32, at 20;
+        /// RETH or AtomicETH virtual address.
+        va: u64, at 24;
+        /// RETH DMA length.
+        dma_len: u32, at 32;
+        /// AtomicETH swap (CmpSwap) or add (FetchAdd) data.
+        swap_add: u64, at 40;
+        /// AtomicETH compare data.
+        compare: u64, at 48;
+        /// AtomicAckETH original remote data.
+        atomic_orig: u64, at 56;
+    }
+}
+
 /// All internal records, for the generator.
-pub const RECORDS: &[super::LayoutDesc] = &[RxHdr::LAYOUT, TxHdr::LAYOUT, QpAttr::LAYOUT, RdRsp::LAYOUT];
+pub const RECORDS: &[super::LayoutDesc] = &[RxHdr::LAYOUT, TxHdr::LAYOUT, QpAttr::LAYOUT, RdRsp::LAYOUT, TxDesc::LAYOUT];
