@@ -108,6 +108,12 @@ const MODELS: &[Model] = &[
         params: &[],
     },
     Model {
+        name: "ackq",
+        top: "roce_ack_q",
+        files: &["roce_rec_pkg.sv", "roce_ack_q.sv"],
+        params: &[],
+    },
+    Model {
         name: "txbuild512",
         top: "roce_tx_build",
         files: &["roce_rec_pkg.sv", "roce_opcode_pkg.sv", "roce_tx_build.sv"],

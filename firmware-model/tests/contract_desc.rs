@@ -339,6 +339,16 @@ fn check_fields(what: &str, size: usize, fields: &[LayoutField]) {
 }
 
 #[test]
+fn internal_records_have_no_overlap_and_fit() {
+    for l in roce_model::contract::records::RECORDS {
+        check_fields(l.name, l.size, l.fields);
+        let reserved: usize = l.reserved().iter().map(|r| r.len()).sum();
+        let covered: usize = l.fields.iter().map(|f| f.size).sum();
+        assert_eq!(reserved + covered, l.size, "{}", l.name);
+    }
+}
+
+#[test]
 fn layouts_have_no_overlap_fit_and_are_aligned() {
     let mut names = std::collections::HashSet::new();
     for l in LAYOUTS {

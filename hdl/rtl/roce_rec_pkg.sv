@@ -457,16 +457,14 @@ package roce_rec_pkg;
   localparam int unsigned TX_DESC_BYTES = 64;
   localparam int unsigned TX_DESC_QPN_OFF = 0;
   localparam int unsigned TX_DESC_QPN_W = 24;
-  localparam int unsigned TX_DESC_OPCODE_OFF = 3;
+  localparam int unsigned TX_DESC_OPCODE_OFF = 4;
   localparam int unsigned TX_DESC_OPCODE_W = 8;
-  localparam int unsigned TX_DESC_PSN_OFF = 4;
-  localparam int unsigned TX_DESC_PSN_W = 24;
-  localparam int unsigned TX_DESC_FLAGS_OFF = 7;
+  localparam int unsigned TX_DESC_FLAGS_OFF = 5;
   localparam int unsigned TX_DESC_FLAGS_W = 8;
-  localparam int unsigned TX_DESC_PAYLOAD_LEN_OFF = 8;
+  localparam int unsigned TX_DESC_PAYLOAD_LEN_OFF = 6;
   localparam int unsigned TX_DESC_PAYLOAD_LEN_W = 16;
-  localparam int unsigned TX_DESC_AETH_SYNDROME_OFF = 10;
-  localparam int unsigned TX_DESC_AETH_SYNDROME_W = 8;
+  localparam int unsigned TX_DESC_PSN_OFF = 8;
+  localparam int unsigned TX_DESC_PSN_W = 24;
   localparam int unsigned TX_DESC_AETH_MSN_OFF = 12;
   localparam int unsigned TX_DESC_AETH_MSN_W = 24;
   localparam int unsigned TX_DESC_IMM_OR_INV_OFF = 16;
@@ -477,6 +475,8 @@ package roce_rec_pkg;
   localparam int unsigned TX_DESC_VA_W = 64;
   localparam int unsigned TX_DESC_DMA_LEN_OFF = 32;
   localparam int unsigned TX_DESC_DMA_LEN_W = 32;
+  localparam int unsigned TX_DESC_AETH_SYNDROME_OFF = 36;
+  localparam int unsigned TX_DESC_AETH_SYNDROME_W = 8;
   localparam int unsigned TX_DESC_SWAP_ADD_OFF = 40;
   localparam int unsigned TX_DESC_SWAP_ADD_W = 64;
   localparam int unsigned TX_DESC_COMPARE_OFF = 48;
@@ -488,20 +488,19 @@ package roce_rec_pkg;
     logic [63:0] atomic_orig;    // bytes 56..63
     logic [63:0] compare;        // bytes 48..55
     logic [63:0] swap_add;       // bytes 40..47
-    logic [31:0] rsvd_36;        // bytes 36..39: reserved
+    logic [23:0] rsvd_37;        // bytes 37..39: reserved
+    logic [7:0]  aeth_syndrome;  // byte 36
     logic [31:0] dma_len;        // bytes 32..35
     logic [63:0] va;             // bytes 24..31
     logic [31:0] rkey;           // bytes 20..23
     logic [31:0] imm_or_inv;     // bytes 16..19
     logic [7:0]  aeth_msn_rsvd;  // bytes 12..15, bits 31:24: reserved
     logic [23:0] aeth_msn;       // bytes 12..15, bits 23:0
-    logic [7:0]  rsvd_11;        // byte 11: reserved
-    logic [7:0]  aeth_syndrome;  // byte 10
-    logic [15:0] payload_len;    // bytes 8..9
-    logic [7:0]  flags;          // byte 7
-    logic [7:0]  psn_rsvd;       // bytes 4..7, bits 31:24: reserved
-    logic [23:0] psn;            // bytes 4..7, bits 23:0
-    logic [7:0]  opcode;         // byte 3
+    logic [7:0]  psn_rsvd;       // bytes 8..11, bits 31:24: reserved
+    logic [23:0] psn;            // bytes 8..11, bits 23:0
+    logic [15:0] payload_len;    // bytes 6..7
+    logic [7:0]  flags;          // byte 5
+    logic [7:0]  opcode;         // byte 4
     logic [7:0]  qpn_rsvd;       // bytes 0..3, bits 31:24: reserved
     logic [23:0] qpn;            // bytes 0..3, bits 23:0
   } tx_desc_t;

@@ -12,6 +12,7 @@
 #![warn(missing_docs)]
 
 pub mod cosim;
+pub mod cosim_ack_q;
 pub mod cosim_cq;
 pub mod cosim_ctrl;
 pub mod cosim_mr_check;

@@ -114,6 +114,7 @@ models! {
     Ctrl => "ctrl",
     PayScatter => "payscatter",
     Resp => "resp",
+    AckQ => "ackq",
 }
 
 /// Byte lanes into Verilator port words: byte `i` is bits `[8(i%4)+7 : 8(i%4)]` of word

@@ -216,6 +216,7 @@ fn recv_wqe(rng: &mut ChaCha8Rng, fault: Option<Fault>, qpi: u32, i: u32) -> RqW
     w
 }
 
+#[allow(clippy::too_many_arguments)]
 fn frame(eng: &Engine, qpn: u32, op: Opcode, psn: u32, ack_req: bool, se: bool, ext: ExtHeaders, payload: &[u8]) -> Vec<u8> {
     let mut bth = BthFields::new(op, qpn, psn & 0xFF_FFFF);
     bth.ack_req = ack_req;

@@ -336,15 +336,13 @@ layout! {
         /// Local QP (whose attributes address the packet).
         qpn: u32, at 0, bits 24;
         /// BTH opcode.
-        opcode: u8, at 3;
-        /// BTH PSN.
-        psn: u32, at 4, bits 24;
+        opcode: u8, at 4;
         /// SE, ACK_REQ, BECN.
-        flags: TxDescFlags, at 7;
+        flags: TxDescFlags, at 5;
         /// Payload bytes.
-        payload_len: u16, at 8;
-        /// AETH syndrome.
-        aeth_syndrome: u8, at 10;
+        payload_len: u16, at 6;
+        /// BTH PSN.
+        psn: u32, at 8, bits 24;
         /// AETH MSN.
         aeth_msn: u32, at 12, bits 24;
         /// ImmDt, or the IETH R_Key.
@@ -355,6 +353,8 @@ layout! {
         va: u64, at 24;
         /// RETH DMA length.
         dma_len: u32, at 32;
+        /// AETH syndrome.
+        aeth_syndrome: u8, at 36;
         /// AtomicETH swap (CmpSwap) or add (FetchAdd) data.
         swap_add: u64, at 40;
         /// AtomicETH compare data.

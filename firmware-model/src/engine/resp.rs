@@ -38,6 +38,19 @@ pub const NAK_REM_ACCESS: u8 = 0x62;
 /// NAK remote operational error.
 pub const NAK_REM_OP: u8 = 0x63;
 
+/// The ACK/NAK a QP owes after it comes to owe `a` while owing `old` (`roce_ack_q`'s rule):
+/// the new one replaces the old, except that a NAK or RNR NAK stays owed against an ACK
+/// that is not newer. Coalescing keeps the owed ACK's turn on the wire (the generator sends
+/// the latest PSN when its turn comes), so a stream of AckReq packets is acknowledged as it
+/// goes, not only after it ends.
+pub fn ack_merge(old: Option<AckOwed>, a: AckOwed) -> AckOwed {
+    match old {
+        Some(old) if old.syndrome & 0x60 != 0 && a.syndrome & 0x60 == 0 && psn_diff(a.psn, old.psn) <= 0 => old,
+        Some(old) => AckOwed { ready: old.ready.min(a.ready), ..a },
+        None => a,
+    }
+}
+
 /// What the responder decided, applied after the QP borrow ends.
 enum Outcome {
     Done,
@@ -63,14 +76,7 @@ impl Engine {
         if self.trace_events {
             self.events.push(super::EngineEvent::Ack { qpn: qp.qpn, psn: a.psn, syndrome: a.syndrome, msn: a.msn });
         }
-        match qp.resp.ack {
-            Some(old) if old.syndrome & 0x60 != 0 && a.syndrome & 0x60 == 0 && psn_diff(a.psn, old.psn) <= 0 => {}
-            // Coalescing: the newer PSN replaces the owed one, but the ACK keeps its turn on
-            // the wire (the generator reads the latest PSN when it sends), so a stream of
-            // AckReq packets is acknowledged as it goes, not only after it ends.
-            Some(old) => qp.resp.ack = Some(AckOwed { ready: old.ready.min(a.ready), ..a }),
-            None => qp.resp.ack = Some(a),
-        }
+        qp.resp.ack = Some(ack_merge(qp.resp.ack, a));
         if !self.ack_qps.contains(&qp.qpn) {
             self.ack_qps.push_back(qp.qpn);
         }
