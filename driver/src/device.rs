@@ -256,7 +256,7 @@ impl<B: Backend> Device<B> {
 
     /// Modify a QP: apply the attributes `mask` selects (see [`masks`]).
     pub fn modify_qp(&mut self, qp: QueuePair, a: &QpAttr, mask: QpAttrMask) -> Result<()> {
-        let pd = self.qps.get(&qp.0).ok_or(DriverError::Invalid(format!("QP {} does not exist", qp.0)))?.pd;
+        let pd = self.qps.get(&qp.0).ok_or_else(|| DriverError::Invalid(format!("QP {} does not exist", qp.0)))?.pd;
         let dest_ip = match a.dest_ip {
             IpAddr::V4(v) => v.to_ipv6_mapped().octets(),
             IpAddr::V6(v) => v.octets(),
@@ -311,7 +311,7 @@ impl<B: Backend> Device<B> {
 
     /// Post send work requests (one doorbell for the batch).
     pub fn post_send(&mut self, qp: QueuePair, wrs: &[SendWr<'_>]) -> Result<()> {
-        let q = self.qps.get(&qp.0).ok_or(DriverError::Invalid(format!("QP {} does not exist", qp.0)))?;
+        let q = self.qps.get(&qp.0).ok_or_else(|| DriverError::Invalid(format!("QP {} does not exist", qp.0)))?;
         let size = 1u32 << q.sq_log;
         if q.sq_shadow.len() + wrs.len() > size as usize {
             return Err(DriverError::QueueFull("send queue"));
@@ -335,7 +335,7 @@ impl<B: Backend> Device<B> {
 
     /// Post receive work requests (one doorbell for the batch).
     pub fn post_recv(&mut self, qp: QueuePair, wrs: &[RecvWr<'_>]) -> Result<()> {
-        let q = self.qps.get_mut(&qp.0).ok_or(DriverError::Invalid(format!("QP {} does not exist", qp.0)))?;
+        let q = self.qps.get_mut(&qp.0).ok_or_else(|| DriverError::Invalid(format!("QP {} does not exist", qp.0)))?;
         let size = 1u32 << q.rq_log;
         if q.rq_pi.wrapping_sub(q.rq_ci) as usize + wrs.len() > size as usize {
             return Err(DriverError::QueueFull("receive queue"));
@@ -365,7 +365,7 @@ impl<B: Backend> Device<B> {
     /// Poll up to `out.len()` completions; returns how many were written. One CQ doorbell
     /// per call returns the consumed entries to the engine.
     pub fn poll_cq(&mut self, cq: CompletionQueue, out: &mut [WorkCompletion]) -> Result<usize> {
-        let c = self.cqs.get(&cq.0).ok_or(DriverError::Invalid(format!("CQ {} does not exist", cq.0)))?;
+        let c = self.cqs.get(&cq.0).ok_or_else(|| DriverError::Invalid(format!("CQ {} does not exist", cq.0)))?;
         let (ring, log, mut ci) = (c.ring, c.log_size, c.ci);
         let mut n = 0;
         while n < out.len() {
