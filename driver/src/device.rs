@@ -4,13 +4,14 @@ use std::collections::{HashMap, VecDeque};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use roce_model::contract::{
-    regs, CmdErrorCode, CmdOpcode, CqCtx, CqFlags, Cqe, CqeFlags, CqeOwner, MrCtx, QpCtx, QpType, RqWqe,
-    Sge as CSge, SqData, SqFlags, SqOpcode, SqWqe, VlanTag, RQ_MAX_SGE, SQ_DATA_BYTES, SQ_MAX_SGE,
+    regs, CmdErrorCode, CmdOpcode, CqCtx, CqFlags, Cqe, CqeFlags, CqeOwner, MrCtx, QpCtx, QpType, RqWqe, Sge as CSge, SqWqe,
+    VlanTag, RQ_MAX_SGE,
 };
 
 use crate::backend::{Backend, DmaBuf};
 use crate::error::{DriverError, Result};
 use crate::verbs::*;
+use crate::wqe::encode_send_into;
 
 /// Port features to enable.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -319,9 +320,10 @@ impl<B: Backend> Device<B> {
         let (ring, mut pi) = (q.sq, q.sq_pi);
         // WQEs go into the ring slots past the producer index; only the doorbell publishes
         // them, so a bad request fails the call with nothing posted.
+        let mut w = [0u8; SqWqe::SIZE];
         for wr in wrs {
-            let w = encode_send(wr)?;
-            self.b.mem_write(&ring, (pi & (size - 1)) as usize * SqWqe::SIZE, &w.encode());
+            encode_send_into(wr, &mut w)?;
+            self.b.mem_write(&ring, (pi & (size - 1)) as usize * SqWqe::SIZE, &w);
             pi = pi.wrapping_add(1);
         }
         if let Some(q) = self.qps.get_mut(&qp.0) {
@@ -439,41 +441,118 @@ impl<B: Backend> Device<B> {
     }
 }
 
-fn encode_send(wr: &SendWr<'_>) -> Result<SqWqe> {
-    let (opcode, imm_or_inv, remote_addr, rkey, compare_add, swap) = match wr.op {
-        WrOp::Send => (SqOpcode::Send, 0, 0, 0, 0, 0),
-        WrOp::SendImm(i) => (SqOpcode::SendImm, i, 0, 0, 0, 0),
-        WrOp::SendInv(k) => (SqOpcode::SendInv, k, 0, 0, 0, 0),
-        WrOp::Write { remote_addr, rkey } => (SqOpcode::Write, 0, remote_addr, rkey, 0, 0),
-        WrOp::WriteImm { remote_addr, rkey, imm } => (SqOpcode::WriteImm, imm, remote_addr, rkey, 0, 0),
-        WrOp::Read { remote_addr, rkey } => (SqOpcode::Read, 0, remote_addr, rkey, 0, 0),
-        WrOp::CmpSwap { remote_addr, rkey, compare, swap } => (SqOpcode::AtomicCas, 0, remote_addr, rkey, compare, swap),
-        WrOp::FetchAdd { remote_addr, rkey, add } => (SqOpcode::AtomicFaa, 0, remote_addr, rkey, add, 0),
-    };
-    let mut flags = SqFlags::EMPTY;
-    flags = flags.with(SqFlags::SIGNALED, wr.signaled).with(SqFlags::SOLICITED, wr.solicited).with(SqFlags::FENCE, wr.fence);
-    let (data, num_sge, total_len) = match wr.inline {
-        Some(d) => {
-            if d.len() > SQ_DATA_BYTES || matches!(wr.op, WrOp::Read { .. } | WrOp::CmpSwap { .. } | WrOp::FetchAdd { .. }) {
-                return Err(DriverError::Invalid(format!("inline data of {} bytes for {:?}", d.len(), wr.op)));
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use roce_model::contract::{CqeOpcode, CqeStatus, SQ_DATA_BYTES};
+
+    /// BAR0 enough for `open` and the commands, DMA memory in a Vec, register writes logged.
+    #[derive(Default)]
+    struct Mem {
+        mem: Vec<u8>,
+        writes: Vec<(u32, u32)>,
+    }
+
+    impl Backend for Mem {
+        fn read32(&mut self, off: u32) -> u32 {
+            match off {
+                regs::ID => regs::ID_VALUE,
+                regs::VERSION => regs::VERSION_MAJOR << 16,
+                regs::STATUS => regs::status::READY.mask(),
+                regs::CAPS => regs::caps::RESET,
+                _ => 0,
             }
-            let mut b = [0u8; SQ_DATA_BYTES];
-            b[..d.len()].copy_from_slice(d);
-            (SqData::Inline(b), 0, d.len() as u32)
         }
-        None => {
-            if wr.sges.len() > SQ_MAX_SGE {
-                return Err(DriverError::Invalid(format!("{} SGEs (max {SQ_MAX_SGE})", wr.sges.len())));
-            }
-            let mut s = [CSge::default(); SQ_MAX_SGE];
-            for (d, x) in s.iter_mut().zip(wr.sges) {
-                *d = CSge { addr: x.addr, len: x.len, lkey: x.lkey };
-            }
-            let total: u64 = wr.sges.iter().map(|s| u64::from(s.len)).sum();
-            let total = if matches!(wr.op, WrOp::CmpSwap { .. } | WrOp::FetchAdd { .. }) { 8 } else { total };
-            let total = u32::try_from(total).map_err(|_| DriverError::Invalid("message over 4 GiB".into()))?;
-            (SqData::Sge(s), wr.sges.len() as u8, total)
+        fn write32(&mut self, off: u32, val: u32) {
+            self.writes.push((off, val));
         }
-    };
-    Ok(SqWqe { wr_id: wr.wr_id, opcode, flags, num_sge, imm_or_inv, remote_addr, rkey, total_len, compare_add, swap, data })
+        fn dma_alloc(&mut self, len: usize) -> Result<DmaBuf> {
+            let iova = self.mem.len() as u64;
+            self.mem.resize(self.mem.len() + len.div_ceil(4096) * 4096, 0);
+            Ok(DmaBuf { iova, len, id: 0 })
+        }
+        fn dma_free(&mut self, _buf: DmaBuf) {}
+        fn mem_read(&self, b: &DmaBuf, off: usize, out: &mut [u8]) {
+            let a = b.iova as usize + off;
+            out.copy_from_slice(&self.mem[a..a + out.len()]);
+        }
+        fn mem_write(&mut self, b: &DmaBuf, off: usize, data: &[u8]) {
+            assert!(off + data.len() <= b.len, "write past the buffer");
+            let a = b.iova as usize + off;
+            self.mem[a..a + data.len()].copy_from_slice(data);
+        }
+    }
+
+    fn sq_doorbells(dev: &mut Device<Mem>) -> Vec<u32> {
+        dev.backend().writes.iter().filter(|w| w.0 == regs::SQ_DB).map(|w| w.1).collect()
+    }
+
+    /// Ring slot `i` of the QP's SQ.
+    fn slot(dev: &mut Device<Mem>, qp: QueuePair, i: u32) -> [u8; SqWqe::SIZE] {
+        let sq = dev.qps[&qp.0].sq;
+        let mut b = [0; SqWqe::SIZE];
+        dev.read_buf(&sq, i as usize * SqWqe::SIZE, &mut b);
+        b
+    }
+
+    #[test]
+    fn post_send_writes_the_contract_bytes_and_only_the_doorbell_publishes() {
+        let mut dev = Device::open(Mem::default()).unwrap();
+        let pd = dev.alloc_pd();
+        let cq = dev.create_cq(4).unwrap();
+        let qp = dev.create_qp(pd, cq, cq, 64, 2).unwrap();
+        let sges = [Sge { addr: 0x2000, len: 100, lkey: 0x101 }, Sge { addr: 0x3000, len: 28, lkey: 0x101 }];
+        let data: Vec<u8> = (0..SQ_DATA_BYTES as u8).collect();
+        let wr = |i: u64| {
+            let op = match i % 4 {
+                0 => WrOp::Send,
+                1 => WrOp::Write { remote_addr: 0x10_0000 + i, rkey: 0x202 },
+                2 => WrOp::FetchAdd { remote_addr: 0x8000, rkey: 0x202, add: i },
+                _ => WrOp::WriteImm { remote_addr: 0x20_0000, rkey: 0x202, imm: i as u32 },
+            };
+            let inline = (i % 5 == 0 && i % 4 != 2).then(|| &data[..(i as usize) % SQ_DATA_BYTES]);
+            SendWr { wr_id: i, op, sges: &sges[..(i % 3) as usize], inline, signaled: true, solicited: i % 2 == 0, fence: false }
+        };
+        let check = |dev: &mut Device<Mem>, wrs: &[SendWr<'_>], first: u32| {
+            for (k, w) in wrs.iter().enumerate() {
+                let want = crate::wqe::tests::generic(w).unwrap().encode();
+                assert_eq!(slot(dev, qp, (first + k as u32) % 64), want, "WQE {k}");
+            }
+        };
+        let db = |pi: u32| regs::sq_db::PI.val(pi).unwrap() | regs::sq_db::QP.val(qp.0).unwrap();
+
+        // 40 WQEs: two runs through the staging buffer, one doorbell
+        let a: Vec<SendWr> = (0..40).map(wr).collect();
+        dev.post_send(qp, &a).unwrap();
+        check(&mut dev, &a, 0);
+        assert_eq!(sq_doorbells(&mut dev), [db(40)]);
+
+        // complete them all (signaled: the CQE of the last retires the ones before it)
+        let ring = dev.cq_ring(cq).unwrap();
+        let e = Cqe { wr_id: 39, qpn: qp.0, opcode: CqeOpcode::Send, status: CqeStatus::Success, owner: CqeOwner::PHASE, ..Cqe::default() };
+        dev.write_buf(&ring, 0, &e.encode());
+        let mut wc = [WorkCompletion { wr_id: 0, status: CqeStatus::Success, opcode: CqeOpcode::Send, byte_len: 0, imm: None, invalidated: None, qpn: 0, src_qp: 0 }; 2];
+        assert_eq!(dev.poll_cq(cq, &mut wc).unwrap(), 1);
+
+        // a bad request late in a batch: an error, no doorbell, the producer index unchanged
+        let mut b: Vec<SendWr> = (100..150).map(wr).collect();
+        b[45].inline = Some(&[0; SQ_DATA_BYTES + 1]);
+        let err = dev.post_send(qp, &b).unwrap_err();
+        assert!(matches!(err, DriverError::Invalid(_)), "{err}");
+        assert_eq!(sq_doorbells(&mut dev), [db(40)]);
+        assert_eq!(dev.qps[&qp.0].sq_pi, 40);
+        assert_eq!(dev.qps[&qp.0].sq_shadow.len(), 0);
+
+        // the same batch, fixed: slots 40..63 and 0..25 (the ring wraps), one doorbell
+        b[45].inline = None;
+        dev.post_send(qp, &b).unwrap();
+        check(&mut dev, &b, 40);
+        assert_eq!(sq_doorbells(&mut dev), [db(40), db(90)]);
+
+        // more than the ring has free
+        let c: Vec<SendWr> = (0..15).map(wr).collect();
+        assert!(matches!(dev.post_send(qp, &c), Err(DriverError::QueueFull(_))));
+        assert!(matches!(dev.post_send(QueuePair(999), &c), Err(DriverError::Invalid(_))));
+        assert_eq!(sq_doorbells(&mut dev).len(), 2);
+    }
 }
