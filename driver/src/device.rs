@@ -13,6 +13,19 @@ use crate::error::{DriverError, Result};
 use crate::verbs::*;
 use crate::wqe::encode_send_into;
 
+/// WQEs `post_send` encodes before copying them into the ring with one `mem_write`.
+const SQ_STAGE: usize = 32;
+
+/// Where `post_send` encodes WQEs (kept across calls: no allocation or zeroing per call;
+/// the encoder writes every byte of a slot).
+struct SqStage(Vec<[u8; SqWqe::SIZE]>);
+
+impl std::fmt::Debug for SqStage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SqStage({} WQEs)", self.0.len())
+    }
+}
+
 /// Port features to enable.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Features {
@@ -57,6 +70,7 @@ pub struct Device<B: Backend> {
     mrs: HashMap<u32, MemoryRegion>,
     next_pd: u32,
     mr_tag: u8,
+    sq_stage: SqStage,
 }
 
 fn log2_ceil(n: u32) -> u8 {
@@ -85,7 +99,8 @@ impl<B: Backend> Device<B> {
             }
         }
         let caps = b.read32(regs::CAPS);
-        Ok(Device { b, caps, qps: HashMap::new(), cqs: HashMap::new(), mrs: HashMap::new(), next_pd: 1, mr_tag: 0 })
+        let sq_stage = SqStage(vec![[0; SqWqe::SIZE]; SQ_STAGE]);
+        Ok(Device { b, caps, qps: HashMap::new(), cqs: HashMap::new(), mrs: HashMap::new(), next_pd: 1, mr_tag: 0, sq_stage })
     }
 
     /// The backend.
@@ -312,26 +327,32 @@ impl<B: Backend> Device<B> {
 
     /// Post send work requests (one doorbell for the batch).
     pub fn post_send(&mut self, qp: QueuePair, wrs: &[SendWr<'_>]) -> Result<()> {
-        let q = self.qps.get(&qp.0).ok_or_else(|| DriverError::Invalid(format!("QP {} does not exist", qp.0)))?;
+        let Device { b, qps, sq_stage: SqStage(stage), .. } = self;
+        let q = qps.get_mut(&qp.0).ok_or_else(|| DriverError::Invalid(format!("QP {} does not exist", qp.0)))?;
         let size = 1u32 << q.sq_log;
         if q.sq_shadow.len() + wrs.len() > size as usize {
             return Err(DriverError::QueueFull("send queue"));
         }
-        let (ring, mut pi) = (q.sq, q.sq_pi);
         // WQEs go into the ring slots past the producer index; only the doorbell publishes
-        // them, so a bad request fails the call with nothing posted.
-        let mut w = [0u8; SqWqe::SIZE];
-        for wr in wrs {
-            encode_send_into(wr, &mut w)?;
-            self.b.mem_write(&ring, (pi & (size - 1)) as usize * SqWqe::SIZE, &w);
-            pi = pi.wrapping_add(1);
+        // them, so a bad request fails the call with nothing posted. They are encoded into
+        // `stage` and copied with one mem_write per run of consecutive slots.
+        let mut pi = q.sq_pi;
+        let mut rest = wrs;
+        while !rest.is_empty() {
+            let slot = pi & (size - 1);
+            let n = rest.len().min(stage.len()).min((size - slot) as usize);
+            let (run, later) = rest.split_at(n);
+            for (wr, w) in run.iter().zip(stage.iter_mut()) {
+                encode_send_into(wr, w)?;
+            }
+            b.mem_write(&q.sq, slot as usize * SqWqe::SIZE, stage[..n].as_flattened());
+            pi = pi.wrapping_add(n as u32);
+            rest = later;
         }
-        if let Some(q) = self.qps.get_mut(&qp.0) {
-            q.sq_pi = pi;
-            q.sq_shadow.extend(wrs.iter().map(|w| (w.wr_id, w.signaled)));
-        }
+        q.sq_pi = pi;
+        q.sq_shadow.extend(wrs.iter().map(|w| (w.wr_id, w.signaled)));
         let db = regs::sq_db::PI.val(pi & 0xFFFF).unwrap_or(0) | regs::sq_db::QP.val(qp.0).unwrap_or(0);
-        self.b.write32(regs::SQ_DB, db);
+        b.write32(regs::SQ_DB, db);
         Ok(())
     }
 
