@@ -1,6 +1,7 @@
 //! The device: discovery, port setup, the context commands and the queues.
 
 use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use roce_model::contract::{
@@ -25,6 +26,34 @@ impl std::fmt::Debug for SqStage {
         write!(f, "SqStage({} WQEs)", self.0.len())
     }
 }
+
+/// Hasher of the QP, CQ and MR tables. Their keys are indices the driver hands out (small,
+/// dense, not chosen by a peer), so SipHash's flooding resistance buys nothing, and it was
+/// the largest single cost of `poll_cq` (one QP lookup per completion). A multiply by an
+/// odd constant (Fibonacci hashing) spreads the indices over the low bits hashbrown places
+/// with and the high bits it tags with.
+#[derive(Default)]
+struct IndexHasher(u64);
+
+impl Hasher for IndexHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64((self.0 << 8) | u64::from(b));
+        }
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(u64::from(n));
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// A table keyed by QP, CQ or MR index.
+type IndexMap<V> = HashMap<u32, V, BuildHasherDefault<IndexHasher>>;
 
 /// Port features to enable.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -65,9 +94,9 @@ struct QpRings {
 pub struct Device<B: Backend> {
     b: B,
     caps: u32,
-    qps: HashMap<u32, QpRings>,
-    cqs: HashMap<u32, CqState>,
-    mrs: HashMap<u32, MemoryRegion>,
+    qps: IndexMap<QpRings>,
+    cqs: IndexMap<CqState>,
+    mrs: IndexMap<MemoryRegion>,
     next_pd: u32,
     mr_tag: u8,
     sq_stage: SqStage,
@@ -100,7 +129,7 @@ impl<B: Backend> Device<B> {
         }
         let caps = b.read32(regs::CAPS);
         let sq_stage = SqStage(vec![[0; SqWqe::SIZE]; SQ_STAGE]);
-        Ok(Device { b, caps, qps: HashMap::new(), cqs: HashMap::new(), mrs: HashMap::new(), next_pd: 1, mr_tag: 0, sq_stage })
+        Ok(Device { b, caps, qps: IndexMap::default(), cqs: IndexMap::default(), mrs: IndexMap::default(), next_pd: 1, mr_tag: 0, sq_stage })
     }
 
     /// The backend.
