@@ -18,6 +18,7 @@ pub mod error;
 pub mod verbs;
 #[cfg(target_os = "linux")]
 pub mod vfio;
+mod wqe;
 
 pub use backend::{Backend, DmaBuf};
 pub use device::Device;
