@@ -14,6 +14,7 @@
 pub mod cosim;
 pub mod cosim_cq;
 pub mod cosim_ctrl;
+pub mod cosim_dcqcn;
 pub mod cosim_mr_check;
 pub mod cosim_regs;
 pub mod cosim_rx_parse;

@@ -112,6 +112,7 @@ models! {
     MrCheck => "mrcheck",
     Cq => "cq",
     Ctrl => "ctrl",
+    Dcqcn => "dcqcn",
 }
 
 /// Byte lanes into Verilator port words: byte `i` is bits `[8(i%4)+7 : 8(i%4)]` of word
