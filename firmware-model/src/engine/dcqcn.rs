@@ -512,7 +512,8 @@ mod tests {
         assert!(rp.limited);
         assert_eq!(rp.rt, line as u32);
         assert_eq!(u64::from(rp.rc), line - ((line * (1023 << 6)) >> 17));
-        assert_eq!(rp.alpha, (1023 << 6) + (((65536 - (1023 << 6)) * 4) >> 10));
+        let a0 = c.alpha_init << 6;
+        assert_eq!(rp.alpha, a0 + (((ALPHA_ONE - a0) * c.g) >> 10));
         assert_eq!((rp.d_alpha, rp.d_rate), (1001 + 55 * 250, 1001 + 55 * 250));
         assert_eq!((ev.cuts, ev.first_cuts), (1, 1));
     }
