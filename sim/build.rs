@@ -84,6 +84,12 @@ const MODELS: &[Model] = &[
         params: &[],
     },
     Model {
+        name: "dcqcn",
+        top: "roce_dcqcn",
+        files: &["roce_dcqcn.sv"],
+        params: &[],
+    },
+    Model {
         name: "mrcheck",
         top: "roce_mr_check",
         files: &["roce_regs_pkg.sv", "roce_desc_pkg.sv", "roce_mr_check.sv"],

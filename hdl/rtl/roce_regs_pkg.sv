@@ -186,14 +186,15 @@ package roce_regs_pkg;
   localparam int unsigned DCQCN_RATE_AI_MBPS_LSB = 0;  // MBPS[19:0]
   localparam int unsigned DCQCN_RATE_AI_MBPS_W = 20;
 
-  // DCQCN_RATE_HAI (RW): DCQCN hyper increase step (R_HAI), used after STAGES rate increase events.
+  // DCQCN_RATE_HAI (RW): DCQCN hyper increase step (R_HAI), used once both the rate timer and the
+  // byte counter have each counted more than STAGES rate increase events since the last cut.
   localparam logic [15:0] DCQCN_RATE_HAI_ADDR = 16'h0064;
   localparam logic [31:0] DCQCN_RATE_HAI_RESET = 32'h00000190;
   localparam logic [31:0] DCQCN_RATE_HAI_MASK = 32'h000fffff;
   localparam int unsigned DCQCN_RATE_HAI_MBPS_LSB = 0;  // MBPS[19:0]
   localparam int unsigned DCQCN_RATE_HAI_MBPS_W = 20;
 
-  // DCQCN_RATE_MIN (RW): DCQCN minimum rate: a QP is never slowed below it.
+  // DCQCN_RATE_MIN (RW): DCQCN minimum rate: a QP is never slowed below it (nor below 1 Mb/s).
   localparam logic [15:0] DCQCN_RATE_MIN_ADDR = 16'h0068;
   localparam logic [31:0] DCQCN_RATE_MIN_RESET = 32'h0000000a;
   localparam logic [31:0] DCQCN_RATE_MIN_MASK = 32'h000fffff;
@@ -224,8 +225,8 @@ package roce_regs_pkg;
   localparam int unsigned DCQCN_RATE_TIMER_US_LSB = 0;  // US[15:0]
   localparam int unsigned DCQCN_RATE_TIMER_US_W = 16;
 
-  // DCQCN_BYTE_COUNTER (RW): DCQCN byte counter (B): a rate increase event every this many bytes
-  // sent.
+  // DCQCN_BYTE_COUNTER (RW): DCQCN byte counter (B): a rate increase event every this many bytes a
+  // rate-limited QP sends (counted from its last cut or byte counter event).
   localparam logic [15:0] DCQCN_BYTE_COUNTER_ADDR = 16'h0078;
   localparam logic [31:0] DCQCN_BYTE_COUNTER_RESET = 32'h00a00000;
   localparam logic [31:0] DCQCN_BYTE_COUNTER_MASK = 32'hffffffff;
@@ -248,7 +249,8 @@ package roce_regs_pkg;
   localparam int unsigned CNP_CFG_PCP_LSB = 8;  // PCP[10:8]
   localparam int unsigned CNP_CFG_PCP_W = 3;
 
-  // CNP_INTERVAL (RW): Minimum time between two CNPs for the same QP (N).
+  // CNP_INTERVAL (RW): Minimum time between two CNPs for the same QP (N); a change applies to the
+  // CNPs sent after it.
   localparam logic [15:0] CNP_INTERVAL_ADDR = 16'h0084;
   localparam logic [31:0] CNP_INTERVAL_RESET = 32'h00000032;
   localparam logic [31:0] CNP_INTERVAL_MASK = 32'h0000ffff;

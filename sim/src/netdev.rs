@@ -236,14 +236,14 @@ impl NetDev {
         let sock = bind_socket(&cfg.local_sock)?;
         sock.set_read_timeout(Some(Duration::from_millis(200))).map_err(io_err("set_read_timeout".into()))?;
         sock.set_write_timeout(Some(SEND_TIMEOUT)).map_err(io_err("set_write_timeout".into()))?;
-        // IB timers are in units of 4.096 us and the CNP interval is 50 us, whatever the clock.
+        // IB timers are in units of 4.096 us whatever the clock (the engine derives US_CYCLES,
+        // and so the 50 us CNP interval, from clock_mhz).
         let ecfg = EngineConfig {
             mac: cfg.mac,
             ipv4: cfg.ipv4,
             gid: cfg.gid,
             clock_mhz: cfg.clock_mhz,
             tick_cycles: ((4.096 * cfg.clock_mhz).round() as u64).max(1),
-            cnp_interval: ((50.0 * cfg.clock_mhz).round() as u64).max(1),
             ..EngineConfig::default()
         };
         let node = NetNode { engine: Engine::new(ecfg), mem: HostMem::with_iommu(), now: 0, next_iova: 0x1_0000_0000 };

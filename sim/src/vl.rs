@@ -115,6 +115,7 @@ models! {
     PayScatter => "payscatter",
     Resp => "resp",
     AckQ => "ackq",
+    Dcqcn => "dcqcn",
 }
 
 /// Byte lanes into Verilator port words: byte `i` is bits `[8(i%4)+7 : 8(i%4)]` of word

@@ -470,8 +470,8 @@ fn ecn_run(mark: f64) -> EcnRun {
     r.pair.ab = Link::new(LinkConfig { ecn: mark, ..LinkConfig::default() }, 5);
     r.pair.capture = Some(Vec::new());
     let qpn = r.pair.a.qp.qpn();
-    let line = r.pair.a.node.borrow().engine.cfg.line_bytes_per_cycle();
-    let rate = |r: &Rig| r.pair.a.node.borrow().engine.qp(qpn).and_then(|q| q.req.rate);
+    let line = f64::from(r.pair.a.node.borrow().engine.dcqcn.line_mbps);
+    let rate = |r: &Rig| r.pair.a.node.borrow().engine.qp(qpn).and_then(|q| q.cc.rp.rate_mbps());
     const M: u64 = 16;
     const SZ: u32 = 16384;
     let mut data = Vec::new();
@@ -512,14 +512,16 @@ fn ecn_marks_bring_cnps_and_rate_limiting() {
     assert_eq!(clean.rate_after_first_cnp, None);
 
     // Every A->B frame CE-marked: B answers with CNPs (at most one per 50 µs), A's rate is
-    // cut on the first (α starts at 1: to half the line rate), the transfer still completes.
+    // cut on the first (α starts at DCQCN_ALPHA.INIT = 1023/1024: to line * (1 - 1023/2048),
+    // in Mb/s with 8 fractional bits), the transfer still completes.
     let marked = ecn_run(1.0);
     assert!(marked.b.ecn_marked > 0 && marked.b.cnp_sent > 0, "{:?}", marked.b);
     assert_eq!(marked.a.cnp_rcvd, marked.b.cnp_sent);
     assert_eq!((marked.a.cnp_sent, marked.b.cnp_rcvd), (0, 0), "B->A is not marked");
     assert!(marked.b.cnp_sent <= 1 + marked.cycles / 12_500, "CNPs not rate limited: {}", marked.b.cnp_sent);
     let rate = marked.rate_after_first_cnp.expect("the first CNP engages the rate limiter");
-    assert!((rate - marked.line / 2.0).abs() < 1e-6, "rate {rate} after the first CNP (line {})", marked.line);
+    let want = marked.line * (1.0 - 1023.0 / 2048.0);
+    assert!((rate - want).abs() < 1.0 / 256.0, "rate {rate} Mb/s after the first CNP (line {} Mb/s)", marked.line);
     assert!(marked.cycles > clean.cycles + clean.cycles / 2, "rate limiting had no effect: {} vs {} cycles", marked.cycles, clean.cycles);
 }
 

@@ -14,3 +14,4 @@ pub mod roce_cq;
 pub mod roce_pay_scatter;
 pub mod roce_resp;
 pub mod roce_ack_q;
+pub mod roce_dcqcn;

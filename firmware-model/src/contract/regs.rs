@@ -70,7 +70,12 @@ pub const SECTIONS: &[Section] = &[
         desc: "DCQCN reaction point parameters (applied when CTRL.DCQCN_ENABLE) and CNP \
                generation (notification point, CTRL.CNP_ENABLE). Rates in Mb/s, times in us. \
                The reset values are the DCQCN paper's (Zhu et al., SIGCOMM 2015); tune them on \
-               hardware.",
+               hardware. The engine keeps rates in Mb/s with 8 fractional bits and alpha in \
+               1/65536; a QP is limited from its first CNP until its rate is back at the line \
+               rate. The timers are checked by a scanner that visits each QP every \
+               2 x 2^LOG_MAX_QP cycles: a period ends at the first visit at or after its \
+               deadline (jitter up to one scan), the next deadline is one period later. A change \
+               of these registers applies from then on.",
     },
     Section {
         name: "Command interface",
@@ -240,12 +245,13 @@ registers! {
         /// Rate step in Mb/s.
         MBPS[19:0] = 40,
     }
-    /// DCQCN hyper increase step (R_HAI), used after STAGES rate increase events.
+    /// DCQCN hyper increase step (R_HAI), used once both the rate timer and the byte counter
+    /// have each counted more than STAGES rate increase events since the last cut.
     DCQCN_RATE_HAI / dcqcn_rate_hai @ 0x0064 : Rw {
         /// Rate step in Mb/s.
         MBPS[19:0] = 400,
     }
-    /// DCQCN minimum rate: a QP is never slowed below it.
+    /// DCQCN minimum rate: a QP is never slowed below it (nor below 1 Mb/s).
     DCQCN_RATE_MIN / dcqcn_rate_min @ 0x0068 : Rw {
         /// Rate in Mb/s.
         MBPS[19:0] = 10,
@@ -268,14 +274,16 @@ registers! {
         /// Period in us.
         US[15:0] = 55,
     }
-    /// DCQCN byte counter (B): a rate increase event every this many bytes sent.
+    /// DCQCN byte counter (B): a rate increase event every this many bytes a rate-limited QP
+    /// sends (counted from its last cut or byte counter event).
     DCQCN_BYTE_COUNTER / dcqcn_byte_counter @ 0x0078 : Rw {
         /// Bytes (10 MiB).
         BYTES[31:0] = 0x00A0_0000,
     }
     /// DCQCN fast recovery length (F).
     DCQCN_STAGES / dcqcn_stages @ 0x007C : Rw {
-        /// Rate increase events of fast recovery before additive increase.
+        /// Rate increase events of fast recovery before additive increase (of the rate timer
+        /// or the byte counter, whichever has counted more).
         STAGES[4:0] = 5,
     }
     /// Header fields of generated CNPs.
@@ -285,7 +293,8 @@ registers! {
         /// VLAN PCP of the CNP when the QP's frames are tagged.
         PCP[10:8] = 6,
     }
-    /// Minimum time between two CNPs for the same QP (N).
+    /// Minimum time between two CNPs for the same QP (N); a change applies to the CNPs sent
+    /// after it.
     CNP_INTERVAL / cnp_interval @ 0x0084 : Rw {
         /// Interval in us.
         US[15:0] = 50,

@@ -75,8 +75,6 @@ pub struct EngineConfig {
     pub ecn_enable: bool,
     /// Reply to CE-marked packets with CNPs.
     pub cnp_enable: bool,
-    /// At most one CNP per QP per this many cycles (IBTA: 50 µs).
-    pub cnp_interval: u64,
     /// React to received CNPs with DCQCN rate reduction.
     pub dcqcn_enable: bool,
     /// Honour 802.1Qbb PFC pause frames.
@@ -107,7 +105,6 @@ impl Default for EngineConfig {
             ack_every: 32,
             ecn_enable: true,
             cnp_enable: true,
-            cnp_interval: 12_500,
             dcqcn_enable: true,
             pfc_enable: true,
             max_mtu: 4096,
@@ -279,8 +276,10 @@ pub struct Engine {
     pub events: Vec<EngineEvent>,
     /// Keep `events` (off by default).
     pub trace_events: bool,
-    /// DCQCN parameters.
-    pub dcqcn: dcqcn::DcqcnParams,
+    /// DCQCN and CNP parameters (the DCQCN_*, CNP_INTERVAL and US_CYCLES registers).
+    pub dcqcn: dcqcn::DcqcnConfig,
+    /// What the DCQCN reaction and notification points did (for tests).
+    pub dcqcn_events: dcqcn::Events,
     /// The register file.
     pub regs: regs::RegFile,
     ip_id: u16,
@@ -306,7 +305,12 @@ impl Engine {
             log_completions: false,
             events: Vec::new(),
             trace_events: false,
-            dcqcn: dcqcn::DcqcnParams::default(),
+            dcqcn: dcqcn::DcqcnConfig {
+                us_cycles: (cfg.clock_mhz.round() as u32).clamp(1, 0xFFF),
+                line_mbps: ((cfg.line_gbps * 1000.0).round() as u32).clamp(1, 0xF_FFFF),
+                ..dcqcn::DcqcnConfig::default()
+            },
+            dcqcn_events: dcqcn::Events::default(),
             regs: regs::RegFile::default(),
             ip_id: 0,
             cfg,

@@ -93,16 +93,10 @@ pub struct ReqState {
     pub outstanding_rd: u32,
     /// Bumped on every rewind; queued packets of an older generation are dropped.
     pub gen: u32,
-    /// DCQCN: current rate in bytes per cycle (None = line rate).
-    pub rate: Option<f64>,
-    /// Rate limiter: cycle at which the next packet may go.
-    pub next_tx_at: u64,
     /// One past the highest PSN ever sent (packets below it are retransmissions).
     pub max_sent: u32,
     /// The PSN of the last rewind, until progress: repeated triggers for it are ignored.
     pub rewound_to: Option<u32>,
-    /// DCQCN state.
-    pub dcqcn: super::dcqcn::DcqcnState,
 }
 
 /// A completed READ or atomic request, kept to answer duplicates (responder resources).
@@ -167,8 +161,6 @@ pub struct RespState {
     pub resources: VecDeque<RdResource>,
     /// ACK/NAK to send (coalesced: a newer one replaces an older ACK).
     pub ack: Option<AckOwed>,
-    /// Last cycle a CNP was sent for this QP.
-    pub last_cnp: Option<u64>,
 }
 
 /// A queue pair.
@@ -226,6 +218,8 @@ pub struct Qp {
     pub req: ReqState,
     /// Responder.
     pub resp: RespState,
+    /// Congestion control (`roce_dcqcn`): rate limiter and CNP interval.
+    pub cc: super::dcqcn::QpCc,
 }
 
 impl Qp {
@@ -263,6 +257,7 @@ impl Qp {
             recv_cq: u32::from(c.recv_cq),
             req: ReqState::default(),
             resp: RespState::default(),
+            cc: super::dcqcn::QpCc::default(),
         };
         q.apply(c, QpAttrMask::from_bits_truncate(u32::MAX).difference(QpAttrMask::STATE));
         Ok(q)

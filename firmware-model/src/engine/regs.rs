@@ -176,7 +176,7 @@ impl Engine {
             val &= !regs::ctrl::SOFT_RESET.mask();
         }
         self.set_word(off, val);
-        self.apply_register(off, val);
+        self.apply_register(now, off, val);
     }
 
     fn set_word(&mut self, off: u32, v: u32) {
@@ -185,10 +185,13 @@ impl Engine {
         }
     }
 
-    fn apply_register(&mut self, off: u32, v: u32) {
-        let mhz = self.cfg.clock_mhz;
-        let mbps = |v: u32| f64::from(v) / 8.0 / mhz; // Mb/s -> bytes per cycle
-        let us = |v: u32| (f64::from(v) * mhz) as u64;
+    fn apply_register(&mut self, now: u64, off: u32, v: u32) {
+        // DCQCN_*, CNP_INTERVAL, US_CYCLES: the timers run to `now` under the old values.
+        let mut d = self.dcqcn;
+        if d.write_register(off, v) && d != self.dcqcn {
+            self.dcqcn_advance_all(now);
+            self.dcqcn = d;
+        }
         match off {
             regs::CTRL => {
                 use regs::ctrl::*;
@@ -217,13 +220,6 @@ impl Engine {
             }
             regs::TICK_CYCLES => self.cfg.tick_cycles = u64::from(v.max(1)),
             regs::US_CYCLES => self.cfg.clock_mhz = f64::from(v.max(1)),
-            regs::DCQCN_RATE_AI => self.dcqcn.rate_ai = mbps(v),
-            regs::DCQCN_RATE_MIN => self.dcqcn.rate_min = mbps(v),
-            regs::DCQCN_ALPHA => self.dcqcn.g = f64::from(regs::dcqcn_alpha::G.get(v)) / 1024.0,
-            regs::DCQCN_ALPHA_TIMER => self.dcqcn.alpha_period = us(v).max(1),
-            regs::DCQCN_RATE_TIMER => self.dcqcn.increase_period = us(v).max(1),
-            regs::DCQCN_STAGES => self.dcqcn.fast_recovery = v,
-            regs::CNP_INTERVAL => self.cfg.cnp_interval = us(v),
             _ => {}
         }
     }

@@ -7,6 +7,7 @@
 
 use crate::wire::{AtomicEthFields, BthFields, ExtHeaders, IethFields, ImmDtFields, Opcode, RethFields};
 
+use super::dcqcn;
 use super::mem::Dma;
 use super::mr::walk_sges;
 use super::qp::Qp;
@@ -104,9 +105,13 @@ impl Engine {
                 return Err(Blocked::Idle);
             }
         }
-        let wait = r.rnr_until.max(r.next_tx_at).max(e.ready_at);
+        let wait = r.rnr_until.max(e.ready_at);
         if wait > now {
             return Err(Blocked::Until(wait));
+        }
+        // roce_dcqcn pacing: the last packet is paid for at the current rate
+        if !dcqcn::rp_allowed(&qp.cc.rp, now) {
+            return Err(Blocked::Until(dcqcn::rp_wake(&qp.cc.rp, self.dcqcn_scan(), qp.qpn).max(now + 1)));
         }
         Ok(())
     }
@@ -210,10 +215,11 @@ impl Engine {
         if qp.req.timer.is_none() {
             qp.req.timer = self.ack_timeout(qp).map(|t| now + t);
         }
-        if let Some(rate) = qp.req.rate {
-            let bytes = payload.len() as f64 + 80.0;
-            qp.req.next_tx_at = now + (bytes / rate).ceil() as u64;
-        }
+        // roce_dcqcn: the packet's bytes (payload + 80 for headers, ICRC, FCS, preamble and
+        // gap) toward the pacing debt and the byte counter
+        let bytes = u32::try_from(payload.len() + 80).unwrap_or(u32::MAX).min(0xFFFF);
+        let (cfg, scan) = (self.dcqcn, self.dcqcn_scan());
+        dcqcn::rp_sent(&mut qp.cc.rp, &cfg, scan, qp.qpn, now, bytes, &mut self.dcqcn_events);
         Ok(TxPkt { qpn: qp.qpn, bth, ext, payload, ready, gen: qp.req.gen, kind: TxKind::Request })
     }
 

@@ -102,12 +102,9 @@ impl Engine {
                 tries -= 1;
                 continue;
             };
-            if qp.req.rate.is_some() {
-                self.put_qp(qp);
-                self.dcqcn_tick(qpn, now);
-                let Some(q) = self.take_qp(qpn) else { continue };
-                qp = q;
-            }
+            // roce_dcqcn: the rate timers up to now
+            let (cfg, scan) = (self.dcqcn, self.dcqcn_scan());
+            super::dcqcn::rp_advance(&mut qp.cc.rp, &cfg, scan, qpn, now, &mut self.dcqcn_events);
             let r = self.req_next(&mut qp, now, mem);
             let failed = matches!(r, Err(Blocked::Failed));
             match r {

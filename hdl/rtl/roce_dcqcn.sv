@@ -1,0 +1,581 @@
+// SPDX-License-Identifier: Apache-2.0 OR MIT
+//
+// roce_dcqcn: congestion control. The notification point (a CNP request for a QP that
+// received a CE-marked packet, at most one per CNP_INTERVAL) and the DCQCN reaction point
+// (Zhu et al., SIGCOMM 2015) that paces each QP's requests. Model: firmware-model
+// engine::dcqcn (its module doc is the algorithm and the fixed-point formats), wrapped by
+// blocks::roce_dcqcn; the lockstep test is tests/tests/dcqcn_cosim.rs.
+//
+// Formats: rates Rc, Rt in Mb/s with 8 fractional bits (28 bits); alpha in 1/65536 (16 bits);
+//   time in cycles of clk (now_cycle, a free-running 32-bit counter cleared by rst). K, T and
+//   CNP_INTERVAL are us x cfg_us_cycles. No divider: pacing keeps a debt in 1/US_CYCLES bits
+//   (a sent report of b bytes adds b * 8 * US_CYCLES) that time pays at floor(Rc) per cycle.
+//
+// Two tables of 2^LOG_N rows in block RAM, one read-modify-write pipeline each:
+//   RP (reaction point, 229 bits): limited, Rc, Rt, alpha, timer and byte stage counts (6 bits,
+//     saturating), byte count, alpha and rate deadlines (32-bit cycles), pacing debt (32 bits)
+//     and its settle stamp (16 bits of the cycle). An all-zero row is a QP at line rate.
+//   NP (notification point, 33 bits): recent, CNP expiry cycle.
+// Slots: on even cycles the scanner visits row now_cycle[LOG_N:1] in both tables (every row
+//   every 2^(LOG_N+1) cycles: 8.2 us at LOG_N = 10 and 250 MHz); on odd cycles one input
+//   operation is taken for each table. Scanner, RP table: a limited QP settles its debt; if its
+//   alpha deadline has come, alpha -= alpha * g and the deadline moves on by K (or to now + K
+//   if that is not later than now); if its rate deadline has come, the timer stage count goes
+//   up and a rate increase follows (deadline as for alpha, with T). Scanner, NP table: an
+//   expired stamp clears `recent` (so 32-bit stamps never alias).
+// Inputs (valid/ready; qpn >= 2^LOG_N: accepted, no effect, queries answer "unlimited"):
+//   s_reset_*  a QP was created or reset: both rows cleared (takes both odd-cycle slots).
+//   s_cnp_*    a CNP arrived for the QP: with cfg_dcqcn_enable, the rate cut (the first CNP
+//              of an unlimited QP starts from Rc = Rt = line, alpha = ALPHA.INIT).
+//   s_sent_*   the QP sent s_sent_bytes (a limited QP only): debt and the byte counter.
+//   s_query_*  may the QP send now? m_pace_* answers with the QP's state.
+//   s_ce_*     a CE-marked packet for the QP: with cfg_cnp_enable and no CNP for the QP since
+//              less than CNP_INTERVAL, a CNP request on m_cnp_* (2-entry FIFO).
+//   RP inputs by priority reset, cnp, sent, query. An input is refused (ready low) on a
+//   cycle where its row is the scanner's row of the cycle before or after, or (RP) the row of
+//   the RP operation taken 2 cycles before; s_ce is also refused while s_reset_valid or the
+//   CNP FIFO holds 2 entries. With that, every operation sees the writes of all earlier
+//   operations: the model applies them in the order taken, at the cycle taken.
+// Configuration: the cfg_* inputs are registered, then derived (K, T and the interval in
+//   cycles, the minimum rate); an operation taken in cycle c uses the inputs of cycle c - 1.
+//
+// Latency: an input taken in cycle c: m_pace_* valid in cycle c + 3 (no backpressure: the
+//   requester takes every answer); a CNP request is in the FIFO (m_cnp_valid) in cycle c + 2.
+// Throughput: one RP operation and one CE event per 2 cycles (odd cycles), the scanner on
+//   the even ones. Reset and soft_reset clear both tables one row per cycle (init_done low
+//   for 2^LOG_N cycles); soft_reset also drops operations in flight and the CNP FIFO.
+//
+// Parameters:
+//   LOG_N      log2 of the number of QPs (CAPS.LOG_MAX_QP; default 10 = 1024), at most 14.
+//   LINE_MBPS  line rate in Mb/s (a QP at this rate is unlimited), at most 2^20 - 1.
+
+`resetall
+`default_nettype none
+
+module roce_dcqcn #(
+  parameter int LOG_N = 10,
+  parameter int LINE_MBPS = 100000
+) (
+  input  wire logic        clk,
+  input  wire logic        rst,
+  input  wire logic        soft_reset,
+  output      logic        init_done,
+  output      logic [31:0] now_cycle,
+
+  input  wire logic        cfg_cnp_enable,
+  input  wire logic        cfg_dcqcn_enable,
+  input  wire logic [11:0] cfg_us_cycles,
+  input  wire logic [19:0] cfg_dcqcn_rate_ai,
+  input  wire logic [19:0] cfg_dcqcn_rate_hai,
+  input  wire logic [19:0] cfg_dcqcn_rate_min,
+  input  wire logic [9:0]  cfg_dcqcn_g,
+  input  wire logic [9:0]  cfg_dcqcn_alpha_init,
+  input  wire logic [15:0] cfg_dcqcn_alpha_us,
+  input  wire logic [15:0] cfg_dcqcn_rate_us,
+  input  wire logic [31:0] cfg_dcqcn_byte_counter,
+  input  wire logic [4:0]  cfg_dcqcn_stages,
+  input  wire logic [15:0] cfg_cnp_interval_us,
+
+  input  wire logic        s_ce_valid,
+  output      logic        s_ce_ready,
+  input  wire logic [23:0] s_ce_qpn,
+  output      logic        m_cnp_valid,
+  input  wire logic        m_cnp_ready,
+  output      logic [23:0] m_cnp_qpn,
+
+  input  wire logic        s_reset_valid,
+  output      logic        s_reset_ready,
+  input  wire logic [23:0] s_reset_qpn,
+  input  wire logic        s_cnp_valid,
+  output      logic        s_cnp_ready,
+  input  wire logic [23:0] s_cnp_qpn,
+  input  wire logic        s_sent_valid,
+  output      logic        s_sent_ready,
+  input  wire logic [23:0] s_sent_qpn,
+  input  wire logic [15:0] s_sent_bytes,
+  input  wire logic        s_query_valid,
+  output      logic        s_query_ready,
+  input  wire logic [23:0] s_query_qpn,
+
+  output      logic        m_pace_valid,
+  output      logic [23:0] m_pace_qpn,
+  output      logic        m_pace_allowed,
+  output      logic        m_pace_limited,
+  output      logic [27:0] m_pace_rc,
+  output      logic [27:0] m_pace_rt,
+  output      logic [15:0] m_pace_alpha
+);
+
+  localparam int N = 1 << LOG_N;
+  localparam logic [27:0] LINE_Q = 28'(LINE_MBPS) << 8;
+  localparam logic [19:0] LINE_I = 20'(LINE_MBPS);
+  // RP row: {lim, rc, rt, alpha, ts, bs, bc, d_alpha, d_rate, debt, tp}
+  localparam int RP_W = 1 + 28 + 28 + 16 + 6 + 6 + 32 + 32 + 32 + 32 + 16;
+  localparam int NP_W = 33;  // {recent, expiry}
+
+  typedef enum logic [2:0] { K_NONE, K_SCAN, K_RESET, K_CNP, K_SENT, K_QUERY, K_CE } kind_t;
+
+  // ---------------------------------------------------------------- time, init
+  logic [31:0] now;
+  assign now_cycle = now;
+  logic [LOG_N:0] init_idx;
+  assign init_done = init_idx[LOG_N];
+
+  logic scan_slot, ext_slot;
+  assign scan_slot = init_done && !now[0];
+  assign ext_slot = init_done && now[0];
+  logic [LOG_N-1:0] s_row, s_row_next;  // scanner row of this (even) or the previous cycle
+  assign s_row = now[LOG_N:1];
+  assign s_row_next = s_row + 1'b1;
+
+  // ---------------------------------------------------------------- configuration
+  logic        cq_cnp_en, cq_dcqcn_en;
+  logic [11:0] cq_us;
+  logic [19:0] cq_ai, cq_hai, cq_min;
+  logic [9:0]  cq_g, cq_init;
+  logic [15:0] cq_k, cq_t, cq_i;
+  logic [31:0] cq_b;
+  logic [4:0]  cq_f;
+  logic        cd_cnp_en, cd_dcqcn_en;
+  logic [11:0] cd_us;
+  logic [27:0] cd_ai, cd_hai, cd_min;  // Q20.8
+  logic [9:0]  cd_g;
+  logic [15:0] cd_init;                // Q0.16
+  logic [31:0] cd_k, cd_t, cd_i;       // cycles
+  logic [31:0] cd_b;
+  logic [5:0]  cd_f;
+  always_ff @(posedge clk) begin
+    cq_cnp_en <= cfg_cnp_enable;
+    cq_dcqcn_en <= cfg_dcqcn_enable;
+    cq_us <= cfg_us_cycles;
+    cq_ai <= cfg_dcqcn_rate_ai;
+    cq_hai <= cfg_dcqcn_rate_hai;
+    cq_min <= cfg_dcqcn_rate_min;
+    cq_g <= cfg_dcqcn_g;
+    cq_init <= cfg_dcqcn_alpha_init;
+    cq_k <= cfg_dcqcn_alpha_us;
+    cq_t <= cfg_dcqcn_rate_us;
+    cq_i <= cfg_cnp_interval_us;
+    cq_b <= cfg_dcqcn_byte_counter;
+    cq_f <= cfg_dcqcn_stages;
+    cd_cnp_en <= cq_cnp_en;
+    cd_dcqcn_en <= cq_dcqcn_en;
+    cd_us <= cq_us;
+    cd_ai <= {cq_ai, 8'd0};
+    cd_hai <= {cq_hai, 8'd0};
+    if (cq_min == 20'd0) cd_min <= {20'd1, 8'd0};
+    else if (cq_min > LINE_I) cd_min <= LINE_Q;
+    else cd_min <= {cq_min, 8'd0};
+    cd_g <= cq_g;
+    cd_init <= {cq_init, 6'd0};
+    cd_k <= 32'(cq_k) * 32'(cq_us);
+    cd_t <= 32'(cq_t) * 32'(cq_us);
+    cd_i <= 32'(cq_i) * 32'(cq_us);
+    cd_b <= cq_b;
+    cd_f <= {1'b0, cq_f};
+  end
+
+  // ---------------------------------------------------------------- input selection (P0)
+  logic [23:0] rp_qpn_in;
+  kind_t       rp_kind_in;
+  always_comb begin
+    rp_kind_in = K_NONE;
+    rp_qpn_in = s_query_qpn;
+    if (s_reset_valid) begin
+      rp_kind_in = K_RESET;
+      rp_qpn_in = s_reset_qpn;
+    end else if (s_cnp_valid) begin
+      rp_kind_in = K_CNP;
+      rp_qpn_in = s_cnp_qpn;
+    end else if (s_sent_valid) begin
+      rp_kind_in = K_SENT;
+      rp_qpn_in = s_sent_qpn;
+    end else if (s_query_valid) begin
+      rp_kind_in = K_QUERY;
+    end
+  end
+  logic [LOG_N-1:0] rp_row_in, ce_row_in;
+  assign rp_row_in = rp_qpn_in[LOG_N-1:0];
+  assign ce_row_in = s_ce_qpn[LOG_N-1:0];
+
+  // RP pipeline stage registers (declared here for the hazard check)
+  logic             p1_valid, p2_valid;
+  kind_t            p1_kind, p2_kind;
+  logic [LOG_N-1:0] p1_row, p2_row;
+
+  logic rp_go;
+  assign rp_go = ext_slot && rp_kind_in != K_NONE && rp_row_in != s_row && rp_row_in != s_row_next
+                 && !(p2_valid && p2_kind != K_SCAN && p2_row == rp_row_in);
+  assign s_reset_ready = rp_go && rp_kind_in == K_RESET;
+  assign s_cnp_ready = rp_go && rp_kind_in == K_CNP;
+  assign s_sent_ready = rp_go && rp_kind_in == K_SENT;
+  assign s_query_ready = rp_go && rp_kind_in == K_QUERY;
+
+  logic [1:0] fifo_cnt;
+  assign s_ce_ready = ext_slot && !s_reset_valid && ce_row_in != s_row && ce_row_in != s_row_next
+                      && fifo_cnt <= 2'd1;
+  logic take_ce;
+  assign take_ce = s_ce_valid && s_ce_ready;
+
+  // ---------------------------------------------------------------- RP table
+  (* ram_style = "block" *) logic [RP_W-1:0] rp_mem [N];
+  logic [RP_W-1:0]  rp_rd;
+  logic             rp_we;
+  logic [LOG_N-1:0] rp_wa;
+  logic [RP_W-1:0]  rp_wd;
+  always_ff @(posedge clk) begin
+    rp_rd <= rp_mem[scan_slot ? s_row : rp_row_in];
+    if (rp_we) rp_mem[rp_wa] <= rp_wd;
+  end
+
+  logic [23:0] p1_qpn;
+  logic        p1_oor;
+  logic [15:0] p1_bytes;
+  logic [31:0] p1_t;
+  always_ff @(posedge clk) begin
+    p1_valid <= scan_slot || rp_go;
+    p1_kind <= scan_slot ? K_SCAN : rp_kind_in;
+    p1_row <= scan_slot ? s_row : rp_row_in;
+    p1_qpn <= rp_qpn_in;
+    p1_oor <= !scan_slot && rp_qpn_in[23:LOG_N] != '0;
+    p1_bytes <= s_sent_bytes;
+    p1_t <= now;
+    if (rst || soft_reset) p1_valid <= 1'b0;
+  end
+
+  // ---------------------------------------------------------------- RP P1: products, events
+  logic        r_lim;
+  logic [27:0] r_rc, r_rt;
+  logic [15:0] r_alpha;
+  logic [5:0]  r_ts, r_bs;
+  logic [31:0] r_bc, r_da, r_dr, r_debt;
+  logic [15:0] r_tp;
+  logic [RP_W-1:0] rp_row;
+  assign rp_row = p1_oor ? '0 : rp_rd;
+  assign {r_lim, r_rc, r_rt, r_alpha, r_ts, r_bs, r_bc, r_da, r_dr, r_debt, r_tp} = rp_row;
+
+  logic [27:0] rc_eff;
+  logic [15:0] alpha_eff;
+  assign rc_eff = r_lim ? r_rc : LINE_Q;
+  assign alpha_eff = r_lim ? r_alpha : cd_init;
+
+  logic [15:0] dt;
+  assign dt = p1_t[15:0] - r_tp;
+  logic [35:0] prod_pace;
+  assign prod_pace = 36'(r_rc[27:8]) * 36'(dt);
+  logic [27:0] cost;  // bytes * us (times 8 below)
+  assign cost = 28'(p1_bytes) * 28'(cd_us);
+  logic [43:0] prod_cut;
+  assign prod_cut = 44'(rc_eff) * 44'(alpha_eff);
+  logic [16:0] a_op;
+  assign a_op = p1_kind == K_CNP ? 17'h10000 - 17'(alpha_eff) : 17'(r_alpha);
+  logic [26:0] prod_a;
+  assign prod_a = 27'(a_op) * 27'(cd_g);
+
+  logic [31:0] t_da, t_dr;  // now - deadline
+  assign t_da = p1_t - r_da;
+  assign t_dr = p1_t - r_dr;
+  logic fire_a, fire_r, fire_b;
+  assign fire_a = p1_kind == K_SCAN && r_lim && !t_da[31];
+  assign fire_r = p1_kind == K_SCAN && r_lim && !t_dr[31];
+  logic [32:0] bsum;
+  assign bsum = {1'b0, r_bc} + {17'd0, p1_bytes};
+  assign fire_b = p1_kind == K_SENT && r_lim && bsum >= {1'b0, cd_b};
+
+  // the phase of a rate increase caused by this operation
+  logic [5:0] ts1, bs1, st_hi, st_lo;
+  assign ts1 = (p1_kind == K_SCAN && r_ts != 6'd63) ? r_ts + 6'd1 : r_ts;
+  assign bs1 = (p1_kind == K_SENT && r_bs != 6'd63) ? r_bs + 6'd1 : r_bs;
+  assign st_hi = ts1 > bs1 ? ts1 : bs1;
+  assign st_lo = ts1 > bs1 ? bs1 : ts1;
+  logic [28:0] rt_ai_s, rt_hai_s;
+  assign rt_ai_s = {1'b0, r_rt} + {1'b0, cd_ai};
+  assign rt_hai_s = {1'b0, r_rt} + {1'b0, cd_hai};
+  logic [27:0] rt_inc;
+  always_comb begin
+    if (st_hi <= cd_f) rt_inc = r_rt;
+    else if (st_lo <= cd_f) rt_inc = rt_ai_s > {1'b0, LINE_Q} ? LINE_Q : rt_ai_s[27:0];
+    else rt_inc = rt_hai_s > {1'b0, LINE_Q} ? LINE_Q : rt_hai_s[27:0];
+  end
+
+  // P1 -> P2 registers
+  logic [23:0] p2_qpn;
+  logic        p2_oor, p2_lim, p2_fire_a, p2_fire_r, p2_fire_b, p2_cut_en;
+  logic [27:0] p2_rc, p2_rt, p2_rc_eff, p2_rt_inc, p2_min;
+  logic [15:0] p2_alpha, p2_alpha_eff;
+  logic [5:0]  p2_ts, p2_bs, p2_ts1, p2_bs1;
+  logic [31:0] p2_bc, p2_debt, p2_da, p2_dr;
+  logic [32:0] p2_bsum;
+  logic [35:0] p2_prod_pace;
+  logic [30:0] p2_cost;
+  logic [26:0] p2_cut;
+  logic [16:0] p2_da_step;  // (a_op * g) >> 10
+  logic [31:0] p2_t, p2_da_k, p2_dr_k, p2_ta_k, p2_tr_k;
+  always_ff @(posedge clk) begin
+    p2_valid <= p1_valid;
+    p2_kind <= p1_kind;
+    p2_row <= p1_row;
+    p2_qpn <= p1_qpn;
+    p2_oor <= p1_oor;
+    p2_lim <= r_lim;
+    p2_fire_a <= fire_a;
+    p2_fire_r <= fire_r;
+    p2_fire_b <= fire_b;
+    p2_cut_en <= cd_dcqcn_en;
+    p2_rc <= r_rc;
+    p2_rt <= r_rt;
+    p2_rc_eff <= rc_eff;
+    p2_rt_inc <= rt_inc;
+    p2_min <= cd_min;
+    p2_alpha <= r_alpha;
+    p2_alpha_eff <= alpha_eff;
+    p2_ts <= r_ts;
+    p2_bs <= r_bs;
+    p2_ts1 <= ts1;
+    p2_bs1 <= bs1;
+    p2_bc <= r_bc;
+    p2_bsum <= bsum;
+    p2_debt <= r_debt;
+    p2_da <= r_da;
+    p2_dr <= r_dr;
+    p2_prod_pace <= prod_pace;
+    p2_cost <= {cost[27:0], 3'd0};
+    p2_cut <= prod_cut[43:17];
+    p2_da_step <= prod_a[26:10];
+    p2_t <= p1_t;
+    p2_da_k <= r_da + cd_k;
+    p2_dr_k <= r_dr + cd_t;
+    p2_ta_k <= p1_t + cd_k;
+    p2_tr_k <= p1_t + cd_t;
+    if (rst || soft_reset) p2_valid <= 1'b0;
+  end
+
+  // ---------------------------------------------------------------- RP P2: new row, answer
+  logic paid;
+  assign paid = p2_prod_pace >= {4'd0, p2_debt};
+  logic [31:0] debt_s;
+  assign debt_s = paid ? 32'd0 : p2_debt - p2_prod_pace[31:0];
+  logic [32:0] debt_sum;
+  assign debt_sum = {1'b0, debt_s} + {2'b0, p2_cost};
+  logic [31:0] debt_sent;
+  assign debt_sent = debt_sum[32] ? 32'hFFFF_FFFF : debt_sum[31:0];
+  logic [28:0] rc_sum;
+  assign rc_sum = {1'b0, p2_rt_inc} + {1'b0, p2_rc} + 29'd1;
+  logic [27:0] rc_avg;
+  assign rc_avg = rc_sum[28:1];
+  logic release_q;
+  assign release_q = rc_avg >= LINE_Q;
+  logic [27:0] rc_cut;
+  assign rc_cut = p2_rc_eff - {1'b0, p2_cut};
+  logic [31:0] da_next, dr_next, da_k_t, dr_k_t;  // deadline + period - now
+  assign da_k_t = p2_da_k - p2_t;
+  assign dr_k_t = p2_dr_k - p2_t;
+  assign da_next = (!da_k_t[31] && da_k_t != 32'd0) ? p2_da_k : p2_ta_k;
+  assign dr_next = (!dr_k_t[31] && dr_k_t != 32'd0) ? p2_dr_k : p2_tr_k;
+
+  // fields of the new row
+  logic        n_lim;
+  logic [27:0] n_rc, n_rt;
+  logic [15:0] n_alpha;
+  logic [5:0]  n_ts, n_bs;
+  logic [31:0] n_bc, n_da, n_dr, n_debt;
+  logic        n_clear, n_we;
+  always_comb begin
+    n_lim = p2_lim;
+    n_rc = p2_rc;
+    n_rt = p2_rt;
+    n_alpha = p2_alpha;
+    n_ts = p2_ts;
+    n_bs = p2_bs;
+    n_bc = p2_bc;
+    n_da = p2_da;
+    n_dr = p2_dr;
+    n_debt = debt_s;
+    n_clear = 1'b0;
+    n_we = 1'b0;
+    case (p2_kind)
+      K_SCAN: begin
+        n_we = p2_lim;
+        if (p2_fire_a) begin
+          n_alpha = p2_alpha - p2_da_step[15:0];
+          n_da = da_next;
+        end
+        if (p2_fire_r) begin
+          n_ts = p2_ts1;
+          n_dr = dr_next;
+          n_rt = p2_rt_inc;
+          n_rc = rc_avg;
+          n_clear = release_q;
+        end
+      end
+      K_SENT: begin
+        n_we = p2_lim;
+        n_debt = debt_sent;
+        if (p2_fire_b) begin
+          n_bc = 32'd0;
+          n_bs = p2_bs1;
+          n_rt = p2_rt_inc;
+          n_rc = rc_avg;
+          n_clear = release_q;
+        end else begin
+          n_bc = p2_bsum[31:0];
+        end
+      end
+      K_CNP: begin
+        n_we = p2_cut_en;
+        n_lim = 1'b1;
+        n_rt = p2_rc_eff;
+        n_rc = rc_cut < p2_min ? p2_min : rc_cut;
+        n_alpha = p2_alpha_eff + p2_da_step[15:0];
+        n_ts = 6'd0;
+        n_bs = 6'd0;
+        n_bc = 32'd0;
+        n_da = p2_ta_k;
+        n_dr = p2_tr_k;
+        n_debt = p2_lim ? debt_s : 32'd0;
+      end
+      K_RESET: begin
+        n_we = 1'b1;
+        n_clear = 1'b1;
+      end
+      default: ;
+    endcase
+  end
+
+  always_comb begin
+    rp_we = p2_valid && n_we && !p2_oor;
+    rp_wa = p2_row;
+    rp_wd = n_clear ? '0 : {n_lim, n_rc, n_rt, n_alpha, n_ts, n_bs, n_bc, n_da, n_dr, n_debt, p2_t[15:0]};
+    if (!init_done) begin
+      rp_we = 1'b1;
+      rp_wa = init_idx[LOG_N-1:0];
+      rp_wd = '0;
+    end
+  end
+
+  always_ff @(posedge clk) begin
+    m_pace_valid <= p2_valid && p2_kind == K_QUERY;
+    m_pace_qpn <= p2_qpn;
+    m_pace_allowed <= !p2_lim || paid;
+    m_pace_limited <= p2_lim;
+    m_pace_rc <= p2_rc;
+    m_pace_rt <= p2_rt;
+    m_pace_alpha <= p2_alpha;
+    if (rst || soft_reset) m_pace_valid <= 1'b0;
+    if (rst) begin
+      m_pace_qpn <= 24'd0;
+      m_pace_allowed <= 1'b0;
+      m_pace_limited <= 1'b0;
+      m_pace_rc <= 28'd0;
+      m_pace_rt <= 28'd0;
+      m_pace_alpha <= 16'd0;
+    end
+  end
+
+  // ---------------------------------------------------------------- NP table
+  (* ram_style = "block" *) logic [NP_W-1:0] np_mem [N];
+  logic [NP_W-1:0]  np_rd;
+  logic             np_we;
+  logic [LOG_N-1:0] np_wa;
+  logic [NP_W-1:0]  np_wd;
+  logic [LOG_N-1:0] np_row_in;
+  assign np_row_in = s_reset_valid ? s_reset_qpn[LOG_N-1:0] : ce_row_in;
+  always_ff @(posedge clk) begin
+    np_rd <= np_mem[scan_slot ? s_row : np_row_in];
+    if (np_we) np_mem[np_wa] <= np_wd;
+  end
+
+  logic             n1_valid;
+  kind_t            n1_kind;
+  logic [LOG_N-1:0] n1_row;
+  logic [23:0]      n1_qpn;
+  logic             n1_oor;
+  logic [31:0]      n1_t;
+  always_ff @(posedge clk) begin
+    n1_valid <= scan_slot || take_ce || s_reset_ready;
+    n1_kind <= scan_slot ? K_SCAN : s_reset_ready ? K_RESET : K_CE;
+    n1_row <= scan_slot ? s_row : np_row_in;
+    n1_qpn <= s_ce_qpn;
+    n1_oor <= !scan_slot && (s_reset_ready ? s_reset_qpn[23:LOG_N] : s_ce_qpn[23:LOG_N]) != '0;
+    n1_t <= now;
+    if (rst || soft_reset) n1_valid <= 1'b0;
+  end
+
+  logic        e_recent;
+  logic [31:0] e_exp, e_t_exp;
+  assign {e_recent, e_exp} = np_rd;
+  assign e_t_exp = n1_t - e_exp;  // now - expiry: >= 0 when expired
+  logic send_cnp;
+  assign send_cnp = n1_valid && n1_kind == K_CE && !n1_oor && cd_cnp_en && !(e_recent && e_t_exp[31]);
+
+  always_comb begin
+    np_we = 1'b0;
+    np_wa = n1_row;
+    np_wd = '0;
+    if (n1_valid && !n1_oor) begin
+      case (n1_kind)
+        K_SCAN: if (e_recent && !e_t_exp[31]) begin
+          np_we = 1'b1;
+          np_wd = {1'b0, e_exp};
+        end
+        K_RESET: np_we = 1'b1;
+        default: if (send_cnp) begin
+          np_we = 1'b1;
+          np_wd = {1'b1, n1_t + cd_i};
+        end
+      endcase
+    end
+    if (!init_done) begin
+      np_we = 1'b1;
+      np_wa = init_idx[LOG_N-1:0];
+      np_wd = '0;
+    end
+  end
+
+  // CNP request FIFO (2 entries)
+  logic [23:0] fifo_q1;
+  logic        pop;
+  assign m_cnp_valid = fifo_cnt != 2'd0;
+  assign pop = m_cnp_valid && m_cnp_ready;
+  always_ff @(posedge clk) begin
+    case ({send_cnp, pop})
+      2'b10: begin
+        if (fifo_cnt == 2'd0) m_cnp_qpn <= n1_qpn;
+        else fifo_q1 <= n1_qpn;
+        fifo_cnt <= fifo_cnt + 2'd1;
+      end
+      2'b01: begin
+        m_cnp_qpn <= fifo_q1;
+        fifo_cnt <= fifo_cnt - 2'd1;
+      end
+      2'b11: begin
+        if (fifo_cnt == 2'd1) m_cnp_qpn <= n1_qpn;
+        else begin
+          m_cnp_qpn <= fifo_q1;
+          fifo_q1 <= n1_qpn;
+        end
+      end
+      default: ;
+    endcase
+    if (rst || soft_reset) fifo_cnt <= 2'd0;
+    if (rst) begin
+      m_cnp_qpn <= 24'd0;
+      fifo_q1 <= 24'd0;
+    end
+  end
+
+  // ---------------------------------------------------------------- time, init sweep
+  always_ff @(posedge clk) begin
+    now <= now + 32'd1;
+    if (!init_done) init_idx <= init_idx + 1'b1;
+    if (rst || soft_reset) init_idx <= '0;
+    if (rst) now <= 32'd0;
+  end
+
+  logic unused;
+  assign unused = ^{prod_cut[16:0], prod_a[9:0], p2_da_step[16], rc_sum[0], t_da[30:0], t_dr[30:0],
+                    p2_bsum[32], e_t_exp[30:0]};
+
+endmodule
+
+`resetall
