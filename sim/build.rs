@@ -120,6 +120,12 @@ const MODELS: &[Model] = &[
         params: &[],
     },
     Model {
+        name: "rdrsp",
+        top: "roce_rd_rsp",
+        files: &["roce_rec_pkg.sv", "roce_rd_rsp.sv"],
+        params: &[],
+    },
+    Model {
         name: "txbuild512",
         top: "roce_tx_build",
         files: &["roce_rec_pkg.sv", "roce_opcode_pkg.sv", "roce_tx_build.sv"],

@@ -424,6 +424,8 @@ package roce_rec_pkg;
   localparam int unsigned RD_RSP_MSN_W = 24;
   localparam int unsigned RD_RSP_ATOMIC_OFF = 12;
   localparam int unsigned RD_RSP_ATOMIC_W = 1;
+  localparam int unsigned RD_RSP_PATH_MTU_OFF = 13;
+  localparam int unsigned RD_RSP_PATH_MTU_W = 8;
   localparam int unsigned RD_RSP_LEN_OFF = 16;
   localparam int unsigned RD_RSP_LEN_W = 32;
   localparam int unsigned RD_RSP_DMA_OFF = 24;
@@ -436,7 +438,8 @@ package roce_rec_pkg;
     logic [63:0] dma;          // bytes 24..31
     logic [31:0] rsvd_20;      // bytes 20..23: reserved
     logic [31:0] len;          // bytes 16..19
-    logic [23:0] rsvd_13;      // bytes 13..15: reserved
+    logic [15:0] rsvd_14;      // bytes 14..15: reserved
+    logic [7:0]  path_mtu;     // byte 13
     logic [6:0]  atomic_rsvd;  // byte 12, bits 7:1: reserved
     logic        atomic;       // byte 12, bit 0
     logic [7:0]  msn_rsvd;     // bytes 8..11, bits 31:24: reserved

@@ -1148,6 +1148,7 @@ module roce_resp #(
         if (o_rsp) begin
           m_rsp_valid <= 1'b1;
           m_rsp_data <= rsp;
+          m_rsp_data[8*roce_rec_pkg::RD_RSP_PATH_MTU_OFF +: 8] <= a.path_mtu;
         end
         if (o_cpl) begin
           m_cpl_valid <= 1'b1;

@@ -522,6 +522,9 @@ pub fn resp_lockstep(
                 Response { qpn, psn, msn, npkts: 1, data: Vec::new(), orig: Some(orig) }
             } else {
                 let mtu = attrs.get(&qpn).map_or(1024, |a| a.path_mtu.bytes());
+                if u32::from(b[13]) != attrs.get(&qpn).map_or(0, |a| a.path_mtu.code().into()) {
+                    rep.divergences.push(format!("response of QP {qpn}: path MTU code {} is not the QP's", b[13]));
+                }
                 let npkts = (len.div_ceil(mtu)).max(1);
                 Response { qpn, psn, msn, npkts, data: hmem.read_vec(dma, len as usize), orig: None }
             };

@@ -15,6 +15,7 @@ pub mod cosim;
 pub mod cosim_ack_q;
 pub mod cosim_cq;
 pub mod cosim_ctrl;
+pub mod cosim_rd_rsp;
 pub mod cosim_dcqcn;
 pub mod cosim_mr_check;
 pub mod cosim_pay_scatter;

@@ -115,6 +115,7 @@ models! {
     PayScatter => "payscatter",
     Resp => "resp",
     AckQ => "ackq",
+    RdRsp => "rdrsp",
     Dcqcn => "dcqcn",
 }
 

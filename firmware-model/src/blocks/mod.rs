@@ -15,3 +15,4 @@ pub mod roce_pay_scatter;
 pub mod roce_resp;
 pub mod roce_ack_q;
 pub mod roce_dcqcn;
+pub mod roce_rd_rsp;

@@ -304,6 +304,8 @@ layout! {
         msn: u32, at 8, bits 24;
         /// An ATOMIC Acknowledge (else READ responses).
         atomic: bool, at 12;
+        /// The QP's path MTU (the response packets' size).
+        path_mtu: PathMtu, at 13;
         /// READ: bytes to send (the RETH DMA length; 0 gives one empty ONLY packet).
         len: u32, at 16;
         /// READ: DMA address of the first byte (the R_Key check's translation).

@@ -51,6 +51,39 @@ pub fn ack_merge(old: Option<AckOwed>, a: AckOwed) -> AckOwed {
     }
 }
 
+/// One packet of a READ's responses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReadRespPacket {
+    /// RDMA READ Response FIRST/MIDDLE/LAST/ONLY.
+    pub opcode: Opcode,
+    /// PSN.
+    pub psn: u32,
+    /// Offset of its payload in the READ.
+    pub off: u64,
+    /// Payload bytes.
+    pub len: u32,
+    /// It carries an AETH (FIRST, LAST, ONLY).
+    pub aeth: bool,
+}
+
+/// The response packets of a READ of `len` bytes from PSN `psn` at path MTU `mtu`
+/// (`roce_rd_rsp`'s segmentation): max(1, ceil(len / mtu)) packets.
+pub fn read_response_packets(psn: u32, len: u32, mtu: u32) -> impl Iterator<Item = ReadRespPacket> {
+    let (len, mtu) = (u64::from(len), u64::from(mtu.max(1)));
+    let n = len.div_ceil(mtu).max(1);
+    (0..n).map(move |i| {
+        let off = i * mtu;
+        let chunk = (len - off.min(len)).min(mtu);
+        let opcode = match (n, i) {
+            (1, _) => Opcode::RcRdmaReadResponseOnly,
+            (_, 0) => Opcode::RcRdmaReadResponseFirst,
+            (_, i) if i + 1 == n => Opcode::RcRdmaReadResponseLast,
+            _ => Opcode::RcRdmaReadResponseMiddle,
+        };
+        ReadRespPacket { opcode, psn: psn_add(psn, i as u32), off, len: chunk as u32, aeth: opcode != Opcode::RcRdmaReadResponseMiddle }
+    })
+}
+
 /// What the responder decided, applied after the QP borrow ends.
 enum Outcome {
     Done,
@@ -395,16 +428,10 @@ impl Engine {
     /// Queue READ responses for `[va, va+len)` starting at PSN `psn`.
     #[allow(clippy::too_many_arguments)]
     fn read_responses(&mut self, qp: &mut Qp, psn: u32, va: u64, rkey: u32, len: u32, at: u64, mem: &mut impl Dma) {
-        let mtu = u64::from(qp.mtu);
-        let len = u64::from(len);
-        let n = len.div_ceil(mtu).max(1);
-        let aeth = Some(AethFields { syndrome: ACK_SYNDROME, msn: qp.resp.msn });
-        for i in 0..n {
-            let off = i * mtu;
-            let chunk = (len - off.min(len)).min(mtu);
-            let mut payload = vec![0u8; chunk as usize];
-            if chunk > 0 {
-                match self.mrs.check(rkey, qp.pd, va + off, chunk, access::REMOTE_READ) {
+        for r in read_response_packets(psn, len, qp.mtu) {
+            let mut payload = vec![0u8; r.len as usize];
+            if r.len > 0 {
+                match self.mrs.check(rkey, qp.pd, va + r.off, u64::from(r.len), access::REMOTE_READ) {
                     Ok(dma) => {
                         if mem.dma_read(dma, &mut payload).is_err() {
                             self.counters.dma_errors += 1;
@@ -413,19 +440,13 @@ impl Engine {
                     Err(_) => return,
                 }
             }
-            let op = match (n, i) {
-                (1, _) => Opcode::RcRdmaReadResponseOnly,
-                (_, 0) => Opcode::RcRdmaReadResponseFirst,
-                (_, i) if i + 1 == n => Opcode::RcRdmaReadResponseLast,
-                _ => Opcode::RcRdmaReadResponseMiddle,
-            };
-            let ext = if matches!(op, Opcode::RcRdmaReadResponseMiddle) {
-                ExtHeaders::NONE
+            let ext = if r.aeth {
+                ExtHeaders { aeth: Some(AethFields { syndrome: ACK_SYNDROME, msn: qp.resp.msn }), ..ExtHeaders::NONE }
             } else {
-                ExtHeaders { aeth, ..ExtHeaders::NONE }
+                ExtHeaders::NONE
             };
-            let ready = self.dma_read_done(at, chunk as usize);
-            let bth = BthFields::new(op, qp.dest_qpn, psn_add(psn, i as u32));
+            let ready = self.dma_read_done(at, r.len as usize);
+            let bth = BthFields::new(r.opcode, qp.dest_qpn, r.psn);
             self.resp_q.push_back(TxPkt { qpn: qp.qpn, bth, ext, payload, ready, gen: 0, kind: TxKind::Response });
         }
     }

@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: Apache-2.0 OR MIT
+//
+// roce_rd_rsp: the READ response generator. For each response the responder asks for
+// (s_rsp: roce_rec_pkg::rd_rsp_t) it makes the packets the TX arbiter sends:
+//   READ:   max(1, ceil(len / MTU)) packets, PSNs from psn, RDMA READ Response ONLY, or
+//           FIRST, MIDDLEs, LAST; FIRST/LAST/ONLY carry an AETH (ACK syndrome 0x1F, msn).
+//           Packet k's payload is len bytes at dma + k*MTU, read from host memory by DMA.
+//   atomic: one ATOMIC Acknowledge (AETH, AtomicAckETH = orig).
+// Each packet is offered as a roce_rec_pkg::tx_desc_t on m_desc once its whole payload is
+// in the payload FIFO; after the descriptor is taken, its payload follows on m_axis_pay
+// (lane-0 aligned, tkeep, tlast). DMA reads are issued ahead, as far as the FIFO has room,
+// so the DMA latency is hidden at 64 B/cycle once the FIFO covers latency x 64 bytes.
+// A failed DMA read (s_dma_rd_tuser) is counted on cnt_dma_err; the packet is still sent,
+// with the bytes the DMA engine returned (the model sends zeros: the harness returns zeros).
+// Model: firmware-model blocks::roce_rd_rsp (engine::resp::read_responses / atomic_ack);
+// lockstep test tests/tests/rd_rsp_cosim.rs.
+//
+// Structure: generator (one packet per cycle at most: DMA read request + descriptor into a
+// DESC_DEPTH-entry queue, when FIFO credit and queue room allow) -> DMA read data into the
+// payload FIFO (DEPTH beats of 512 bits, BRAM) -> output (descriptor at the queue head when
+// its beats have all arrived, then its beats).
+// Latency: a READ response of one packet is offered 4 cycles after its DMA data's last beat
+//   (an atomic ACK 3 cycles after its record is taken).
+// Throughput: one payload beat per cycle in and out; between two packets' payloads
+//   m_axis_pay idles 4 cycles (a descriptor follows the previous payload's last beat).
+//
+// Parameters:
+//   DEPTH       payload FIFO depth in 64-byte beats (default 512 = 32 KiB: 500 cycles of
+//               DMA latency at full rate).
+//   DESC_DEPTH  packets in flight (default 16).
+
+`resetall
+`default_nettype none
+
+module roce_rd_rsp #(
+  parameter int DEPTH = 512,
+  parameter int DESC_DEPTH = 16,
+  localparam int RSP_W = 8 * roce_rec_pkg::RD_RSP_BYTES,
+  localparam int DESC_W = 8 * roce_rec_pkg::TX_DESC_BYTES
+) (
+  input  wire logic              clk,
+  input  wire logic              rst,
+
+  input  wire logic              s_rsp_valid,
+  output      logic              s_rsp_ready,
+  input  wire logic [RSP_W-1:0]  s_rsp_data,
+
+  output      logic              m_dma_rd_valid,
+  input  wire logic              m_dma_rd_ready,
+  output      logic [63:0]       m_dma_rd_addr,
+  output      logic [15:0]       m_dma_rd_len,
+  input  wire logic [511:0]      s_dma_rd_tdata,
+  input  wire logic              s_dma_rd_tvalid,
+  output      logic              s_dma_rd_tready,
+  input  wire logic              s_dma_rd_tlast,
+  input  wire logic              s_dma_rd_tuser,
+
+  output      logic              m_desc_valid,
+  input  wire logic              m_desc_ready,
+  output      logic [DESC_W-1:0] m_desc,
+
+  output      logic [511:0]      m_axis_pay_tdata,
+  output      logic [63:0]       m_axis_pay_tkeep,
+  output      logic              m_axis_pay_tvalid,
+  input  wire logic              m_axis_pay_tready,
+  output      logic              m_axis_pay_tlast,
+
+  output      logic              cnt_dma_err
+);
+
+  localparam int AW = $clog2(DEPTH);
+  localparam int QW = $clog2(DESC_DEPTH);
+
+  localparam logic [7:0] OP_FIRST = 8'h0D;
+  localparam logic [7:0] OP_MIDDLE = 8'h0E;
+  localparam logic [7:0] OP_LAST = 8'h0F;
+  localparam logic [7:0] OP_ONLY = 8'h10;
+  localparam logic [7:0] OP_ATOMIC_ACK = 8'h12;
+  localparam logic [7:0] SYN_ACK = 8'h1F;
+
+  // ---------------------------------------------------------------- generator
+  roce_rec_pkg::rd_rsp_t r;  // the response being split
+  logic        r_busy;
+  logic [31:0] r_left;       // bytes not yet in a packet
+  logic [23:0] r_psn;
+  logic [63:0] r_dma;
+  logic        r_first;
+  logic [3:0]  r_log_mtu;
+  logic [15:0] r_mtu;
+  assign r_mtu = 16'd1 << r_log_mtu;
+
+  assign s_rsp_ready = !r_busy;
+
+  // the next packet of the response
+  logic [15:0] g_len;      // its payload bytes
+  logic        g_last;
+  logic [AW:0] g_beats;
+  assign g_len = r.atomic ? 16'd0 : (r_left > {16'd0, r_mtu} ? r_mtu : r_left[15:0]);
+  assign g_last = r.atomic || r_left <= {16'd0, r_mtu};
+  assign g_beats = (AW + 1)'((g_len + 16'd63) >> 6);
+
+  // descriptor queue: {desc, beats}
+  localparam int QE_W = DESC_W + AW + 1;
+  logic [QE_W-1:0] dq [DESC_DEPTH];
+  logic [QW:0]     dq_wr, dq_rd;
+  logic            dq_full, dq_empty;
+  assign dq_full = dq_wr - dq_rd == (QW + 1)'(DESC_DEPTH);
+  assign dq_empty = dq_wr == dq_rd;
+
+  // FIFO credit: beats reserved by issued reads and not yet sent out
+  logic [AW:0] credit_used;
+  logic        fits;
+  assign fits = {1'b0, credit_used} + {1'b0, g_beats} <= (AW + 2)'(DEPTH);
+
+  logic go;  // make the next packet this cycle
+  assign go = r_busy && !dq_full && fits && (!m_dma_rd_valid || m_dma_rd_ready);
+
+  logic [DESC_W-1:0] g_desc;
+  always_comb begin
+    g_desc = '0;
+    g_desc[8*roce_rec_pkg::TX_DESC_QPN_OFF +: 24] = r.qpn;
+    g_desc[8*roce_rec_pkg::TX_DESC_PSN_OFF +: 24] = r_psn;
+    g_desc[8*roce_rec_pkg::TX_DESC_PAYLOAD_LEN_OFF +: 16] = g_len;
+    g_desc[8*roce_rec_pkg::TX_DESC_AETH_SYNDROME_OFF +: 8] = SYN_ACK;
+    g_desc[8*roce_rec_pkg::TX_DESC_AETH_MSN_OFF +: 24] = r.msn;
+    if (r.atomic) begin
+      g_desc[8*roce_rec_pkg::TX_DESC_OPCODE_OFF +: 8] = OP_ATOMIC_ACK;
+      g_desc[8*roce_rec_pkg::TX_DESC_ATOMIC_ORIG_OFF +: 64] = r.orig;
+    end else begin
+      g_desc[8*roce_rec_pkg::TX_DESC_OPCODE_OFF +: 8] =
+        r_first ? (g_last ? OP_ONLY : OP_FIRST) : (g_last ? OP_LAST : OP_MIDDLE);
+      if (!r_first && !g_last) g_desc[8*roce_rec_pkg::TX_DESC_AETH_SYNDROME_OFF +: 8] = 8'h00;
+      if (!r_first && !g_last) g_desc[8*roce_rec_pkg::TX_DESC_AETH_MSN_OFF +: 24] = 24'd0;
+    end
+  end
+
+  // ---------------------------------------------------------------- payload FIFO
+  (* ram_style = "block" *) logic [511:0] pf [DEPTH];
+  logic [AW:0] pf_wr, pf_rd;
+  logic [AW:0] arrived;  // beats written and not yet claimed by a descriptor
+  assign s_dma_rd_tready = 1'b1;  // credit guarantees room
+  always_ff @(posedge clk) begin
+    if (s_dma_rd_tvalid) pf[pf_wr[AW-1:0]] <= s_dma_rd_tdata;
+  end
+
+  // ---------------------------------------------------------------- output
+  logic [DESC_W-1:0] h_desc;
+  logic [AW:0]       h_beats;
+  assign {h_desc, h_beats} = dq[dq_rd[QW-1:0]];
+  logic [15:0]       h_len;
+  assign h_len = h_desc[8*roce_rec_pkg::TX_DESC_PAYLOAD_LEN_OFF +: 16];
+
+  logic        streaming;     // a descriptor was taken, its beats go out
+  logic [AW:0] s_left;        // beats still to send
+  logic [15:0] s_bytes;       // bytes still to send
+
+  // a descriptor is offered once its beats are all in, and after the previous packet's
+  // payload was handed over entirely
+  logic offer;
+  assign offer = !dq_empty && !streaming && !m_axis_pay_tvalid && arrived >= h_beats;
+
+
+  always_ff @(posedge clk) begin
+    cnt_dma_err <= 1'b0;
+    // generator
+    if (m_dma_rd_valid && m_dma_rd_ready) m_dma_rd_valid <= 1'b0;
+    if (!r_busy && s_rsp_valid) begin
+      r <= s_rsp_data;
+      r_busy <= 1'b1;
+      r_left <= s_rsp_data[8*roce_rec_pkg::RD_RSP_LEN_OFF +: 32];
+      r_psn <= s_rsp_data[8*roce_rec_pkg::RD_RSP_PSN_OFF +: 24];
+      r_dma <= s_rsp_data[8*roce_rec_pkg::RD_RSP_DMA_OFF +: 64];
+      r_first <= 1'b1;
+      r_log_mtu <= 4'd7 + s_rsp_data[8*roce_rec_pkg::RD_RSP_PATH_MTU_OFF +: 4];
+    end
+    if (go) begin
+      dq[dq_wr[QW-1:0]] <= {g_desc, g_beats};
+      dq_wr <= dq_wr + 1'b1;
+      if (g_len != 16'd0) begin
+        m_dma_rd_valid <= 1'b1;
+        m_dma_rd_addr <= r_dma;
+        m_dma_rd_len <= g_len;
+      end
+      r_psn <= r_psn + 24'd1;
+      r_dma <= r_dma + {48'd0, g_len};
+      r_left <= r_left - {16'd0, g_len};
+      r_first <= 1'b0;
+      if (g_last) r_busy <= 1'b0;
+    end
+    // DMA data in
+    if (s_dma_rd_tvalid) begin
+      pf_wr <= pf_wr + 1'b1;
+      if (s_dma_rd_tuser && s_dma_rd_tlast) cnt_dma_err <= 1'b1;
+    end
+    // output
+    if (m_desc_valid && m_desc_ready) begin
+      m_desc_valid <= 1'b0;
+      streaming <= h_beats != '0;
+      s_left <= h_beats;
+      s_bytes <= h_len;
+      dq_rd <= dq_rd + 1'b1;
+    end else if (offer && !m_desc_valid) begin
+      m_desc_valid <= 1'b1;
+      m_desc <= h_desc;
+    end
+    if (m_axis_pay_tvalid && m_axis_pay_tready) m_axis_pay_tvalid <= 1'b0;
+    if (streaming && s_left != '0 && (!m_axis_pay_tvalid || m_axis_pay_tready)) begin
+      m_axis_pay_tvalid <= 1'b1;
+      m_axis_pay_tdata <= pf[pf_rd[AW-1:0]];
+      m_axis_pay_tkeep <= s_bytes >= 16'd64 ? '1 : ~({64{1'b1}} << s_bytes[5:0]);
+      m_axis_pay_tlast <= s_left == (AW + 1)'(1);
+      pf_rd <= pf_rd + 1'b1;
+      s_left <= s_left - 1'b1;
+      s_bytes <= s_bytes >= 16'd64 ? s_bytes - 16'd64 : 16'd0;
+      if (s_left == (AW + 1)'(1)) streaming <= 1'b0;
+    end
+
+    if (rst) begin
+      r_busy <= 1'b0;
+      m_dma_rd_valid <= 1'b0;
+      dq_wr <= '0;
+      dq_rd <= '0;
+      pf_wr <= '0;
+      pf_rd <= '0;
+      m_desc_valid <= 1'b0;
+      m_axis_pay_tvalid <= 1'b0;
+      streaming <= 1'b0;
+      cnt_dma_err <= 1'b0;
+    end
+  end
+
+  // credit and arrival accounting
+  logic [AW:0] claim;  // beats a descriptor takes from `arrived` when it is offered
+  assign claim = (offer && !m_desc_valid) ? h_beats : '0;
+  always_ff @(posedge clk) begin
+    credit_used <= credit_used + (go ? g_beats : '0) -
+                   ((m_axis_pay_tvalid && m_axis_pay_tready) ? (AW + 1)'(1) : '0);
+    arrived <= arrived + (s_dma_rd_tvalid ? (AW + 1)'(1) : '0) - claim;
+    if (rst) begin
+      credit_used <= '0;
+      arrived <= '0;
+    end
+  end
+
+  logic unused;  // rd_rsp_t fields the generator keeps in its own counters
+  assign unused = ^r.len ^ ^r.dma ^ ^r.psn ^ ^r.qpn_rsvd ^ ^r.psn_rsvd ^ ^r.msn_rsvd ^ ^r.rsvd_14 ^
+                  ^r.rsvd_20 ^ ^r.atomic_rsvd ^ ^r.path_mtu;
+
+endmodule
+
+`resetall
