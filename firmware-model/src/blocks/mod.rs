@@ -11,3 +11,4 @@ pub mod roce_tx_build;
 pub mod roce_regs;
 pub mod roce_mr_check;
 pub mod roce_cq;
+pub mod roce_qp_ctx;
