@@ -84,6 +84,14 @@ const MODELS: &[Model] = &[
         params: &[],
     },
     Model {
+        name: "qpctx",
+        top: "roce_qp_ctx",
+        files: &["roce_regs_pkg.sv", "roce_desc_pkg.sv", "roce_rec_pkg.sv", "roce_qp_ctx.sv"],
+        // MAX_MTU below the largest code, so QP_MODIFY's MTU limit is exercised; must match
+        // `cosim_qp_ctx::MAX_MTU`
+        params: &[("MAX_MTU", "4")],
+    },
+    Model {
         name: "mrcheck",
         top: "roce_mr_check",
         files: &["roce_regs_pkg.sv", "roce_desc_pkg.sv", "roce_mr_check.sv"],

@@ -267,6 +267,9 @@ module roce_ctrl #(
   assign db_ready = db_kind == 2'd2 ? cq_db_ready : m_axis_db_tready;
 
   // ---------------------------------------------------------------- tables
+  /* verilator lint_off UNUSEDSIGNAL */
+  logic [(1<<LOG_MAX_CQ)-1:0] cq_valid;
+  /* verilator lint_on UNUSEDSIGNAL */
   roce_cq #(.LOG_N(LOG_MAX_CQ)) u_cq (
     .clk(clk), .rst(rst), .soft_reset(soft_reset), .init_done(cq_init),
     .s_axis_cpl_tdata(s_axis_cpl_tdata), .s_axis_cpl_tuser(s_axis_cpl_tuser),
@@ -276,6 +279,7 @@ module roce_ctrl #(
     .m_axis_dma_addr(m_axis_dma_addr), .m_axis_dma_tdata(m_axis_dma_tdata),
     .m_axis_dma_tvalid(m_axis_dma_tvalid), .m_axis_dma_tready(m_axis_dma_tready),
     .cq_event(cq_ev), .cq_err_valid(cq_err_v), .cq_err_cq(cq_err_cq), .cq_err_cause(cq_err_cause),
+    .cq_valid(cq_valid),
     .cmd_valid(r_cmd_valid && tgt == T_CQ), .cmd_ready(cq_cmd_ready), .cmd_opcode(r_cmd_op),
     .cmd_index(r_cmd_index), .cmd_data(r_cmd_data[255:0]), .cmd_done(cq_done), .cmd_error(cq_err),
     .cmd_rdata_we(cq_we), .cmd_rdata(cq_rdata)

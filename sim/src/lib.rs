@@ -15,6 +15,7 @@ pub mod cosim;
 pub mod cosim_cq;
 pub mod cosim_ctrl;
 pub mod cosim_mr_check;
+pub mod cosim_qp_ctx;
 pub mod cosim_regs;
 pub mod cosim_rx_parse;
 pub mod cosim_tx_build;
