@@ -74,7 +74,16 @@ const MODELS: &[Model] = &[
     Model {
         name: "ctrl",
         top: "roce_ctrl",
-        files: &["roce_regs_pkg.sv", "roce_desc_pkg.sv", "roce_regs.sv", "roce_cq.sv", "roce_mr_check.sv", "roce_ctrl.sv"],
+        files: &[
+            "roce_regs_pkg.sv",
+            "roce_desc_pkg.sv",
+            "roce_rec_pkg.sv",
+            "roce_regs.sv",
+            "roce_cq.sv",
+            "roce_mr_check.sv",
+            "roce_qp_ctx.sv",
+            "roce_ctrl.sv",
+        ],
         params: &[],
     },
     Model {

@@ -46,11 +46,12 @@
 // Latency: attribute ports: a request (valid, qpn) in cycle t gives {attr, state} in cycle
 //   t+2 (BRAM read, output register); a qpn beyond the table reads as the default attributes
 //   in Reset. Commands and errors: accepted in cycle c, checked in c+1 (CQ validity,
-//   qp_ctx_bad, the rules, the udp_sport hash) and c+2 (decision, new entry); the first
-//   op or the state read is presented in c+3; with every handshake answered at once the
-//   table write is in c+3+n (n ops) or c+4 (QP_READ), with cmd_done visible one cycle later:
-//   QP_WRITE c+7, QP_MODIFY c+4..c+7, QP_READ c+5 (c+4 unwritten), refused c+4. An error
-//   that enters Err raises qp_err_valid in c+5; one that does not is done after c+2.
+//   qp_ctx_bad, the rules, the udp_sport hash), decided in c+2 (new entry, ops); the ops are
+//   presented from c+4 on, each in the cycle after the previous one's acknowledgement, the
+//   state read in c+3. With every handshake answered at once, cmd_done is visible in c+5+n
+//   for n ops (QP_WRITE c+8, QP_MODIFY c+5..c+7), QP_READ c+5 (never written: c+4), a
+//   refused command c+4; an error that enters Err raises qp_err_valid in c+6, one that does
+//   not leaves the block idle in c+3 (tests/tests/qp_ctx_cosim.rs checks these).
 // Throughput: attribute ports one read per cycle each, always; commands and errors one at a
 //   time (errors first when both are offered).
 //
