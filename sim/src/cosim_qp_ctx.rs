@@ -208,6 +208,8 @@ pub struct QpCtxReport {
     pub reads: [Vec<AttrRead>; 2],
     /// Per command, cycles from acceptance to `cmd_done`.
     pub latency: Vec<u64>,
+    /// Per QP error, cycles from the transport error's acceptance to `qp_err_valid`.
+    pub err_latency: Vec<u64>,
     /// Transport errors accepted.
     pub errors_offered: usize,
     /// HDL cycles.
@@ -383,7 +385,10 @@ pub fn qp_ctx_lockstep(prog: &[QpCtxOp], errs: &[TransportError], pace: Pace, se
         if dut.get_bool(q_valid) {
             rep.errors.push(QpErr { qpn: dut.get_u64(q_qpn) as u32, cause: dut.get_u64(q_cause) as u8 });
             match inflight.take() {
-                Some((true, i, _)) => evs.push((cycle, Ev::Err(i))),
+                Some((true, i, at)) => {
+                    evs.push((cycle, Ev::Err(i)));
+                    rep.err_latency.push(cycle - at);
+                }
                 other => return Err(SimError::Config(format!("cycle {cycle}: qp_err_valid without an error ({other:?})"))),
             }
         }

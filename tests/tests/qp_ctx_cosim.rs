@@ -254,4 +254,12 @@ fn qp_ctx_latency() {
     let errs: Vec<u8> = rep.outcomes.iter().map(|o| o.error).collect();
     assert_eq!(errs, [0, 0, 0, 0, CmdErrorCode::BadState.code(), 0]);
     assert_eq!(rep.latency, [8, 6, 7, 5, 4, 4]);
+    // a transport error offered after the QP is in Rts (this seed offers it late enough):
+    // ENTER_ERR, then qp_err_valid 6 cycles after its acceptance
+    let rep = qp_ctx_lockstep(&prog[..4], &[TransportError { qpn: 9, cause: 12 }], Pace { err_rate: 0.02, ..pace }, 3, None);
+    let rep = rep.expect("run");
+    assert!(rep.divergences.is_empty(), "{:?}", rep.divergences);
+    assert_eq!(rep.errors.len(), 1, "the error came before the QP was live: pick another seed");
+    assert_eq!(rep.err_latency, [6]);
+    assert_eq!(rep.ops.last().map(|o| o.code), Some(CtxOpCode::EnterErr.code()));
 }
