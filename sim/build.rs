@@ -74,7 +74,16 @@ const MODELS: &[Model] = &[
     Model {
         name: "ctrl",
         top: "roce_ctrl",
-        files: &["roce_regs_pkg.sv", "roce_desc_pkg.sv", "roce_regs.sv", "roce_cq.sv", "roce_mr_check.sv", "roce_ctrl.sv"],
+        files: &[
+            "roce_regs_pkg.sv",
+            "roce_desc_pkg.sv",
+            "roce_rec_pkg.sv",
+            "roce_regs.sv",
+            "roce_cq.sv",
+            "roce_mr_check.sv",
+            "roce_qp_ctx.sv",
+            "roce_ctrl.sv",
+        ],
         params: &[],
     },
     Model {
@@ -88,6 +97,14 @@ const MODELS: &[Model] = &[
         top: "roce_dcqcn",
         files: &["roce_dcqcn.sv"],
         params: &[],
+    },
+    Model {
+        name: "qpctx",
+        top: "roce_qp_ctx",
+        files: &["roce_regs_pkg.sv", "roce_desc_pkg.sv", "roce_rec_pkg.sv", "roce_qp_ctx.sv"],
+        // MAX_MTU below the largest code, so QP_MODIFY's MTU limit is exercised; must match
+        // `cosim_qp_ctx::MAX_MTU`
+        params: &[("MAX_MTU", "4")],
     },
     Model {
         name: "mrcheck",

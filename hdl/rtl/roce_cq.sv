@@ -20,6 +20,8 @@
 // Commands: CQ_WRITE (CqCtx in cmd_data: BAD_ATTR for a set reserved or undefined bit,
 //   BAD_INDEX out of range; resets the indices and state), CQ_READ (the CqCtx with engine
 //   state, zero if invalid), other opcodes BAD_OPCODE. cmd_done pulses once per command.
+// cq_valid: bit i is set while CQ i is valid (CQ_WRITE with valid set; for roce_qp_ctx's
+//   QP_WRITE check); it changes at the edge that writes the entry, so with cmd_done.
 // Reset and soft_reset clear every entry, one per cycle (init_done low for 2^LOG_N cycles).
 // The DMA write is posted (no response): a board's DMA engine reports failures as FATAL.
 // The model also counts failed writes, which cannot happen here.
@@ -61,6 +63,7 @@ module roce_cq #(
   output      logic         cq_err_valid,
   output      logic [13:0]  cq_err_cq,
   output      logic [7:0]   cq_err_cause,
+  output      logic [(1<<LOG_N)-1:0] cq_valid,
 
   input  wire logic         cmd_valid,
   output      logic         cmd_ready,
@@ -233,6 +236,8 @@ module roce_cq #(
       k_data <= take_cmd ? cmd_data : s_axis_cpl_tdata;
       k_db <= s_axis_db_tdata;
     end
+    if (busy && k_kind == K_CMD && k_op == roce_regs_pkg::CMD_OP_CQ_WRITE && !d_bad_attr && idx_ok)
+      cq_valid[k_index[LOG_N-1:0]] <= d_valid;
     if (busy) begin
       case (k_kind)
         K_CMD: begin
@@ -269,6 +274,7 @@ module roce_cq #(
     end
     if (rst || soft_reset) begin
       init_idx <= '0;
+      cq_valid <= '0;
       busy <= 1'b0;
       m_axis_dma_tvalid <= 1'b0;
       cq_event <= 1'b0;

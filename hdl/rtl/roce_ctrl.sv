@@ -1,19 +1,23 @@
 // SPDX-License-Identifier: Apache-2.0 OR MIT
 //
 // roce_ctrl: the engine's control plane: roce_regs (BAR0) with the command router in front
-// of the context tables it owns so far, roce_cq and roce_mr_check. The router takes the one
-// command roce_regs offers and hands it by opcode to roce_cq (CQ_WRITE, CQ_READ),
-// roce_mr_check (MR_WRITE, MR_READ, MR_INVALIDATE) or the QP command port m_qp_cmd_* (QP_WRITE,
-// QP_READ, QP_MODIFY: for roce_qp_ctx); NOP completes at once with OK and any other opcode with
-// BAD_OPCODE. CQ doorbells go to roce_cq, SQ/RQ doorbells out on m_axis_db. STATUS.READY is
-// the AND of the tables' init_done (and qp_init_done). roce_cq's completion input, its CQE
-// DMA writes and roce_mr_check's check port are this block's ports.
+// of the context tables, roce_qp_ctx, roce_cq and roce_mr_check. The router takes the one
+// command roce_regs offers and hands it by opcode to roce_qp_ctx (QP_WRITE, QP_READ,
+// QP_MODIFY), roce_cq (CQ_WRITE, CQ_READ) or roce_mr_check (MR_WRITE, MR_READ,
+// MR_INVALIDATE); NOP completes at once with OK and any other opcode with BAD_OPCODE. CQ
+// doorbells go to roce_cq, SQ/RQ doorbells out on m_axis_db. STATUS.READY is the AND of the
+// three tables' init_done. roce_qp_ctx checks QP_WRITE's CQs against roce_cq's cq_valid and
+// reports QPs entering Err to roce_regs (QP_ERR_INFO, IRQ QP_ERROR). This block's ports are
+// the tables' transport sides: roce_qp_ctx's attribute read ports (rx_attr_*, tx_attr_*),
+// context-op port (ctx_op_*), state-read port (st_rd_*) and transport error port
+// (s_qp_err_*), roce_cq's completion input and CQE DMA writes, roce_mr_check's check port.
 // Model: the engine model's register interface, Engine::mmio_read / mmio_write, which the
 // lockstep test (tests/tests/ctrl_cosim.rs) runs side by side with this block.
 //
 // Latency: as roce_regs for registers. The router dispatches combinationally; a command's
 //   CMD_STATUS.BUSY falls one cycle after its table's cmd_done (CQ: 2 cycles after the
-//   hand-over, MR: about 6, NOP and unknown opcodes: 1).
+//   hand-over, MR: about 6, QP: 4 to 8 plus the owners' acknowledgements (roce_qp_ctx),
+//   NOP and unknown opcodes: 1).
 // Throughput: one command at a time (the contract's command protocol).
 //
 // Parameters:
@@ -23,7 +27,7 @@
 `default_nettype none
 
 module roce_ctrl #(
-  parameter int LOG_MAX_QP = 8,
+  parameter int LOG_MAX_QP = 10,
   parameter int LOG_MAX_CQ = 8,
   parameter int LOG_MAX_MR = 10,
   parameter int MAX_MTU = 5,
@@ -79,9 +83,6 @@ module roce_ctrl #(
   output      logic                 soft_reset,
   input  wire logic                 status_link_up,
   input  wire logic                 fatal,
-  input  wire logic                 qp_err_valid,
-  input  wire logic [23:0]          qp_err_qpn,
-  input  wire logic [7:0]           qp_err_cause,
   input  wire logic [NCNT*16-1:0]   cnt_add,
 
   // SQ/RQ doorbells (m_axis_db_tuser: 0 SQ, 1 RQ)
@@ -90,18 +91,39 @@ module roce_ctrl #(
   output      logic                 m_axis_db_tvalid,
   input  wire logic                 m_axis_db_tready,
 
-  // QP commands (toward roce_qp_ctx)
-  output      logic                 m_qp_cmd_valid,
-  input  wire logic                 m_qp_cmd_ready,
-  output      logic [7:0]           m_qp_cmd_opcode,
-  output      logic [23:0]          m_qp_cmd_index,
-  output      logic [31:0]          m_qp_cmd_arg,
-  output      logic [1023:0]        m_qp_cmd_data,
-  input  wire logic                 qp_cmd_done,
-  input  wire logic [7:0]           qp_cmd_error,
-  input  wire logic                 qp_cmd_rdata_we,
-  input  wire logic [1023:0]        qp_cmd_rdata,
-  input  wire logic                 qp_init_done,
+  // QP attributes (roce_qp_ctx): RX and TX read ports, latency 2
+  input  wire logic                 rx_attr_req_valid,
+  input  wire logic [23:0]          rx_attr_req_qpn,
+  output      logic                 rx_attr_valid,
+  output      roce_rec_pkg::qp_attr_t rx_attr,
+  output      logic [2:0]           rx_attr_state,
+  input  wire logic                 tx_attr_req_valid,
+  input  wire logic [23:0]          tx_attr_req_qpn,
+  output      logic                 tx_attr_valid,
+  output      roce_rec_pkg::qp_attr_t tx_attr,
+  output      logic [2:0]           tx_attr_state,
+
+  // context ops toward the engine-state owners, state reads from them (roce_qp_ctx)
+  output      logic                 ctx_op_valid,
+  output      logic [2:0]           ctx_op_code,
+  output      logic [23:0]          ctx_op_qpn,
+  output      logic [31:0]          ctx_op_arg,
+  input  wire logic                 ctx_op_done,
+  output      logic                 st_rd_valid,
+  output      logic [23:0]          st_rd_qpn,
+  input  wire logic                 st_rd_done,
+  input  wire logic [23:0]          st_rd_sq_psn,
+  input  wire logic [23:0]          st_rd_rq_psn,
+  input  wire logic [15:0]          st_rd_sq_pi,
+  input  wire logic [15:0]          st_rd_sq_ci,
+  input  wire logic [15:0]          st_rd_rq_pi,
+  input  wire logic [15:0]          st_rd_rq_ci,
+
+  // transport errors (roce_qp_ctx: the QP enters Err, QP_ERR_INFO)
+  input  wire logic                 s_qp_err_valid,
+  output      logic                 s_qp_err_ready,
+  input  wire logic [23:0]          s_qp_err_qpn,
+  input  wire logic [7:0]           s_qp_err_cause,
 
   // completions in, CQE writes out (roce_cq)
   input  wire logic [255:0]         s_axis_cpl_tdata,
@@ -142,7 +164,10 @@ module roce_ctrl #(
   logic          cq_ev, cq_err_v;
   logic [13:0]   cq_err_cq;
   logic [7:0]    cq_err_cause;
-  logic          cq_init, mr_init;
+  logic          cq_init, mr_init, qp_init;
+  logic          qp_err_valid;
+  logic [23:0]   qp_err_qpn;
+  logic [7:0]    qp_err_cause;
 
   roce_regs #(
     .LOG_MAX_QP(LOG_MAX_QP), .LOG_MAX_CQ(LOG_MAX_CQ), .LOG_MAX_MR(LOG_MAX_MR), .MAX_MTU(MAX_MTU)
@@ -180,7 +205,7 @@ module roce_ctrl #(
     .cfg_cnp_pcp(cfg_cnp_pcp),
     .cfg_cnp_interval_us(cfg_cnp_interval_us),
     .soft_reset(soft_reset),
-    .status_ready(cq_init && mr_init && qp_init_done), .status_link_up(status_link_up),
+    .status_ready(cq_init && mr_init && qp_init), .status_link_up(status_link_up),
     .cq_event(cq_ev), .fatal(fatal),
     .qp_err_valid(qp_err_valid), .qp_err_qpn(qp_err_qpn), .qp_err_cause(qp_err_cause),
     .cq_err_valid(cq_err_v), .cq_err_cq(cq_err_cq), .cq_err_cause(cq_err_cause),
@@ -207,9 +232,10 @@ module roce_ctrl #(
     endcase
   end
 
-  logic cq_cmd_ready, mr_cmd_ready;
-  logic cq_done, cq_we, mr_done, mr_we;
-  logic [7:0] cq_err, mr_err;
+  logic cq_cmd_ready, mr_cmd_ready, qp_cmd_ready;
+  logic cq_done, cq_we, mr_done, mr_we, qp_cmd_done, qp_cmd_rdata_we;
+  logic [7:0] cq_err, mr_err, qp_cmd_error;
+  logic [1023:0] qp_cmd_rdata;
   logic [255:0] cq_rdata;
   logic [511:0] mr_rdata;
   logic local_done;  // NOP / unknown opcode, answered here
@@ -219,7 +245,7 @@ module roce_ctrl #(
     case (tgt)
       T_CQ: r_cmd_ready = cq_cmd_ready;
       T_MR: r_cmd_ready = mr_cmd_ready;
-      T_QP: r_cmd_ready = m_qp_cmd_ready;
+      T_QP: r_cmd_ready = qp_cmd_ready;
       default: r_cmd_ready = 1'b1;
     endcase
   end
@@ -232,12 +258,6 @@ module roce_ctrl #(
                                                        : roce_regs_pkg::CMD_ERR_BAD_OPCODE;
     if (rst || soft_reset) local_done <= 1'b0;
   end
-
-  assign m_qp_cmd_valid = r_cmd_valid && tgt == T_QP;
-  assign m_qp_cmd_opcode = r_cmd_op;
-  assign m_qp_cmd_index = r_cmd_index;
-  assign m_qp_cmd_arg = r_cmd_arg;
-  assign m_qp_cmd_data = r_cmd_data;
 
   // one command is in flight at a time, so at most one done per cycle
   assign r_cmd_done = cq_done || mr_done || qp_cmd_done || local_done;
@@ -267,6 +287,28 @@ module roce_ctrl #(
   assign db_ready = db_kind == 2'd2 ? cq_db_ready : m_axis_db_tready;
 
   // ---------------------------------------------------------------- tables
+  logic [(1<<LOG_MAX_CQ)-1:0] cq_valid;
+
+  roce_qp_ctx #(.LOG_N(LOG_MAX_QP), .LOG_CQ(LOG_MAX_CQ), .MAX_MTU(MAX_MTU)) u_qp (
+    .clk(clk), .rst(rst), .soft_reset(soft_reset), .init_done(qp_init),
+    .cmd_valid(r_cmd_valid && tgt == T_QP), .cmd_ready(qp_cmd_ready), .cmd_opcode(r_cmd_op),
+    .cmd_index(r_cmd_index), .cmd_arg(r_cmd_arg), .cmd_data(r_cmd_data), .cmd_done(qp_cmd_done),
+    .cmd_error(qp_cmd_error), .cmd_rdata_we(qp_cmd_rdata_we), .cmd_rdata(qp_cmd_rdata),
+    .cq_valid(cq_valid),
+    .rx_attr_req_valid(rx_attr_req_valid), .rx_attr_req_qpn(rx_attr_req_qpn),
+    .rx_attr_valid(rx_attr_valid), .rx_attr(rx_attr), .rx_attr_state(rx_attr_state),
+    .tx_attr_req_valid(tx_attr_req_valid), .tx_attr_req_qpn(tx_attr_req_qpn),
+    .tx_attr_valid(tx_attr_valid), .tx_attr(tx_attr), .tx_attr_state(tx_attr_state),
+    .ctx_op_valid(ctx_op_valid), .ctx_op_code(ctx_op_code), .ctx_op_qpn(ctx_op_qpn),
+    .ctx_op_arg(ctx_op_arg), .ctx_op_done(ctx_op_done),
+    .st_rd_valid(st_rd_valid), .st_rd_qpn(st_rd_qpn), .st_rd_done(st_rd_done),
+    .st_rd_sq_psn(st_rd_sq_psn), .st_rd_rq_psn(st_rd_rq_psn), .st_rd_sq_pi(st_rd_sq_pi),
+    .st_rd_sq_ci(st_rd_sq_ci), .st_rd_rq_pi(st_rd_rq_pi), .st_rd_rq_ci(st_rd_rq_ci),
+    .err_valid(s_qp_err_valid), .err_ready(s_qp_err_ready), .err_qpn(s_qp_err_qpn),
+    .err_cause(s_qp_err_cause),
+    .qp_err_valid(qp_err_valid), .qp_err_qpn(qp_err_qpn), .qp_err_cause(qp_err_cause)
+  );
+
   roce_cq #(.LOG_N(LOG_MAX_CQ)) u_cq (
     .clk(clk), .rst(rst), .soft_reset(soft_reset), .init_done(cq_init),
     .s_axis_cpl_tdata(s_axis_cpl_tdata), .s_axis_cpl_tuser(s_axis_cpl_tuser),
@@ -276,6 +318,7 @@ module roce_ctrl #(
     .m_axis_dma_addr(m_axis_dma_addr), .m_axis_dma_tdata(m_axis_dma_tdata),
     .m_axis_dma_tvalid(m_axis_dma_tvalid), .m_axis_dma_tready(m_axis_dma_tready),
     .cq_event(cq_ev), .cq_err_valid(cq_err_v), .cq_err_cq(cq_err_cq), .cq_err_cause(cq_err_cause),
+    .cq_valid(cq_valid),
     .cmd_valid(r_cmd_valid && tgt == T_CQ), .cmd_ready(cq_cmd_ready), .cmd_opcode(r_cmd_op),
     .cmd_index(r_cmd_index), .cmd_data(r_cmd_data[255:0]), .cmd_done(cq_done), .cmd_error(cq_err),
     .cmd_rdata_we(cq_we), .cmd_rdata(cq_rdata)

@@ -46,6 +46,17 @@ package roce_rec_pkg;
   localparam logic [7:0] ENCAP_ROCE_V2_IPV6 = 8'h01;
   localparam logic [7:0] ENCAP_ROCE_V1 = 8'h02;
 
+  // CtxOpCode: `roce_qp_ctx`'s context-op port (`ctx_op_code`): the changes QP_WRITE, QP_MODIFY and
+  // transport errors make to a QP's engine state, sent to the blocks that own that state
+  // (docs/engine-hdl.md, "The transport"). Each owner applies the op to its own tables and
+  // acknowledges it. A command's ops go out in the order of the codes, each at most once. Model:
+  // `engine::qp::CtxOp`, applied by `Qp::ctx_op`.
+  localparam logic [7:0] CTX_OP_RESET = 8'h00;
+  localparam logic [7:0] CTX_OP_SET_RQ_PSN = 8'h01;
+  localparam logic [7:0] CTX_OP_SET_SQ_PSN = 8'h02;
+  localparam logic [7:0] CTX_OP_ENTER_RTS = 8'h03;
+  localparam logic [7:0] CTX_OP_ENTER_ERR = 8'h04;
+
   // ---- Flags and bit fields
 
   // RxFlags (8 bits): `RxHdr.flags`: what the frame is.
@@ -92,6 +103,13 @@ package roce_rec_pkg;
   localparam int unsigned TX_DESC_FLAG_SE_BIT = 0;
   localparam int unsigned TX_DESC_FLAG_ACK_REQ_BIT = 1;
   localparam int unsigned TX_DESC_FLAG_BECN_BIT = 2;
+
+  // CtxRtsArg (32 bits): The argument of CTX_OP_ENTER_RTS: the QP's retry counts, loaded into the
+  // requester's counters of retries left.
+  localparam int unsigned CTX_RTS_RETRY_CNT_LSB = 0;
+  localparam int unsigned CTX_RTS_RETRY_CNT_W = 3;
+  localparam int unsigned CTX_RTS_RNR_RETRY_LSB = 8;
+  localparam int unsigned CTX_RTS_RNR_RETRY_W = 3;
 
   // ---- RxHdr (136 bytes): rx_hdr_t
 

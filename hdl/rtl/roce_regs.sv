@@ -50,7 +50,7 @@
 `default_nettype none
 
 module roce_regs #(
-  parameter int unsigned LOG_MAX_QP = 8,
+  parameter int unsigned LOG_MAX_QP = 10,
   parameter int unsigned LOG_MAX_CQ = 8,
   parameter int unsigned LOG_MAX_RD_ATOMIC = 4,
   parameter int unsigned LOG_MAX_MR = 10,

@@ -34,7 +34,7 @@ package roce_regs_pkg;
 
   // CAPS (RO): Capabilities of this build; the reset column shows the default build.
   localparam logic [15:0] CAPS_ADDR = 16'h0008;
-  localparam logic [31:0] CAPS_RESET = 32'h650a8808;
+  localparam logic [31:0] CAPS_RESET = 32'h650a880a;
   localparam logic [31:0] CAPS_MASK = 32'hf71fff1f;
   localparam int unsigned CAPS_LOG_MAX_QP_LSB = 0;  // LOG_MAX_QP[4:0]
   localparam int unsigned CAPS_LOG_MAX_QP_W = 5;
@@ -741,5 +741,61 @@ package roce_regs_pkg;
   // CQ_ERR_INFO.CAUSE codes.
   localparam logic [7:0] CQ_ERR_OVERRUN = 8'h01;
   localparam logic [7:0] CQ_ERR_INVALID = 8'h02;
+
+  // ---- QP command rules (contract/cmd.rs)
+
+  // QP_ATTR_MASK: the defined QpAttrMask bits (QP_MODIFY fails with BAD_ATTR on any other).
+  localparam logic [31:0] QP_ATTR_MASK = 32'h0013bf89;
+
+  // qp_modify_error: the CMD_ERR code qp_modify_check gives a QP_MODIFY from state `from` to `to`
+  // (QP_STATE codes) with attribute mask `mask`: BAD_ATTR without STATE; BAD_STATE when no row of
+  // QP_TRANSITIONS matches; BAD_ATTR when the mask lacks a required attribute or has one the row
+  // does not allow; else OK. Rows are tried in order, as in the contract. (The path MTU limit is
+  // checked separately.)
+  function automatic logic [7:0] qp_modify_error(input logic [7:0] from, input logic [7:0] to,
+                                                 input logic [31:0] mask);
+    if (!mask[QP_ATTR_STATE_BIT]) qp_modify_error = CMD_ERR_BAD_ATTR;
+    else if (from == 8'h00 && to == 8'h01)  // Reset -> Init
+      qp_modify_error = ((mask & 32'h00000009) != 32'h00000009 || (mask & ~32'h00000009) != '0) ? CMD_ERR_BAD_ATTR : CMD_ERR_OK;
+    else if (from == 8'h01 && to == 8'h01)  // Init -> Init
+      qp_modify_error = ((mask & 32'h00000001) != 32'h00000001 || (mask & ~32'h00000009) != '0) ? CMD_ERR_BAD_ATTR : CMD_ERR_OK;
+    else if (from == 8'h01 && to == 8'h02)  // Init -> Rtr
+      qp_modify_error = ((mask & 32'h00129181) != 32'h00129181 || (mask & ~32'h00129189) != '0) ? CMD_ERR_BAD_ATTR : CMD_ERR_OK;
+    else if (from == 8'h02 && to == 8'h03)  // Rtr -> Rts
+      qp_modify_error = ((mask & 32'h00012e01) != 32'h00012e01 || (mask & ~32'h0001ae09) != '0) ? CMD_ERR_BAD_ATTR : CMD_ERR_OK;
+    else if (from == 8'h03 && to == 8'h03)  // Rts -> Rts
+      qp_modify_error = ((mask & 32'h00000001) != 32'h00000001 || (mask & ~32'h00008009) != '0) ? CMD_ERR_BAD_ATTR : CMD_ERR_OK;
+    else if (from == 8'h03 && to == 8'h04)  // Rts -> Sqd
+      qp_modify_error = ((mask & 32'h00000001) != 32'h00000001 || (mask & ~32'h00000001) != '0) ? CMD_ERR_BAD_ATTR : CMD_ERR_OK;
+    else if (from == 8'h04 && to == 8'h04)  // Sqd -> Sqd
+      qp_modify_error = ((mask & 32'h00000001) != 32'h00000001 || (mask & ~32'h0002af89) != '0) ? CMD_ERR_BAD_ATTR : CMD_ERR_OK;
+    else if (from == 8'h04 && to == 8'h03)  // Sqd -> Rts
+      qp_modify_error = ((mask & 32'h00000001) != 32'h00000001 || (mask & ~32'h00008009) != '0) ? CMD_ERR_BAD_ATTR : CMD_ERR_OK;
+    else if (from == 8'h05 && to == 8'h03)  // Sqe -> Rts
+      qp_modify_error = ((mask & 32'h00000001) != 32'h00000001 || (mask & ~32'h00000009) != '0) ? CMD_ERR_BAD_ATTR : CMD_ERR_OK;
+    else if (to == 8'h00)  // any -> Reset
+      qp_modify_error = ((mask & 32'h00000001) != 32'h00000001 || (mask & ~32'h00000001) != '0) ? CMD_ERR_BAD_ATTR : CMD_ERR_OK;
+    else if (to == 8'h06)  // any -> Err
+      qp_modify_error = ((mask & 32'h00000001) != 32'h00000001 || (mask & ~32'h00000001) != '0) ? CMD_ERR_BAD_ATTR : CMD_ERR_OK;
+    else qp_modify_error = CMD_ERR_BAD_STATE;
+  endfunction
+
+  // qp_write_error: the CMD_ERR code qp_write_check gives a QP_WRITE to a QP in state `from` that
+  // writes state `to`.
+  function automatic logic [7:0] qp_write_error(input logic [7:0] from, input logic [7:0] to);
+    qp_write_error = CMD_ERR_BAD_STATE;
+    if (from == 8'h00 && to == 8'h00) qp_write_error = CMD_ERR_OK;  // Reset -> Reset
+    if (from == 8'h00 && to == 8'h01) qp_write_error = CMD_ERR_OK;  // Reset -> Init
+  endfunction
+
+  // qp_error_enters_err: whether a transport error moves a QP in `state` to Err.
+  function automatic logic qp_error_enters_err(input logic [7:0] state);
+    qp_error_enters_err = 1'b0;
+    if (state == 8'h01) qp_error_enters_err = 1'b1;  // Init
+    if (state == 8'h02) qp_error_enters_err = 1'b1;  // Rtr
+    if (state == 8'h03) qp_error_enters_err = 1'b1;  // Rts
+    if (state == 8'h04) qp_error_enters_err = 1'b1;  // Sqd
+    if (state == 8'h05) qp_error_enters_err = 1'b1;  // Sqe
+  endfunction
 
 endpackage

@@ -82,7 +82,7 @@ module roce_resp #(
   // context ops (roce_qp_ctx)
   input  wire logic              s_ctx_valid,
   output      logic              s_ctx_ready,
-  input  wire logic [2:0]        s_ctx_op,
+  input  wire logic [7:0]        s_ctx_op,
   input  wire logic [23:0]       s_ctx_qpn,
   input  wire logic [31:0]       s_ctx_arg,
   output      logic              ctx_done,
@@ -187,10 +187,6 @@ module roce_resp #(
   localparam logic [7:0] NAK_ACC = 8'h62;
   localparam logic [7:0] NAK_OP = 8'h63;
 
-  // context-op codes (roce_qp_ctx)
-  localparam logic [2:0] OP_RESET = 3'd0;
-  localparam logic [2:0] OP_SET_RQ_PSN = 3'd1;
-  localparam logic [2:0] OP_ENTER_ERR = 3'd4;
 
   localparam logic [1:0] CUR_NONE = 2'd0;
   localparam logic [1:0] CUR_SEND = 2'd1;
@@ -309,7 +305,7 @@ module roce_resp #(
   assign mtu = 16'd1 << log_mtu;
 
   // doorbell / context-op inputs
-  logic [2:0]  k_op;
+  logic [7:0]  k_op;
   logic [23:0] k_arg;
   logic        unused_arg;
   assign unused_arg = ^s_ctx_arg[31:24];  // PSN-sized arguments only
@@ -673,11 +669,11 @@ module roce_resp #(
           end
           K_CTX: begin
             st <= S_WB;
-            if (k_op == OP_RESET) begin
+            if (k_op == roce_rec_pkg::CTX_OP_RESET) begin
               c <= '0;
-            end else if (k_op == OP_SET_RQ_PSN) begin
+            end else if (k_op == roce_rec_pkg::CTX_OP_SET_RQ_PSN) begin
               c.epsn <= k_arg;
-            end else if (k_op == OP_ENTER_ERR) begin
+            end else if (k_op == roce_rec_pkg::CTX_OP_ENTER_ERR) begin
               c.dead <= 1'b1;
               c.cur <= CUR_NONE;
               st <= S_FL_ATTR;

@@ -78,6 +78,7 @@ pub fn cq_lockstep(
     let (k_valid, k_ready, k_op, k_index, k_data) =
         (p("cmd_valid")?, p("cmd_ready")?, p("cmd_opcode")?, p("cmd_index")?, p("cmd_data")?);
     let (k_done, k_err, k_we, k_rdata) = (p("cmd_done")?, p("cmd_error")?, p("cmd_rdata_we")?, p("cmd_rdata")?);
+    let vp = p("cq_valid")?;
 
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     for q in [c_valid, d_valid, k_valid, m_ready, p("soft_reset")?] {
@@ -206,6 +207,12 @@ pub fn cq_lockstep(
             }
         }
     }
+    // the CQ validity vector (roce_qp_ctx's QP_WRITE check) at the end
+    let mut vw = vec![0u32; vp.words()];
+    dut.get(vp, &mut vw);
+    let hv: Vec<bool> = (0..vp.bits()).map(|i| vw[(i / 32) as usize] >> (i % 32) & 1 != 0).collect();
+    let mv: Vec<bool> = (0..vp.bits()).map(|i| m.valid(i)).collect();
+    compare(&mut rep.divergences, "cq_valid bit", &hv, &mv);
     compare(&mut rep.divergences, "DMA write", &rep.dma, &dma);
     compare(&mut rep.divergences, "event", &rep.events, &events);
     compare(&mut rep.divergences, "command outcome", &rep.outcomes, &outcomes);

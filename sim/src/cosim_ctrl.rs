@@ -1,16 +1,18 @@
-//! The Verilated control plane (`roce_ctrl`: registers, command router, CQ and MR tables)
-//! behind a blocking 32-bit MMIO interface, so the same register programs run on it and on
-//! the engine model's `mmio_read` / `mmio_write` (tests/tests/ctrl_cosim.rs).
+//! The Verilated control plane (`roce_ctrl`: registers, command router, QP, CQ and MR
+//! tables) behind a blocking 32-bit MMIO interface, so the same register programs run on it
+//! and on the engine model's `mmio_read` / `mmio_write` (tests/tests/ctrl_cosim.rs).
 //!
-//! Inputs not driven by a program are tied off: no completions, no key checks, link up, no
-//! QP errors; the QP command port answers nothing (programs do not issue QP commands yet);
-//! SQ/RQ doorbells are taken with random backpressure and recorded.
+//! Inputs not driven by a program are tied off: no completions, no key checks, no attribute
+//! reads, no transport errors, link up. The owners of the QP engine state are played by
+//! [`Owners`] (context ops acknowledged and state reads answered after random delays); SQ/RQ
+//! doorbells are taken with random backpressure and recorded.
 
 use std::path::Path;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+use crate::cosim_qp_ctx::{OwnerPorts, Owners};
 use crate::vl::{Dut, Model, Port};
 use crate::SimError;
 
@@ -22,7 +24,15 @@ pub struct CtrlDut {
     /// SQ/RQ doorbells taken from `m_axis_db`: (kind, value).
     pub doorbells: Vec<(u32, u32)>,
     db: (Port, Port, Port, Port),
+    own: OwnerPorts,
+    /// The engine-state owners (roce_qp_ctx's context ops applied).
+    pub owners: Owners,
+    /// Context ops acknowledged.
+    pub ctx_ops: usize,
 }
+
+/// `roce_ctrl`'s LOG_MAX_QP as built (the default).
+pub const LOG_MAX_QP: u32 = 10;
 
 const NAMES: [&str; 13] = [
     "s_axil_awaddr",
@@ -53,8 +63,9 @@ impl CtrlDut {
         let db = (port(&dut, "m_axis_db_tdata")?, port(&dut, "m_axis_db_tuser")?, port(&dut, "m_axis_db_tvalid")?, port(&dut, "m_axis_db_tready")?);
         for (n, v) in [
             ("status_link_up", 1),
-            ("qp_init_done", 1),
-            ("m_qp_cmd_ready", 0),
+            ("rx_attr_req_valid", 0),
+            ("tx_attr_req_valid", 0),
+            ("s_qp_err_valid", 0),
             ("m_axis_dma_tready", 1),
             ("m_axis_mr_tready", 1),
             ("s_axil_bready", 1),
@@ -71,7 +82,17 @@ impl CtrlDut {
             dut.tick();
         }
         dut.set_u64(rst, 0);
-        Ok(CtrlDut { dut, p, rng: ChaCha8Rng::seed_from_u64(seed), doorbells: Vec::new(), db })
+        let own = OwnerPorts::new(&dut)?;
+        Ok(CtrlDut {
+            dut,
+            p,
+            rng: ChaCha8Rng::seed_from_u64(seed),
+            doorbells: Vec::new(),
+            db,
+            own,
+            owners: Owners::new(1 << LOG_MAX_QP),
+            ctx_ops: 0,
+        })
     }
 
     /// Cycles run so far.
@@ -83,8 +104,13 @@ impl CtrlDut {
         let ready = self.rng.random_bool(0.5);
         self.dut.set_u64(self.db.3, u64::from(ready));
         self.dut.eval();
+        self.own.drive(&mut self.dut, &self.owners, &mut self.rng, 0.5);
+        self.dut.eval();
         if ready && self.dut.get_bool(self.db.2) {
             self.doorbells.push((self.dut.get_u64(self.db.1) as u32, self.dut.get_u64(self.db.0) as u32));
+        }
+        if self.own.sample(&self.dut, &mut self.owners).is_some() {
+            self.ctx_ops += 1;
         }
         self.dut.tick();
     }

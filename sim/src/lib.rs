@@ -19,6 +19,7 @@ pub mod cosim_rd_rsp;
 pub mod cosim_dcqcn;
 pub mod cosim_mr_check;
 pub mod cosim_pay_scatter;
+pub mod cosim_qp_ctx;
 pub mod cosim_regs;
 pub mod cosim_resp;
 pub mod cosim_rx_parse;

@@ -111,6 +111,7 @@ models! {
     Regs => "regs",
     MrCheck => "mrcheck",
     Cq => "cq",
+    QpCtx => "qpctx",
     Ctrl => "ctrl",
     PayScatter => "payscatter",
     Resp => "resp",

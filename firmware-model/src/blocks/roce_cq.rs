@@ -58,6 +58,11 @@ impl RoceCq {
             .then_some(CqOut::Event)
     }
 
+    /// Whether CQ `cqn` is valid (the `cq_valid` output).
+    pub fn valid(&self, cqn: u32) -> bool {
+        self.cqs.get(cqn as usize).is_some_and(Option::is_some)
+    }
+
     /// A command: its error code and, for a successful CQ_READ, the 32-byte CqCtx image.
     pub fn command(&mut self, opcode: u8, index: u32, data: &[u8]) -> (CmdErrorCode, Option<Vec<u8>>) {
         let Ok(op) = CmdOpcode::try_from(opcode) else { return (CmdErrorCode::BadOpcode, None) };

@@ -101,6 +101,13 @@ pub fn qp_write_check(from: QpState, new: QpState) -> Result<(), CmdErrorCode> {
     }
 }
 
+/// Whether a transport error (a fatal NAK, a completion in error) moves a QP in `state` to
+/// Err. A QP in Reset has no transport activity of its own (an error still in flight from
+/// before a reset is dropped); one in Err already is.
+pub fn qp_error_enters_err(state: QpState) -> bool {
+    !matches!(state, QpState::Reset | QpState::Err)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -26,7 +26,8 @@
 //!   [`CqeStatus`], [`QpState`], [`QpType`], [`PathMtu`], [`Encap`], [`CmdOpcode`],
 //!   [`CmdErrorCode`]; flag sets [`SqFlags`], [`CqeFlags`], [`CqeOwner`], [`AccessFlags`],
 //!   [`CqFlags`], [`CqState`], [`QpAttrMask`]; the bit-field [`VlanTag`].
-//! - Command rules: [`QP_TRANSITIONS`], [`qp_modify_check`], [`qp_write_check`].
+//! - Command rules: [`QP_TRANSITIONS`], [`qp_modify_check`], [`qp_write_check`],
+//!   [`qp_error_enters_err`].
 //!
 //! ```
 //! use roce_model::contract::*;

@@ -4,7 +4,7 @@
 //! bits [8b+7:8b], little-endian integers, byte arrays in memory order), and the lockstep
 //! tests decode the HDL's port values with these Rust types.
 
-use super::{AccessFlags, Encap, PathMtu, VlanTag};
+use super::{AccessFlags, BitDesc, BitsDesc, EnumDesc, Encap, PathMtu, VlanTag};
 
 
 flags! {
@@ -368,3 +368,47 @@ layout! {
 
 /// All internal records, for the generator.
 pub const RECORDS: &[super::LayoutDesc] = &[RxHdr::LAYOUT, TxHdr::LAYOUT, QpAttr::LAYOUT, RdRsp::LAYOUT, TxDesc::LAYOUT];
+
+code_enum! {
+    /// `roce_qp_ctx`'s context-op port (`ctx_op_code`): the changes QP_WRITE, QP_MODIFY and
+    /// transport errors make to a QP's engine state, sent to the blocks that own that state
+    /// (docs/engine-hdl.md, "The transport"). Each owner applies the op to its own tables
+    /// and acknowledges it. A command's ops go out in the order of the codes, each at most
+    /// once. Model: `engine::qp::CtxOp`, applied by `Qp::ctx_op`.
+    pub enum CtxOpCode: "CTX_OP" {
+        /// Zero the QP's engine state: PSNs, requester and responder state, ring indices
+        /// (QP_WRITE; QP_MODIFY to Reset). Argument 0.
+        Reset = 0,
+        /// Set the responder's expected PSN to the argument (QP_WRITE; QP_MODIFY with
+        /// RQ_PSN).
+        SetRqPsn = 1,
+        /// Set the requester's next, oldest unacknowledged and highest sent PSN to the
+        /// argument (QP_WRITE; QP_MODIFY with SQ_PSN).
+        SetSqPsn = 2,
+        /// Rtr -> Rts: load the retry counters; the argument is a CtxRtsArg (RETRY_CNT,
+        /// RNR_RETRY).
+        EnterRts = 3,
+        /// The QP entered Err (QP_MODIFY to Err from another state, or a transport error):
+        /// flush its outstanding work with WrFlushErr completions. Argument 0.
+        EnterErr = 4,
+    }
+}
+
+/// The argument of `CtxOpCode::EnterRts`.
+pub const CTX_RTS_ARG: BitsDesc = BitsDesc {
+    name: "CtxRtsArg",
+    sv_prefix: "CTX_RTS",
+    width: 32,
+    desc: "The argument of CTX_OP_ENTER_RTS: the QP's retry counts, loaded into the requester's \
+           counters of retries left.",
+    bits: &[
+        BitDesc { name: "RETRY_CNT", lsb: 0, width: 3, desc: "Transport retries (QpAttr.retry_cnt)." },
+        BitDesc { name: "RNR_RETRY", lsb: 8, width: 3, desc: "RNR retries, 7 = infinite (QpAttr.rnr_retry)." },
+    ],
+};
+
+/// Enumerations of the block interfaces that are not record fields, for the generator.
+pub const PORT_ENUMS: &[EnumDesc] = &[CtxOpCode::DESC];
+
+/// Bit fields of the block interfaces that are not record fields, for the generator.
+pub const PORT_BITS: &[BitsDesc] = &[CTX_RTS_ARG];

@@ -118,7 +118,7 @@ registers! {
     /// Capabilities of this build; the reset column shows the default build.
     CAPS / caps @ 0x0008 : Ro {
         /// log2 of the number of QPs (at most 16: doorbells carry a 16-bit QP index).
-        LOG_MAX_QP[4:0] = 8,
+        LOG_MAX_QP[4:0] = 10,
         /// log2 of the number of CQs (at most 14: CQ_DB carries a 14-bit CQ index).
         LOG_MAX_CQ[12:8] = 8,
         /// log2 of the RDMA READ / atomic requests a QP may have outstanding (limits

@@ -7,7 +7,8 @@ use std::fmt::Write;
 
 use super::regs::{self, SECTIONS};
 use super::{
-    BitsDesc, CmdErrorCode, CmdOpcode, EnumDesc, FieldKind, LayoutDesc, LayoutField, QpAttrMask, LAYOUTS,
+    qp_error_enters_err, qp_write_check, BitsDesc, CmdErrorCode, CmdOpcode, EnumDesc, FieldKind, LayoutDesc,
+    LayoutField, QpAttrMask, QpState, LAYOUTS, QP_TRANSITIONS,
 };
 
 /// Comment lines are wrapped to this many columns.
@@ -180,8 +181,125 @@ pub fn regs_pkg() -> String {
     comment(&mut o, "  ", "CQ_ERR_INFO.CAUSE codes.");
     let _ = writeln!(o, "  localparam logic [7:0] CQ_ERR_OVERRUN = 8'h{:02x};", regs::CQ_ERR_OVERRUN);
     let _ = writeln!(o, "  localparam logic [7:0] CQ_ERR_INVALID = 8'h{:02x};", regs::CQ_ERR_INVALID);
+    emit_qp_rules(&mut o);
     let _ = writeln!(o, "\nendpackage");
     o
+}
+
+/// One row of the QP_MODIFY table as the generated function tests it: `from` (None = any),
+/// `to`, the mask bits required (STATE included) and the bits allowed (required included).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ModifyRow {
+    /// Current state code; `None` = any.
+    pub from: Option<u8>,
+    /// New state code.
+    pub to: u8,
+    /// Mask bits that must be set.
+    pub required: u32,
+    /// Mask bits that may be set.
+    pub allowed: u32,
+}
+
+/// [`QP_TRANSITIONS`] as the rows `qp_modify_error` is generated from.
+pub fn modify_rows() -> Vec<ModifyRow> {
+    QP_TRANSITIONS
+        .iter()
+        .map(|t| {
+            let required = t.required.union(QpAttrMask::STATE).bits();
+            ModifyRow { from: t.from.map(QpState::code), to: t.to.code(), required, allowed: required | t.optional.bits() }
+        })
+        .collect()
+}
+
+/// What the generated `qp_modify_error` computes, evaluated in Rust over the same rows (the
+/// unit test holds it equal to [`super::qp_modify_check`]).
+pub fn modify_error_of_rows(rows: &[ModifyRow], from: u8, to: u8, mask: u32) -> CmdErrorCode {
+    if mask & QpAttrMask::STATE.bits() == 0 {
+        return CmdErrorCode::BadAttr;
+    }
+    match rows.iter().find(|r| r.from.is_none_or(|f| f == from) && r.to == to) {
+        None => CmdErrorCode::BadState,
+        Some(r) if mask & r.required != r.required || mask & !r.allowed != 0 => CmdErrorCode::BadAttr,
+        Some(_) => CmdErrorCode::Ok,
+    }
+}
+
+fn state_name(code: u8) -> &'static str {
+    QpState::try_from(code).map_or("?", QpState::name)
+}
+
+/// The QP command rules as functions: `qp_modify_error` from [`QP_TRANSITIONS`],
+/// `qp_write_error` and `qp_error_enters_err` by evaluating the contract's functions over
+/// every state.
+fn emit_qp_rules(o: &mut String) {
+    let err = |e: CmdErrorCode| enum_code_name(&CmdErrorCode::DESC, e.name());
+    let (ok, bad_attr, bad_state) = (err(CmdErrorCode::Ok), err(CmdErrorCode::BadAttr), err(CmdErrorCode::BadState));
+    let _ = writeln!(o, "\n  // ---- QP command rules (contract/cmd.rs)");
+    let _ = writeln!(o);
+    comment(o, "  ", "QP_ATTR_MASK: the defined QpAttrMask bits (QP_MODIFY fails with BAD_ATTR on any other).");
+    let _ = writeln!(o, "  localparam logic [31:0] QP_ATTR_MASK = 32'h{:08x};", QpAttrMask::from_bits_truncate(u32::MAX).bits());
+    let _ = writeln!(o);
+    comment(
+        o,
+        "  ",
+        "qp_modify_error: the CMD_ERR code qp_modify_check gives a QP_MODIFY from state `from` to \
+         `to` (QP_STATE codes) with attribute mask `mask`: BAD_ATTR without STATE; BAD_STATE when \
+         no row of QP_TRANSITIONS matches; BAD_ATTR when the mask lacks a required attribute or \
+         has one the row does not allow; else OK. Rows are tried in order, as in the contract. \
+         (The path MTU limit is checked separately.)",
+    );
+    let _ = writeln!(o, "  function automatic logic [7:0] qp_modify_error(input logic [7:0] from, input logic [7:0] to,");
+    let _ = writeln!(o, "                                                 input logic [31:0] mask);");
+    let _ = writeln!(o, "    if (!mask[QP_ATTR_STATE_BIT]) qp_modify_error = {bad_attr};");
+    for r in modify_rows() {
+        let (cond, what) = match r.from {
+            Some(f) => (format!("from == 8'h{f:02x} && to == 8'h{:02x}", r.to), format!("{} -> {}", state_name(f), state_name(r.to))),
+            None => (format!("to == 8'h{:02x}", r.to), format!("any -> {}", state_name(r.to))),
+        };
+        let _ = writeln!(o, "    else if ({cond})  // {what}");
+        let _ = writeln!(
+            o,
+            "      qp_modify_error = ((mask & 32'h{req:08x}) != 32'h{req:08x} || (mask & ~32'h{all:08x}) != '0) ? {bad_attr} : {ok};",
+            req = r.required,
+            all = r.allowed
+        );
+    }
+    let _ = writeln!(o, "    else qp_modify_error = {bad_state};");
+    let _ = writeln!(o, "  endfunction");
+    let _ = writeln!(o);
+    comment(
+        o,
+        "  ",
+        "qp_write_error: the CMD_ERR code qp_write_check gives a QP_WRITE to a QP in state `from` \
+         that writes state `to`.",
+    );
+    let _ = writeln!(o, "  function automatic logic [7:0] qp_write_error(input logic [7:0] from, input logic [7:0] to);");
+    let _ = writeln!(o, "    qp_write_error = {bad_state};");
+    for &f in QpState::ALL {
+        for &t in QpState::ALL {
+            if qp_write_check(f, t).is_ok() {
+                let _ = writeln!(
+                    o,
+                    "    if (from == 8'h{:02x} && to == 8'h{:02x}) qp_write_error = {ok};  // {} -> {}",
+                    f.code(),
+                    t.code(),
+                    f.name(),
+                    t.name()
+                );
+            }
+        }
+    }
+    let _ = writeln!(o, "  endfunction");
+    let _ = writeln!(o);
+    comment(o, "  ", "qp_error_enters_err: whether a transport error moves a QP in `state` to Err.");
+    let _ = writeln!(o, "  function automatic logic qp_error_enters_err(input logic [7:0] state);");
+    let _ = writeln!(o, "    qp_error_enters_err = 1'b0;");
+    for &st in QpState::ALL {
+        if qp_error_enters_err(st) {
+            let _ = writeln!(o, "    if (state == 8'h{:02x}) qp_error_enters_err = 1'b1;  // {}", st.code(), st.name());
+        }
+    }
+    let _ = writeln!(o, "  endfunction");
 }
 
 /// Enum and bits types used by `fields` (nested and union alternatives included), in
@@ -432,6 +550,8 @@ pub fn desc_pkg() -> String {
          layouts\"): work queue entries and CQEs in host memory, QP/CQ/MR contexts in CMD_DATA.",
         LAYOUTS,
         true,
+        &[],
+        &[],
     )
 }
 
@@ -444,6 +564,8 @@ pub fn records_pkg() -> String {
          header record of roce_rx_parse.",
         super::records::RECORDS,
         false,
+        super::records::PORT_ENUMS,
+        super::records::PORT_BITS,
     )
 }
 
@@ -464,7 +586,16 @@ const BIT_CONVENTION: &str = "Bit convention: an N-byte layout is an 8N-bit vect
 
 /// `checks`: also emit the `<layout>_bad` functions (descriptors software writes; the records
 /// between blocks are made by hardware and need none).
-fn layouts_pkg(pkg: &str, source: &str, what: &str, layouts: &[LayoutDesc], checks: bool) -> String {
+/// `port_enums` / `port_bits`: types of block ports that are not record fields.
+fn layouts_pkg(
+    pkg: &str,
+    source: &str,
+    what: &str,
+    layouts: &[LayoutDesc],
+    checks: bool,
+    port_enums: &'static [EnumDesc],
+    port_bits: &'static [BitsDesc],
+) -> String {
     let mut o = String::new();
     header(&mut o, source, &format!("{what}\n\n{BIT_CONVENTION}"));
     let _ = writeln!(o, "package {pkg};");
@@ -473,6 +604,8 @@ fn layouts_pkg(pkg: &str, source: &str, what: &str, layouts: &[LayoutDesc], chec
     for l in layouts {
         collect_types(l.fields, &mut enums, &mut bits);
     }
+    enums.extend(port_enums.iter());
+    bits.extend(port_bits.iter());
     if !enums.is_empty() {
         let _ = writeln!(o, "\n  // ---- Enumerations (8-bit codes)");
         for e in &enums {
@@ -503,6 +636,30 @@ mod tests {
         assert_eq!(upper_snake("RoceV2Ipv4"), "ROCE_V2_IPV4");
         assert_eq!(enum_code_name(&PathMtu::DESC, "Mtu4096"), "MTU_4096");
         assert_eq!(enum_code_name(&Encap::DESC, "RoceV1"), "ENCAP_ROCE_V1");
+    }
+
+    #[test]
+    fn modify_rows_are_the_contract() {
+        use crate::contract::qp_modify_check;
+        let rows = modify_rows();
+        let defined = QpAttrMask::from_bits_truncate(u32::MAX).bits();
+        let bits: Vec<u32> = (0..32).filter(|b| defined >> b & 1 != 0).collect();
+        for &f in QpState::ALL {
+            for &t in QpState::ALL {
+                // every subset of the defined bits, plus undefined ones
+                for sub in 0u32..1 << bits.len() {
+                    let mask = bits.iter().enumerate().filter(|(i, _)| sub >> i & 1 != 0).fold(0, |m, (_, b)| m | 1 << b);
+                    let want = qp_modify_check(f, t, QpAttrMask::from_bits_truncate(mask)).err().unwrap_or(CmdErrorCode::Ok);
+                    assert_eq!(modify_error_of_rows(&rows, f.code(), t.code(), mask), want, "{f:?} -> {t:?} {mask:#x}");
+                    if sub % 97 == 0 {
+                        // an undefined bit is never allowed
+                        let m = mask | 1 << 1;
+                        let got = modify_error_of_rows(&rows, f.code(), t.code(), m);
+                        assert_ne!(got, CmdErrorCode::Ok, "{f:?} -> {t:?} {m:#x}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]

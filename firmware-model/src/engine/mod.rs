@@ -247,6 +247,11 @@ pub struct Cq {
     pub irq: bool,
 }
 
+/// Whether CQ `cq` exists (QP_WRITE's check of `send_cq` / `recv_cq`).
+fn cq_valid(cqs: &[Option<Cq>], cq: u16) -> bool {
+    cqs.get(usize::from(cq)).is_some_and(Option::is_some)
+}
+
 /// One engine instance.
 #[derive(Debug)]
 pub struct Engine {
@@ -324,37 +329,41 @@ impl Engine {
 
     /// QP_WRITE: create QP `qpn` (state Reset or Init) from its context.
     pub fn create_qp(&mut self, qpn: u32, c: &QpCtx) -> Result<(), CmdErrorCode> {
-        if qpn < 2 || qpn as usize >= self.qps.len() {
-            return Err(CmdErrorCode::BadIndex);
-        }
-        if self.qps[qpn as usize].as_ref().is_some_and(|q| q.state != QpState::Reset) {
-            return Err(CmdErrorCode::BadState);
-        }
-        for cq in [c.send_cq, c.recv_cq] {
-            if self.cqs.get(usize::from(cq)).is_none_or(Option::is_none) {
-                return Err(CmdErrorCode::BadAttr);
-            }
-        }
-        let q = Qp::from_ctx(qpn, c)?;
+        let cqs = &self.cqs;
+        qp::qp_write(&mut self.qps, qpn, c, |cq| cq_valid(cqs, cq))?;
         self.req_rr.retain(|&x| x != qpn);
-        self.qps[qpn as usize] = Some(q);
         Ok(())
     }
 
     /// QP_MODIFY. Moving to ERR flushes outstanding work with `WrFlushErr` completions.
     pub fn modify_qp(&mut self, qpn: u32, c: &QpCtx, mask: QpAttrMask, mem: &mut impl Dma) -> Result<(), CmdErrorCode> {
-        let max_mtu = self.cfg.max_mtu;
-        let qp = self.qp_mut(qpn).ok_or(CmdErrorCode::BadIndex)?;
-        let was_err = qp.state == QpState::Err;
-        qp.modify(c, mask, max_mtu)?;
-        let state = qp.state;
-        if state == QpState::Err && !was_err {
+        let ops = qp::qp_modify(&mut self.qps, qpn, c, mask, self.cfg.max_mtu)?;
+        self.after_modify(qpn, &ops, mem);
+        Ok(())
+    }
+
+    /// A QP command from CMD (QP_WRITE, QP_READ, QP_MODIFY; `qp::qp_command`): the QpCtx
+    /// image for QP_READ.
+    pub(crate) fn qp_command(&mut self, op: CmdOpcode, index: u32, arg: u32, data: &[u8], mem: &mut impl Dma) -> Result<Option<[u8; QpCtx::SIZE]>, CmdErrorCode> {
+        let cqs = &self.cqs;
+        let out = qp::qp_command(&mut self.qps, op, index, arg, data, |cq| cq_valid(cqs, cq), self.cfg.max_mtu)?;
+        match op {
+            CmdOpcode::QpWrite => self.req_rr.retain(|&x| x != index),
+            CmdOpcode::QpModify => self.after_modify(index, &out.ops, mem),
+            _ => {}
+        }
+        Ok(out.rdata)
+    }
+
+    /// The engine's side of a QP_MODIFY that succeeded with context ops `ops` (the Qp has
+    /// applied them): EnterErr flushes, a QP in Rts joins the requester's round-robin list.
+    fn after_modify(&mut self, qpn: u32, ops: &[qp::CtxOp], mem: &mut impl Dma) {
+        if ops.contains(&qp::CtxOp::EnterErr) {
             self.flush_qp(qpn, mem);
         }
-        if state == QpState::Rts {
+        if self.qp(qpn).is_some_and(|q| q.state == QpState::Rts) {
             self.activate(qpn);
         }
-        Ok(())
     }
 
     /// A QP.

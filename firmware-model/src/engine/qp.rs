@@ -7,8 +7,10 @@
 use std::collections::VecDeque;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
+use crate::contract::records::{CtxOpCode, QpAttr};
 use crate::contract::{
-    qp_modify_check, qp_write_check, AccessFlags, CmdErrorCode, PathMtu, QpAttrMask, QpCtx, QpType, VlanTag,
+    qp_error_enters_err, qp_modify_check, qp_write_check, AccessFlags, CmdErrorCode, CmdOpcode, PathMtu,
+    QpAttrMask, QpCtx, QpType, VlanTag,
 };
 
 use super::types::*;
@@ -163,6 +165,55 @@ pub struct RespState {
     pub ack: Option<AckOwed>,
 }
 
+/// A change QP_WRITE, QP_MODIFY or a transport error makes to a QP's engine state (the
+/// requester, responder and ring state other blocks own). [`Qp::ctx_op`] applies one; in the
+/// HDL `roce_qp_ctx` sends them to the owners on its context-op port. A command gives its
+/// ops in the order of the variants here, each at most once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CtxOp {
+    /// Zero the engine state: requester, responder, ring indices.
+    Reset,
+    /// The responder's expected PSN.
+    SetRqPsn(u32),
+    /// The requester's next (and oldest unacknowledged, and highest sent) PSN.
+    SetSqPsn(u32),
+    /// Rtr -> Rts: load the retry counters.
+    EnterRts {
+        /// Transport retries.
+        retry_cnt: u8,
+        /// RNR retries (7 = infinite).
+        rnr_retry: u8,
+    },
+    /// The QP entered Err: flush its outstanding work (the engine's `flush_qp`).
+    EnterErr,
+}
+
+impl CtxOp {
+    /// `ctx_op_code`.
+    pub fn code(self) -> CtxOpCode {
+        match self {
+            CtxOp::Reset => CtxOpCode::Reset,
+            CtxOp::SetRqPsn(_) => CtxOpCode::SetRqPsn,
+            CtxOp::SetSqPsn(_) => CtxOpCode::SetSqPsn,
+            CtxOp::EnterRts { .. } => CtxOpCode::EnterRts,
+            CtxOp::EnterErr => CtxOpCode::EnterErr,
+        }
+    }
+
+    /// `ctx_op_arg`.
+    pub fn arg(self) -> u32 {
+        use crate::contract::records::CTX_RTS_ARG;
+        match self {
+            CtxOp::Reset | CtxOp::EnterErr => 0,
+            CtxOp::SetRqPsn(p) | CtxOp::SetSqPsn(p) => p,
+            CtxOp::EnterRts { retry_cnt, rnr_retry } => {
+                let [r, n] = [&CTX_RTS_ARG.bits[0], &CTX_RTS_ARG.bits[1]];
+                (u32::from(retry_cnt) & ((1 << r.width) - 1)) << r.lsb | (u32::from(rnr_retry) & ((1 << n.width) - 1)) << n.lsb
+            }
+        }
+    }
+}
+
 /// A queue pair.
 #[derive(Clone, Debug)]
 pub struct Qp {
@@ -225,6 +276,12 @@ pub struct Qp {
 impl Qp {
     /// QP_WRITE: a QP from a context (state Reset or Init).
     pub fn from_ctx(qpn: u32, c: &QpCtx) -> Result<Self, CmdErrorCode> {
+        Self::write(qpn, c).map(|(q, _)| q)
+    }
+
+    /// QP_WRITE: a QP from a context (state Reset or Init), and the context ops that set up
+    /// its engine state (already applied to it): Reset, SetRqPsn, SetSqPsn.
+    pub fn write(qpn: u32, c: &QpCtx) -> Result<(Self, Vec<CtxOp>), CmdErrorCode> {
         qp_write_check(QpState::Reset, c.state)?;
         if c.qp_type != QpType::Rc {
             return Err(CmdErrorCode::BadAttr);
@@ -260,10 +317,51 @@ impl Qp {
             cc: super::dcqcn::QpCc::default(),
         };
         q.apply(c, QpAttrMask::from_bits_truncate(u32::MAX).difference(QpAttrMask::STATE));
-        Ok(q)
+        let ops = vec![CtxOp::Reset, CtxOp::SetRqPsn(c.rq_psn), CtxOp::SetSqPsn(c.sq_psn)];
+        for &op in &ops {
+            q.ctx_op(op);
+        }
+        Ok((q, ops))
     }
 
-    /// Copy the attributes `mask` selects from `c`.
+    /// Apply a context op to the engine state (what the owners of that state do).
+    /// `EnterErr` changes nothing here: the flush is the engine's (`Engine::flush_qp`).
+    pub fn ctx_op(&mut self, op: CtxOp) {
+        match op {
+            CtxOp::Reset => {
+                self.req = ReqState::default();
+                self.resp = RespState::default();
+                self.sq.pi = 0;
+                self.sq.ci = 0;
+                self.rq.pi = 0;
+                self.rq.ci = 0;
+            }
+            CtxOp::SetRqPsn(p) => self.resp.epsn = p,
+            CtxOp::SetSqPsn(p) => {
+                self.req.next_psn = p;
+                self.req.una_psn = p;
+                self.req.max_sent = p;
+            }
+            CtxOp::EnterRts { retry_cnt, rnr_retry } => {
+                self.req.retries_left = retry_cnt;
+                self.req.rnr_left = rnr_retry;
+            }
+            CtxOp::EnterErr => {}
+        }
+    }
+
+    /// A transport error: the QP enters Err unless [`qp_error_enters_err`] says it stays
+    /// (Reset, Err). Returns the op to send (`EnterErr`) when it did; the caller reports the
+    /// error (QP_ERR_INFO) and flushes.
+    pub fn transport_error(&mut self) -> Option<CtxOp> {
+        if !qp_error_enters_err(self.state) {
+            return None;
+        }
+        self.state = QpState::Err;
+        Some(CtxOp::EnterErr)
+    }
+
+    /// Copy the attributes `mask` selects from `c` (the PSNs are context ops, not attributes).
     fn apply(&mut self, c: &QpCtx, mask: QpAttrMask) {
         if mask.contains(QpAttrMask::ACCESS_FLAGS) {
             self.access = c.access.bits();
@@ -307,39 +405,73 @@ impl Qp {
         if mask.contains(QpAttrMask::MAX_DEST_RD_ATOMIC) {
             self.max_dest_rd_atomic = c.max_dest_rd_atomic;
         }
-        if mask.contains(QpAttrMask::RQ_PSN) {
-            self.resp.epsn = c.rq_psn;
-        }
-        if mask.contains(QpAttrMask::SQ_PSN) {
-            self.req.next_psn = c.sq_psn;
-            self.req.una_psn = c.sq_psn;
-            self.req.max_sent = c.sq_psn;
-        }
     }
 
     /// QP_MODIFY: the verbs state machine (`contract::qp_modify_check`), then the
-    /// attributes `mask` selects. A refused modify changes nothing.
-    pub fn modify(&mut self, c: &QpCtx, mask: QpAttrMask, max_mtu: u32) -> Result<(), CmdErrorCode> {
+    /// attributes `mask` selects, then the context ops (applied, and returned for the
+    /// owners): Reset (to Reset), SetRqPsn / SetSqPsn (mask RQ_PSN / SQ_PSN), EnterRts
+    /// (Rtr -> Rts, with the retry counts as now set), EnterErr (to Err from another state).
+    /// The transition table never combines Reset with the others. A refused modify changes
+    /// nothing.
+    pub fn modify(&mut self, c: &QpCtx, mask: QpAttrMask, max_mtu: u32) -> Result<Vec<CtxOp>, CmdErrorCode> {
         let (from, to) = (self.state, c.state);
         qp_modify_check(from, to, mask)?;
         if mask.contains(QpAttrMask::PATH_MTU) && c.path_mtu.bytes() > max_mtu {
             return Err(CmdErrorCode::BadAttr);
         }
         self.apply(c, mask);
-        if from == QpState::Rtr && to == QpState::Rts {
-            self.req.retries_left = self.retry_cnt;
-            self.req.rnr_left = self.rnr_retry;
-        }
+        let mut ops = Vec::new();
         if to == QpState::Reset {
-            self.req = ReqState::default();
-            self.resp = RespState::default();
-            self.sq.pi = 0;
-            self.sq.ci = 0;
-            self.rq.pi = 0;
-            self.rq.ci = 0;
+            ops.push(CtxOp::Reset);
+        }
+        if mask.contains(QpAttrMask::RQ_PSN) {
+            ops.push(CtxOp::SetRqPsn(c.rq_psn));
+        }
+        if mask.contains(QpAttrMask::SQ_PSN) {
+            ops.push(CtxOp::SetSqPsn(c.sq_psn));
+        }
+        if from == QpState::Rtr && to == QpState::Rts {
+            ops.push(CtxOp::EnterRts { retry_cnt: self.retry_cnt, rnr_retry: self.rnr_retry });
+        }
+        if to == QpState::Err && from != QpState::Err {
+            ops.push(CtxOp::EnterErr);
+        }
+        for &op in &ops {
+            self.ctx_op(op);
         }
         self.state = to;
-        Ok(())
+        Ok(ops)
+    }
+
+    /// The attributes as `roce_qp_ctx` stores them and its attribute ports give them.
+    pub fn to_attr(&self) -> QpAttr {
+        let c = self.to_ctx();
+        QpAttr {
+            path_mtu: c.path_mtu,
+            encap: c.encap,
+            timeout: c.timeout,
+            retry_cnt: c.retry_cnt,
+            rnr_retry: c.rnr_retry,
+            min_rnr_timer: c.min_rnr_timer,
+            max_rd_atomic: c.max_rd_atomic,
+            max_dest_rd_atomic: c.max_dest_rd_atomic,
+            pd: c.pd,
+            access: c.access,
+            dest_qpn: c.dest_qpn,
+            send_cq: c.send_cq,
+            recv_cq: c.recv_cq,
+            sq_base: c.sq_base,
+            rq_base: c.rq_base,
+            sq_log_size: c.sq_log_size,
+            rq_log_size: c.rq_log_size,
+            dscp: c.dscp,
+            hop_limit: c.hop_limit,
+            udp_sport: c.udp_sport,
+            vlan: c.vlan,
+            dest_mac: c.dest_mac,
+            flow_label: c.flow_label,
+            dest_ip: c.dest_ip,
+        }
     }
 
     /// QP_READ: the context, engine state included.
@@ -388,6 +520,80 @@ impl Qp {
     /// Whether the responder accepts packets.
     pub fn can_receive(&self) -> bool {
         matches!(self.state, QpState::Rtr | QpState::Rts | QpState::Sqd)
+    }
+}
+
+/// The outcome of a QP command on the QP table.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct QpCmdOut {
+    /// QP_READ: the 128-byte QpCtx image.
+    pub rdata: Option<[u8; QpCtx::SIZE]>,
+    /// The context ops, in order.
+    pub ops: Vec<CtxOp>,
+}
+
+/// QP_WRITE on the QP table: BAD_INDEX for QPs 0 and 1 and beyond the table, BAD_STATE
+/// unless the QP is in Reset, BAD_ATTR unless both CQs are valid (`cq_valid`), then
+/// [`Qp::write`]'s checks.
+pub fn qp_write(qps: &mut [Option<Qp>], qpn: u32, c: &QpCtx, cq_valid: impl Fn(u16) -> bool) -> Result<Vec<CtxOp>, CmdErrorCode> {
+    let slot = match qps.get_mut(qpn as usize) {
+        Some(s) if qpn >= 2 => s,
+        _ => return Err(CmdErrorCode::BadIndex),
+    };
+    if slot.as_ref().is_some_and(|q| q.state != QpState::Reset) {
+        return Err(CmdErrorCode::BadState);
+    }
+    if !cq_valid(c.send_cq) || !cq_valid(c.recv_cq) {
+        return Err(CmdErrorCode::BadAttr);
+    }
+    let (q, ops) = Qp::write(qpn, c)?;
+    *slot = Some(q);
+    Ok(ops)
+}
+
+/// QP_MODIFY on the QP table: BAD_INDEX unless the QP was written, then [`Qp::modify`].
+pub fn qp_modify(qps: &mut [Option<Qp>], qpn: u32, c: &QpCtx, mask: QpAttrMask, max_mtu: u32) -> Result<Vec<CtxOp>, CmdErrorCode> {
+    let q = qps.get_mut(qpn as usize).and_then(Option::as_mut).ok_or(CmdErrorCode::BadIndex)?;
+    q.modify(c, mask, max_mtu)
+}
+
+/// QP_READ on the QP table: the context (a QP never written reads as the default context in
+/// Reset), BAD_INDEX beyond the table.
+pub fn qp_read(qps: &[Option<Qp>], qpn: u32) -> Result<QpCtx, CmdErrorCode> {
+    match qps.get(qpn as usize) {
+        Some(Some(q)) => Ok(q.to_ctx()),
+        Some(None) => Ok(QpCtx { state: QpState::Reset, ..QpCtx::default() }),
+        None => Err(CmdErrorCode::BadIndex),
+    }
+}
+
+/// A QP command (QP_WRITE, QP_READ, QP_MODIFY) as CMD delivers it: `data` is CMD_DATA (a
+/// QpCtx; BAD_ATTR if it does not decode), `arg` is CMD_ARG (QP_MODIFY's QpAttrMask;
+/// BAD_ATTR with an undefined bit). Other opcodes: BAD_OPCODE.
+pub fn qp_command(
+    qps: &mut [Option<Qp>],
+    op: CmdOpcode,
+    index: u32,
+    arg: u32,
+    data: &[u8],
+    cq_valid: impl Fn(u16) -> bool,
+    max_mtu: u32,
+) -> Result<QpCmdOut, CmdErrorCode> {
+    match op {
+        CmdOpcode::QpWrite => {
+            let c = QpCtx::decode(data).map_err(|_| CmdErrorCode::BadAttr)?;
+            Ok(QpCmdOut { rdata: None, ops: qp_write(qps, index, &c, cq_valid)? })
+        }
+        CmdOpcode::QpModify => {
+            let c = QpCtx::decode(data).map_err(|_| CmdErrorCode::BadAttr)?;
+            let mask = QpAttrMask::from_bits_truncate(arg);
+            if mask.bits() != arg {
+                return Err(CmdErrorCode::BadAttr);
+            }
+            Ok(QpCmdOut { rdata: None, ops: qp_modify(qps, index, &c, mask, max_mtu)? })
+        }
+        CmdOpcode::QpRead => Ok(QpCmdOut { rdata: Some(qp_read(qps, index)?.encode()), ops: Vec::new() }),
+        _ => Err(CmdErrorCode::BadOpcode),
     }
 }
 

@@ -5,7 +5,7 @@
 //! can look); the HDL takes a few cycles per context word. Counter reads latch the high
 //! half on a `*_LO` read.
 
-use crate::contract::{regs, CmdErrorCode, CmdOpcode, QpAttrMask, QpCtx, QpState};
+use crate::contract::{regs, CmdErrorCode, CmdOpcode};
 
 use super::mem::Dma;
 use super::Engine;
@@ -264,33 +264,14 @@ impl Engine {
         let data = self.cmd_data();
         let r: Result<(), CmdErrorCode> = match op {
             CmdOpcode::Nop => Ok(()),
-            CmdOpcode::QpWrite => QpCtx::decode(&data)
-                .map_err(|_| CmdErrorCode::BadAttr)
-                .and_then(|c| self.create_qp(index, &c)),
-            CmdOpcode::QpModify => match QpCtx::decode(&data) {
-                Err(_) => Err(CmdErrorCode::BadAttr),
-                Ok(c) => {
-                    let mask = QpAttrMask::from_bits_truncate(self.reg(regs::CMD_ARG));
-                    if QpAttrMask::from_bits_truncate(u32::MAX).bits() & self.reg(regs::CMD_ARG) != self.reg(regs::CMD_ARG) {
-                        Err(CmdErrorCode::BadAttr)
-                    } else {
-                        self.modify_qp(index, &c, mask, mem)
+            CmdOpcode::QpWrite | CmdOpcode::QpRead | CmdOpcode::QpModify => {
+                let arg = self.reg(regs::CMD_ARG);
+                self.qp_command(op, index, arg, &data, mem).map(|img| {
+                    if let Some(img) = img {
+                        self.set_cmd_data(&img);
                     }
-                }
-            },
-            CmdOpcode::QpRead => match self.qp(index) {
-                Some(q) => {
-                    let img = q.to_ctx().encode();
-                    self.set_cmd_data(&img);
-                    Ok(())
-                }
-                None if (index as usize) < self.cfg.max_qps => {
-                    let img = QpCtx { state: QpState::Reset, ..QpCtx::default() }.encode();
-                    self.set_cmd_data(&img);
-                    Ok(())
-                }
-                None => Err(CmdErrorCode::BadIndex),
-            },
+                })
+            }
             CmdOpcode::CqWrite | CmdOpcode::CqRead => {
                 super::cq::cq_command(&mut self.cqs, op, index, &data).map(|img| {
                     if let Some(img) = img {

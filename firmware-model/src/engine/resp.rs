@@ -147,7 +147,8 @@ impl Engine {
             Outcome::Fatal(syn) => {
                 let a = AckOwed { psn: p.psn, syndrome: syn, msn: qp.resp.msn, ready: at };
                 self.owe_ack(&mut qp, a);
-                qp.state = QpState::Err;
+                // (the QP can receive, so it is not in Reset or Err: this always enters Err)
+                qp.transport_error();
                 let cause = match syn {
                     NAK_REM_ACCESS => WcStatus::RemAccessErr,
                     NAK_REM_OP => WcStatus::RemOpErr,
