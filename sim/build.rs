@@ -143,6 +143,12 @@ const MODELS: &[Model] = &[
         params: &[],
     },
     Model {
+        name: "txarb",
+        top: "roce_tx_arb",
+        files: &["roce_rec_pkg.sv", "roce_desc_pkg.sv", "roce_tx_arb.sv"],
+        params: &[],
+    },
+    Model {
         name: "txbuild512",
         top: "roce_tx_build",
         files: &["roce_rec_pkg.sv", "roce_opcode_pkg.sv", "roce_tx_build.sv"],

@@ -23,6 +23,7 @@ pub mod cosim_qp_ctx;
 pub mod cosim_regs;
 pub mod cosim_resp;
 pub mod cosim_rx_parse;
+pub mod cosim_tx_arb;
 pub mod cosim_tx_build;
 pub mod demo;
 pub mod fabric;

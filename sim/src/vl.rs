@@ -117,6 +117,7 @@ models! {
     Resp => "resp",
     AckQ => "ackq",
     RdRsp => "rdrsp",
+    TxArb => "txarb",
     Dcqcn => "dcqcn",
 }
 

@@ -41,41 +41,124 @@ fn min_into(t: &mut Option<u64>, x: u64) {
     *t = Some(t.map_or(x, |y| y.min(x)));
 }
 
+/// The port's identity as the TX header uses it (`roce_tx_arb`'s cfg inputs).
+#[derive(Clone, Copy, Debug)]
+pub struct TxPort {
+    /// Station MAC.
+    pub mac: [u8; 6],
+    /// IPv4 address.
+    pub ipv4: Ipv4Addr,
+    /// GID.
+    pub gid: Ipv6Addr,
+    /// Send ECN-capable (ECT(0)) RoCEv2 packets.
+    pub ecn: bool,
+    /// The port's 802.1Q tag (VID, PCP) for QPs without their own.
+    pub vlan: Option<(u16, u8)>,
+}
+
+/// A QP's addressing, the attributes the TX header takes from it.
+#[derive(Clone, Copy, Debug)]
+pub struct TxAddr {
+    /// Encapsulation.
+    pub encap: Encap,
+    /// Destination MAC.
+    pub dest_mac: [u8; 6],
+    /// The QP's own 802.1Q tag (VID, PCP).
+    pub vlan: Option<(u16, u8)>,
+    /// DSCP.
+    pub dscp: u8,
+    /// TTL / hop limit.
+    pub hop_limit: u8,
+    /// IPv6 flow label.
+    pub flow_label: u32,
+    /// UDP source port.
+    pub udp_sport: u16,
+    /// Destination IP.
+    pub dest_ip: Option<IpAddr>,
+}
+
+impl TxAddr {
+    /// A QP's addressing.
+    pub fn of_qp(qp: &Qp) -> Self {
+        TxAddr {
+            encap: qp.encap,
+            dest_mac: qp.dest_mac,
+            vlan: qp.vlan,
+            dscp: qp.dscp,
+            hop_limit: qp.hop_limit,
+            flow_label: qp.flow_label,
+            udp_sport: qp.udp_sport,
+            dest_ip: qp.dest_ip,
+        }
+    }
+
+    /// The addressing in a QP attribute record (`qp_attr_t`).
+    pub fn of_attr(a: &crate::contract::records::QpAttr) -> Self {
+        let ip = Ipv6Addr::from(a.dest_ip);
+        let dest_ip = match a.encap {
+            Encap::RoceV2Ipv4 => IpAddr::V4(Ipv4Addr::new(a.dest_ip[12], a.dest_ip[13], a.dest_ip[14], a.dest_ip[15])),
+            _ => IpAddr::V6(ip),
+        };
+        TxAddr {
+            encap: a.encap,
+            dest_mac: a.dest_mac,
+            vlan: a.vlan.valid.then_some((a.vlan.vid, a.vlan.pcp)),
+            dscp: a.dscp,
+            hop_limit: a.hop_limit,
+            flow_label: a.flow_label,
+            udp_sport: a.udp_sport,
+            dest_ip: Some(dest_ip),
+        }
+    }
+}
+
+/// The frame builder of a packet with BTH `bth` and extension headers `ext` of a QP
+/// addressed by `a`, sent from `port`; `ip_id` is the IPv4 identification (RoCEv2 over
+/// IPv4). The engine and `roce_tx_arb`'s model share it.
+pub fn frame_builder(port: &TxPort, a: &TxAddr, bth: BthFields, ext: ExtHeaders, ip_id: u16) -> FrameBuilder {
+    let vlan = a.vlan.or(port.vlan).map(|(vid, pcp)| Vlan { pcp, dei: false, vid });
+    let eth = EthernetFields { dst: a.dest_mac, src: port.mac, vlan };
+    let ecn = if port.ecn { 0b10 } else { 0 };
+    let ip = match a.encap {
+        Encap::RoceV2Ipv6 => IpFields::V6(Ipv6Fields {
+            src: port.gid,
+            dst: v6_of(a.dest_ip),
+            traffic_class: (a.dscp << 2) | ecn,
+            flow_label: a.flow_label,
+            hop_limit: a.hop_limit,
+        }),
+        Encap::RoceV1 => IpFields::Grh(Ipv6Fields {
+            src: port.gid,
+            dst: v6_of(a.dest_ip),
+            traffic_class: a.dscp << 2,
+            flow_label: a.flow_label,
+            hop_limit: a.hop_limit,
+        }),
+        Encap::RoceV2Ipv4 => IpFields::V4(Ipv4Fields {
+            src: port.ipv4,
+            dst: v4_of(a.dest_ip),
+            dscp: a.dscp,
+            ecn,
+            ttl: a.hop_limit,
+            identification: ip_id,
+            dont_fragment: true,
+        }),
+    };
+    FrameBuilder::new(eth, ip, bth).with_ext(ext).with_udp_src_port(a.udp_sport)
+}
+
 impl Engine {
+    /// The port identity the TX header uses.
+    pub fn tx_port(&self) -> TxPort {
+        TxPort { mac: self.cfg.mac, ipv4: self.cfg.ipv4, gid: self.cfg.gid, ecn: self.cfg.ecn_enable, vlan: self.cfg.port_vlan }
+    }
+
     /// Build the frame of a packet of `qp`.
     pub(crate) fn build_frame(&mut self, qp: &Qp, bth: BthFields, ext: ExtHeaders, payload: &[u8]) -> Option<Vec<u8>> {
-        let vlan = self.vlan_of(qp).map(|(vid, pcp)| Vlan { pcp, dei: false, vid });
-        let eth = EthernetFields { dst: qp.dest_mac, src: self.cfg.mac, vlan };
-        let ecn = if self.cfg.ecn_enable { 0b10 } else { 0 };
-        let ip = match qp.encap {
-            Encap::RoceV2Ipv6 => IpFields::V6(Ipv6Fields {
-                src: self.cfg.gid,
-                dst: v6_of(qp.dest_ip),
-                traffic_class: (qp.dscp << 2) | ecn,
-                flow_label: qp.flow_label,
-                hop_limit: qp.hop_limit,
-            }),
-            Encap::RoceV1 => IpFields::Grh(Ipv6Fields {
-                src: self.cfg.gid,
-                dst: v6_of(qp.dest_ip),
-                traffic_class: qp.dscp << 2,
-                flow_label: qp.flow_label,
-                hop_limit: qp.hop_limit,
-            }),
-            Encap::RoceV2Ipv4 => {
-                self.ip_id = self.ip_id.wrapping_add(1);
-                IpFields::V4(Ipv4Fields {
-                    src: self.cfg.ipv4,
-                    dst: v4_of(qp.dest_ip),
-                    dscp: qp.dscp,
-                    ecn,
-                    ttl: qp.hop_limit,
-                    identification: self.ip_id,
-                    dont_fragment: true,
-                })
-            }
-        };
-        let mut f = FrameBuilder::new(eth, ip, bth).with_ext(ext).with_udp_src_port(qp.udp_sport).build(payload).ok()?;
+        if qp.encap == Encap::RoceV2Ipv4 {
+            self.ip_id = self.ip_id.wrapping_add(1);
+        }
+        let mut f = frame_builder(&self.tx_port(), &TxAddr::of_qp(qp), bth, ext, self.ip_id).build(payload).ok()?;
         crate::icrc::fill(&mut f).ok()?;
         Some(f)
     }
