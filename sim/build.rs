@@ -149,6 +149,12 @@ const MODELS: &[Model] = &[
         params: &[],
     },
     Model {
+        name: "rxdisp",
+        top: "roce_rx_disp",
+        files: &["roce_rec_pkg.sv", "roce_opcode_pkg.sv", "roce_rx_disp.sv"],
+        params: &[],
+    },
+    Model {
         name: "txbuild512",
         top: "roce_tx_build",
         files: &["roce_rec_pkg.sv", "roce_opcode_pkg.sv", "roce_tx_build.sv"],

@@ -118,6 +118,7 @@ models! {
     AckQ => "ackq",
     RdRsp => "rdrsp",
     TxArb => "txarb",
+    RxDisp => "rxdisp",
     Dcqcn => "dcqcn",
 }
 

@@ -17,4 +17,5 @@ pub mod roce_ack_q;
 pub mod roce_dcqcn;
 pub mod roce_rd_rsp;
 pub mod roce_tx_arb;
+pub mod roce_rx_disp;
 pub mod roce_qp_ctx;

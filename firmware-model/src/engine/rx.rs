@@ -7,6 +7,8 @@
 //! dropped. Latency: the frame's beats plus [`LATENCY`].
 
 use crate::blocks::roce_icrc;
+use std::net::{Ipv4Addr, Ipv6Addr};
+
 use crate::wire::{self, ExtHeaders, Frame, Opcode, L3};
 
 use super::mem::Dma;
@@ -53,6 +55,80 @@ fn ext_of(r: &wire::RocePacket<'_>) -> ExtHeaders {
     }
 }
 
+/// What the receive side does with a frame (`roce_rx_disp`'s decision), after the parse and
+/// before the ICRC check the HDL makes earlier in the pipeline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RxVerdict {
+    /// Malformed: dropped, counted in RX_MALFORMED.
+    Malformed,
+    /// Not addressed to the port (unicast MAC, or a RoCE packet to another IP/GID):
+    /// dropped, counted in RX_DROPPED.
+    NotOurs,
+    /// Not RoCE: dropped, counted in RX_NOT_ROCE (MAC control frames are PFC's, elsewhere).
+    NotRoce,
+    /// A CNP for a QP: the DCQCN reaction point.
+    Cnp(u32),
+    /// A packet this RC engine does not serve, or for a QP that does not receive: dropped,
+    /// counted in RX_UNKNOWN_QP.
+    UnknownQp,
+    /// An RC request for a receiving QP: the responder; `ce` it was CE-marked.
+    Request {
+        /// QP.
+        qpn: u32,
+        /// CE-marked.
+        ce: bool,
+    },
+    /// An RC response: the completer.
+    Response {
+        /// QP.
+        qpn: u32,
+        /// CE-marked.
+        ce: bool,
+    },
+}
+
+/// The facts of a frame the RX decision looks at.
+#[derive(Clone, Copy, Debug)]
+pub struct RxFacts {
+    /// The parser refused it.
+    pub malformed: bool,
+    /// Ethernet destination MAC.
+    pub dst_mac: [u8; 6],
+    /// For a RoCE packet: destination IP (IPv4 as ::ffff:a.b.c.d), IPv4 or not, opcode,
+    /// destination QP, CE.
+    pub roce: Option<(Ipv6Addr, bool, Opcode, u32, bool)>,
+}
+
+/// The RX decision (engine model and `roce_rx_disp`): `mac`/`ipv4`/`gid` the port's
+/// identity, `can_receive(qpn)` whether the QP exists in a receiving state.
+pub fn rx_verdict(f: &RxFacts, mac: [u8; 6], ipv4: Ipv4Addr, gid: Ipv6Addr, can_receive: impl Fn(u32) -> bool) -> RxVerdict {
+    if f.malformed {
+        return RxVerdict::Malformed;
+    }
+    if f.dst_mac != mac && f.dst_mac[0] & 1 == 0 {
+        return RxVerdict::NotOurs;
+    }
+    let Some((dst, v4, opcode, qpn, ce)) = f.roce else { return RxVerdict::NotRoce };
+    let ours = if v4 { dst == ipv4.to_ipv6_mapped() } else { dst == gid || dst == ipv4.to_ipv6_mapped() };
+    if !ours {
+        return RxVerdict::NotOurs;
+    }
+    if opcode.is_cnp() {
+        return RxVerdict::Cnp(qpn);
+    }
+    if !opcode.is_request() && !opcode.is_response() {
+        return RxVerdict::UnknownQp;
+    }
+    if !can_receive(qpn) {
+        return RxVerdict::UnknownQp;
+    }
+    if opcode.is_request() {
+        RxVerdict::Request { qpn, ce }
+    } else {
+        RxVerdict::Response { qpn, ce }
+    }
+}
+
 impl Engine {
     /// A frame arrives from the MAC at cycle `now`.
     pub fn rx(&mut self, now: u64, frame: &[u8], mem: &mut impl Dma) {
@@ -70,44 +146,46 @@ impl Engine {
                 return;
             }
         };
-        // Not for this port: another unicast MAC, or a RoCE packet to another IP/GID.
-        let dst = f.eth().dst();
-        if dst != self.cfg.mac && dst[0] & 1 == 0 {
-            self.counters.rx_dropped += 1;
-            return;
-        }
-        let ours = match f.l3() {
-            L3::Ipv4(h) => h.dst() == self.cfg.ipv4,
-            L3::Ipv6(h) | L3::Grh(h) => h.dst() == self.cfg.gid || h.dst() == self.cfg.ipv4.to_ipv6_mapped(),
-            L3::Other(_) => true,
-        };
-        if f.roce().is_some() && !ours {
-            self.counters.rx_dropped += 1;
-            return;
-        }
         if let L3::Other(et) = f.l3() {
-            if et == ETHERTYPE_MAC_CONTROL {
+            // MAC control (PFC) is seen on the raw stream, before the RX decision
+            let dst = f.eth().dst();
+            if et == ETHERTYPE_MAC_CONTROL && (dst == self.cfg.mac || dst[0] & 1 != 0) {
                 self.rx_mac_control(now, &f);
-            } else {
-                self.counters.rx_not_roce += 1;
+                return;
             }
-            return;
         }
-        let Some(r) = f.roce() else {
-            self.counters.rx_not_roce += 1;
-            return;
-        };
+        let roce = f.roce().map(|r| {
+            let (dst, v4, ce) = match f.l3() {
+                L3::Ipv4(h) => (h.dst().to_ipv6_mapped(), true, h.ecn() == 3),
+                L3::Ipv6(h) | L3::Grh(h) => (h.dst(), false, h.ecn() == 3),
+                L3::Other(_) => (Ipv6Addr::UNSPECIFIED, false, false),
+            };
+            (dst, v4, r.bth().opcode(), r.bth().dest_qp(), ce)
+        });
+        let facts = RxFacts { malformed: false, dst_mac: f.eth().dst(), roce };
+        let verdict = rx_verdict(&facts, self.cfg.mac, self.cfg.ipv4, self.cfg.gid, |q| self.qp(q).is_some_and(|q| q.can_receive()));
+        match verdict {
+            RxVerdict::Malformed => {
+                self.counters.rx_malformed += 1;
+                return;
+            }
+            RxVerdict::NotOurs => {
+                self.counters.rx_dropped += 1;
+                return;
+            }
+            RxVerdict::NotRoce => {
+                self.counters.rx_not_roce += 1;
+                return;
+            }
+            _ => {}
+        }
+        let Some(r) = f.roce() else { return };
         // roce_icrc (check): a RoCE frame whose ICRC is wrong, or whose IP header the ICRC
         // block does not accept (options), is dropped.
         if crate::icrc::check(frame) != Ok(true) {
             self.counters.rx_icrc_errors += 1;
             return;
         }
-        let ce = match f.l3() {
-            L3::Ipv4(h) => h.ecn() == 3,
-            L3::Ipv6(h) | L3::Grh(h) => h.ecn() == 3,
-            L3::Other(_) => false,
-        };
         let bth = r.bth();
         let pkt = RxPkt {
             at: at + super::qp::LATENCY,
@@ -118,31 +196,26 @@ impl Engine {
             solicited: bth.solicited(),
             ext: ext_of(&r),
             payload: r.payload(),
-            ce,
+            ce: roce.is_some_and(|x| x.4),
         };
-        if pkt.opcode.is_cnp() {
-            self.counters.cnp_rcvd += 1;
-            self.on_cnp(pkt.qpn, pkt.at);
-            return;
-        }
-        if !pkt.opcode.is_request() && !pkt.opcode.is_response() {
-            // UD and anything else this RC engine does not serve.
-            self.counters.rx_unknown_qp += 1;
-            return;
-        }
-        let alive = self.qp(pkt.qpn).is_some_and(|q| q.can_receive());
-        if !alive {
-            self.counters.rx_unknown_qp += 1;
-            return;
-        }
-        if ce && self.cfg.ecn_enable {
-            self.counters.ecn_marked += 1;
-            self.maybe_cnp(pkt.qpn, pkt.at);
-        }
-        if pkt.opcode.is_request() {
-            self.responder(&pkt, mem);
-        } else {
-            self.completer(&pkt, mem);
+        match verdict {
+            RxVerdict::Cnp(qpn) => {
+                self.counters.cnp_rcvd += 1;
+                self.on_cnp(qpn, pkt.at);
+            }
+            RxVerdict::UnknownQp => self.counters.rx_unknown_qp += 1,
+            RxVerdict::Request { qpn, ce } | RxVerdict::Response { qpn, ce } => {
+                if ce && self.cfg.ecn_enable {
+                    self.counters.ecn_marked += 1;
+                    self.maybe_cnp(qpn, pkt.at);
+                }
+                if matches!(verdict, RxVerdict::Request { .. }) {
+                    self.responder(&pkt, mem);
+                } else {
+                    self.completer(&pkt, mem);
+                }
+            }
+            _ => {}
         }
     }
 
