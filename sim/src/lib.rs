@@ -28,6 +28,7 @@ pub mod cosim_tx_arb;
 pub mod cosim_tx_build;
 pub mod demo;
 pub mod fabric;
+pub mod hdl;
 pub mod netdev;
 pub mod node;
 pub mod pair;

@@ -45,6 +45,8 @@ pub struct PairConfig {
     /// RoCEv1 (Ethertype 0x8915 + GRH) instead of RoCEv2 (the GIDs are the IPv6 addresses,
     /// or the IPv4-mapped ones).
     pub rocev1: bool,
+    /// Which nodes run the Verilated engine instead of the model: [A, B].
+    pub hdl: [bool; 2],
 }
 
 impl Default for PairConfig {
@@ -62,6 +64,7 @@ impl Default for PairConfig {
             features: Features { ecn: true, cnp: true, dcqcn: true, pfc: true },
             vlan: None,
             rocev1: false,
+            hdl: [false, false],
         }
     }
 }
@@ -113,7 +116,13 @@ pub const ALL_ACCESS: AccessFlags = AccessFlags::LOCAL_WRITE
 
 /// A node with its driver, a PD, a registered buffer, a CQ and a QP (in RESET).
 pub fn endpoint(cfg: &PairConfig, mac: [u8; 6], ip4: Ipv4Addr, gid: Ipv6Addr, psn: u32) -> Result<Endpoint, SimError> {
-    let node = Rc::new(RefCell::new(SimNode::new(EngineConfig { mac, ipv4: ip4, gid, ..EngineConfig::default() })));
+    endpoint_on(cfg, false, mac, ip4, gid, psn)
+}
+
+/// [`endpoint`] on a node running the model or (`hdl`) the Verilated engine.
+pub fn endpoint_on(cfg: &PairConfig, hdl: bool, mac: [u8; 6], ip4: Ipv4Addr, gid: Ipv6Addr, psn: u32) -> Result<Endpoint, SimError> {
+    let ecfg = EngineConfig { mac, ipv4: ip4, gid, ..EngineConfig::default() };
+    let node = Rc::new(RefCell::new(if hdl { SimNode::new_hdl(ecfg)? } else { SimNode::new(ecfg) }));
     let mut dev = Device::open(ModelBackend(node.clone())).map_err(drv)?;
     dev.configure_port(mac, ip4, gid);
     dev.enable(cfg.features);
@@ -183,8 +192,8 @@ impl Pair {
         let psn_b = (cfg.seed as u32 ^ 0x5A_5A5A).wrapping_mul(40_503) & 0xFF_FFFF;
         let gid_a = Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, 0xa);
         let gid_b = Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, 0xb);
-        let mut a = endpoint(cfg, [0x02, 0, 0, 0, 0, 0xA], Ipv4Addr::new(192, 0, 2, 1), gid_a, psn_a)?;
-        let mut b = endpoint(cfg, [0x02, 0, 0, 0, 0, 0xB], Ipv4Addr::new(192, 0, 2, 2), gid_b, psn_b)?;
+        let mut a = endpoint_on(cfg, cfg.hdl[0], [0x02, 0, 0, 0, 0, 0xA], Ipv4Addr::new(192, 0, 2, 1), gid_a, psn_a)?;
+        let mut b = endpoint_on(cfg, cfg.hdl[1], [0x02, 0, 0, 0, 0, 0xB], Ipv4Addr::new(192, 0, 2, 2), gid_b, psn_b)?;
         let (qa, qb) = (a.qp.qpn(), b.qp.qpn());
         let (ma, mb, ia, ib) = (a.mac, b.mac, a.ip, b.ip);
         connect(cfg, &mut a, qb, mb, ib, psn_b)?;
@@ -199,14 +208,14 @@ impl Pair {
         let now = self.now;
         for (node, link) in [(&self.a.node, &mut self.ba), (&self.b.node, &mut self.ab)] {
             let mut n = node.borrow_mut();
-            n.now = now;
+            n.advance(now);
             while let Some(f) = link.recv(now) {
                 n.rx(&f);
             }
         }
         for (dir, (node, link)) in [(&self.a.node, &mut self.ab), (&self.b.node, &mut self.ba)].into_iter().enumerate() {
             let mut n = node.borrow_mut();
-            n.now = now;
+            n.advance(now);
             while let Some(f) = n.tx() {
                 if let Some(c) = &mut self.capture {
                     c.push((now, dir as u8, f.clone()));
@@ -219,8 +228,8 @@ impl Pair {
     /// The next cycle at which anything is scheduled.
     pub fn next_event(&self) -> Option<u64> {
         [
-            self.a.node.borrow().engine.next_event(),
-            self.b.node.borrow().engine.next_event(),
+            self.a.node.borrow().next_event(),
+            self.b.node.borrow().next_event(),
             self.ab.next_arrival(),
             self.ba.next_arrival(),
         ]
@@ -237,7 +246,7 @@ impl Pair {
             Some(t) => {
                 self.now = t.max(self.now + 1);
                 for n in [&self.a.node, &self.b.node] {
-                    n.borrow_mut().now = self.now;
+                    n.borrow_mut().advance(self.now);
                 }
                 true
             }

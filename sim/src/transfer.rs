@@ -55,6 +55,8 @@ pub struct TransferConfig {
     pub timeout: u8,
     /// Capture every frame on the link (A->B and B->A).
     pub capture: bool,
+    /// Which nodes run the Verilated engine instead of the model: [A (requester), B].
+    pub hdl: [bool; 2],
 }
 
 impl Default for TransferConfig {
@@ -71,6 +73,7 @@ impl Default for TransferConfig {
             ipv6: false,
             rocev1: false,
             timeout: 8,
+            hdl: [false, false],
             capture: false,
         }
     }
@@ -151,6 +154,7 @@ pub fn run(cfg: &TransferConfig, mut progress: impl FnMut(u64, u64)) -> Result<T
         timeout: cfg.timeout,
         link: cfg.link,
         seed: cfg.seed,
+        hdl: cfg.hdl,
         ..PairConfig::default()
     };
     let mut pair = Pair::new(&pcfg)?;
@@ -310,7 +314,7 @@ pub fn run(cfg: &TransferConfig, mut progress: impl FnMut(u64, u64)) -> Result<T
     }
     rep.cycles = pair.now - start;
     rep.lost = n.saturating_sub(rep.completed + rep.mismatches);
-    rep.counters = [pair.a.node.borrow().engine.counters.clone(), pair.b.node.borrow().engine.counters.clone()];
+    rep.counters = [pair.a.node.borrow_mut().counters(), pair.b.node.borrow_mut().counters()];
     rep.links = [pair.ab.stats, pair.ba.stats];
     rep.capture = pair.capture.take().unwrap_or_default();
     progress(sends_done(done_a, done_b), n);

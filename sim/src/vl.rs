@@ -119,6 +119,7 @@ models! {
     RdRsp => "rdrsp",
     TxArb => "txarb",
     RxDisp => "rxdisp",
+    Engine => "engine",
     Dcqcn => "dcqcn",
 }
 

@@ -70,30 +70,8 @@ impl Engine {
     }
 
     fn counter(&self, off: u32) -> Option<u64> {
-        let c = &self.counters;
-        Some(match off & !7 {
-            regs::RX_FRAMES_LO => c.rx_frames,
-            regs::RX_BYTES_LO => c.rx_bytes,
-            regs::RX_ICRC_ERRORS_LO => c.rx_icrc_errors,
-            regs::RX_MALFORMED_LO => c.rx_malformed,
-            regs::RX_UNKNOWN_QP_LO => c.rx_unknown_qp,
-            regs::RX_DROPPED_LO => c.rx_dropped,
-            regs::TX_FRAMES_LO => c.tx_frames,
-            regs::TX_BYTES_LO => c.tx_bytes,
-            regs::RETRANSMITS_LO => c.retransmits,
-            regs::TIMEOUTS_LO => c.timeouts,
-            regs::NAK_SEQ_SENT_LO => c.nak_seq_sent,
-            regs::NAK_RNR_SENT_LO => c.nak_rnr_sent,
-            regs::NAK_INV_REQ_SENT_LO => c.nak_inv_sent,
-            regs::NAK_REM_ACC_SENT_LO => c.nak_acc_sent,
-            regs::NAKS_RCVD_LO => c.naks_rcvd,
-            regs::CNP_SENT_LO => c.cnp_sent,
-            regs::CNP_RCVD_LO => c.cnp_rcvd,
-            regs::ECN_MARKED_RCVD_LO => c.ecn_marked,
-            regs::PFC_PAUSE_RCVD_LO => c.pfc_rcvd,
-            regs::RNR_RETRIES_LO => c.rnr_rcvd,
-            _ => return None,
-        })
+        let mut c = self.counters.clone();
+        counter_field(&mut c, off).copied()
     }
 
     /// A 32-bit register read.
@@ -292,4 +270,33 @@ impl Engine {
             Err(e) => e,
         }
     }
+}
+
+/// The `Counters` field a counter register (its *_LO or *_HI offset) shows; `None` for an
+/// offset that is not a counter. The engine's register file and the Verilated engine's
+/// harness (which reads the counters back into `Counters`) share it.
+pub fn counter_field(c: &mut super::Counters, off: u32) -> Option<&mut u64> {
+    Some(match off & !7 {
+        regs::RX_FRAMES_LO => &mut c.rx_frames,
+        regs::RX_BYTES_LO => &mut c.rx_bytes,
+        regs::RX_ICRC_ERRORS_LO => &mut c.rx_icrc_errors,
+        regs::RX_MALFORMED_LO => &mut c.rx_malformed,
+        regs::RX_UNKNOWN_QP_LO => &mut c.rx_unknown_qp,
+        regs::RX_DROPPED_LO => &mut c.rx_dropped,
+        regs::TX_FRAMES_LO => &mut c.tx_frames,
+        regs::TX_BYTES_LO => &mut c.tx_bytes,
+        regs::RETRANSMITS_LO => &mut c.retransmits,
+        regs::TIMEOUTS_LO => &mut c.timeouts,
+        regs::NAK_SEQ_SENT_LO => &mut c.nak_seq_sent,
+        regs::NAK_RNR_SENT_LO => &mut c.nak_rnr_sent,
+        regs::NAK_INV_REQ_SENT_LO => &mut c.nak_inv_sent,
+        regs::NAK_REM_ACC_SENT_LO => &mut c.nak_acc_sent,
+        regs::NAKS_RCVD_LO => &mut c.naks_rcvd,
+        regs::CNP_SENT_LO => &mut c.cnp_sent,
+        regs::CNP_RCVD_LO => &mut c.cnp_rcvd,
+        regs::ECN_MARKED_RCVD_LO => &mut c.ecn_marked,
+        regs::PFC_PAUSE_RCVD_LO => &mut c.pfc_rcvd,
+        regs::RNR_RETRIES_LO => &mut c.rnr_rcvd,
+        _ => return None,
+    })
 }

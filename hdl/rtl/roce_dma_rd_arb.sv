@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: Apache-2.0 OR MIT
+//
+// roce_dma_rd_arb: shares the engine's DMA read port among N clients. Requests (address,
+// length) are granted round-robin, one per cycle at most, and go out tagged with the
+// client's index (m_req_tag); read data comes back on s_rsp with its request's tag on
+// s_rsp_tid and is routed to that client (the data bus is shared, tvalid is per client,
+// tready comes from the addressed client). The DMA engine must return each read's beats in
+// order and reads of one tag in request order; reads of different tags may interleave.
+// A client sees its own reads answered in order, lane-0 aligned, tlast on each read's last
+// beat, tuser set on the beats of a failed read.
+// Latency: a request is on m_req the cycle after it is granted (a registered output).
+// Throughput: one request per cycle; data passes through combinationally.
+//
+// Parameters:
+//   N      clients (at least 2).
+//   TAG_W  tag width (at least clog2(N)).
+
+`resetall
+`default_nettype none
+
+module roce_dma_rd_arb #(
+  parameter int N = 2,
+  parameter int TAG_W = 4
+) (
+  input  wire logic              clk,
+  input  wire logic              rst,
+
+  input  wire logic [N-1:0]      s_req_valid,
+  output      logic [N-1:0]      s_req_ready,
+  input  wire logic [N*64-1:0]   s_req_addr,
+  input  wire logic [N*16-1:0]   s_req_len,
+
+  output      logic              m_req_valid,
+  input  wire logic              m_req_ready,
+  output      logic [63:0]       m_req_addr,
+  output      logic [15:0]       m_req_len,
+  output      logic [TAG_W-1:0]  m_req_tag,
+
+  input  wire logic [511:0]      s_rsp_tdata,
+  input  wire logic              s_rsp_tvalid,
+  output      logic              s_rsp_tready,
+  input  wire logic              s_rsp_tlast,
+  input  wire logic              s_rsp_tuser,
+  input  wire logic [TAG_W-1:0]  s_rsp_tid,
+
+  output      logic [511:0]      m_rsp_tdata,
+  output      logic [N-1:0]      m_rsp_tvalid,
+  input  wire logic [N-1:0]      m_rsp_tready,
+  output      logic              m_rsp_tlast,
+  output      logic              m_rsp_tuser
+);
+
+  localparam int IW = $clog2(N);
+
+  logic [IW-1:0] last;   // the client granted last (round-robin)
+  logic [IW-1:0] pick;
+  logic          any;
+  // round-robin: the client k places after l (k in 1..N)
+  function automatic logic [IW-1:0] rr(input logic [IW-1:0] l, input integer k);
+    integer t;
+    t = {{(32 - IW){1'b0}}, l} + k;
+    if (t >= N) t = t - N;
+    rr = t[IW-1:0];
+  endfunction
+
+  always_comb begin
+    pick = last;
+    any = 1'b0;
+    for (int k = N; k >= 1; k--) begin
+      // scan from last+1 upwards, wrapping; the lowest distance wins
+      if (s_req_valid[rr(last, k)]) begin
+        pick = rr(last, k);
+        any = 1'b1;
+      end
+    end
+  end
+
+  logic take;
+  assign take = any && (!m_req_valid || m_req_ready);
+  always_comb begin
+    s_req_ready = '0;
+    if (take) s_req_ready[pick] = 1'b1;
+  end
+
+  always_ff @(posedge clk) begin
+    if (m_req_valid && m_req_ready) m_req_valid <= 1'b0;
+    if (take) begin
+      m_req_valid <= 1'b1;
+      m_req_addr <= s_req_addr[64*pick +: 64];
+      m_req_len <= s_req_len[16*pick +: 16];
+      m_req_tag <= TAG_W'(pick);
+      last <= pick;
+    end
+    if (rst) begin
+      m_req_valid <= 1'b0;
+      last <= '0;
+    end
+  end
+
+  assign m_rsp_tdata = s_rsp_tdata;
+  assign m_rsp_tlast = s_rsp_tlast;
+  assign m_rsp_tuser = s_rsp_tuser;
+  always_comb begin
+    m_rsp_tvalid = '0;
+    s_rsp_tready = 1'b1;  // data for a tag no client has is discarded
+    for (int i = 0; i < N; i++) begin
+      if (s_rsp_tid == TAG_W'(i)) begin
+        m_rsp_tvalid[i] = s_rsp_tvalid;
+        s_rsp_tready = m_rsp_tready[i];
+      end
+    end
+  end
+
+endmodule
+
+`resetall

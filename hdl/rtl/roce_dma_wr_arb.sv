@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: Apache-2.0 OR MIT
+//
+// roce_dma_wr_arb: shares the engine's DMA write port among N clients. Each client writes
+// as roce_pay_scatter does: a request (address, length) and its data (lane-0 aligned,
+// ceil(length/64) beats, tlast on the last), the data possibly after later requests were
+// already offered. The arbiter grants one client a whole write at a time (its request,
+// then its data to tlast), round-robin, so writes never interleave and each client's
+// writes stay in order; a client's write is on the port once the arbiter took its last
+// beat (a completion written after that cannot overtake it).
+// Latency: request and data pass through combinationally once granted; a grant takes one
+//   cycle after the previous write's last beat.
+// Throughput: one beat per cycle within a write; one idle cycle between writes.
+//
+// Parameters:
+//   N  clients (at least 2).
+
+`resetall
+`default_nettype none
+
+module roce_dma_wr_arb #(
+  parameter int N = 2
+) (
+  input  wire logic              clk,
+  input  wire logic              rst,
+
+  input  wire logic [N-1:0]      s_req_valid,
+  output      logic [N-1:0]      s_req_ready,
+  input  wire logic [N*64-1:0]   s_req_addr,
+  input  wire logic [N*16-1:0]   s_req_len,
+  input  wire logic [N*512-1:0]  s_tdata,
+  input  wire logic [N*64-1:0]   s_tkeep,
+  input  wire logic [N-1:0]      s_tvalid,
+  output      logic [N-1:0]      s_tready,
+  input  wire logic [N-1:0]      s_tlast,
+
+  output      logic              m_req_valid,
+  input  wire logic              m_req_ready,
+  output      logic [63:0]       m_req_addr,
+  output      logic [15:0]       m_req_len,
+  output      logic [511:0]      m_tdata,
+  output      logic [63:0]       m_tkeep,
+  output      logic              m_tvalid,
+  input  wire logic              m_tready,
+  output      logic              m_tlast
+);
+
+  localparam int IW = $clog2(N);
+
+  typedef enum logic [1:0] { G_IDLE, G_REQ, G_DATA } gstate_t;
+  gstate_t st;
+  logic [IW-1:0] g, last;
+
+  logic [IW-1:0] pick;
+  logic          any;
+  // round-robin: the client k places after l (k in 1..N)
+  function automatic logic [IW-1:0] rr(input logic [IW-1:0] l, input integer k);
+    integer t;
+    t = {{(32 - IW){1'b0}}, l} + k;
+    if (t >= N) t = t - N;
+    rr = t[IW-1:0];
+  endfunction
+
+  always_comb begin
+    pick = last;
+    any = 1'b0;
+    for (int k = N; k >= 1; k--) begin
+      if (s_req_valid[rr(last, k)]) begin
+        pick = rr(last, k);
+        any = 1'b1;
+      end
+    end
+  end
+
+  always_comb begin
+    s_req_ready = '0;
+    s_tready = '0;
+    m_req_valid = st == G_REQ && s_req_valid[g];
+    m_req_addr = s_req_addr[64*g +: 64];
+    m_req_len = s_req_len[16*g +: 16];
+    m_tvalid = st == G_DATA && s_tvalid[g];
+    m_tdata = s_tdata[512*g +: 512];
+    m_tkeep = s_tkeep[64*g +: 64];
+    m_tlast = s_tlast[g];
+    if (st == G_REQ) s_req_ready[g] = m_req_ready;
+    if (st == G_DATA) s_tready[g] = m_tready;
+  end
+
+  always_ff @(posedge clk) begin
+    case (st)
+      G_IDLE: if (any) begin
+        g <= pick;
+        last <= pick;
+        st <= G_REQ;
+      end
+      G_REQ: if (m_req_valid && m_req_ready) st <= G_DATA;
+      G_DATA: if (m_tvalid && m_tready && m_tlast) st <= G_IDLE;
+      default: st <= G_IDLE;
+    endcase
+    if (rst) begin
+      st <= G_IDLE;
+      last <= '0;
+      g <= '0;
+    end
+  end
+
+endmodule
+
+`resetall

@@ -1,0 +1,616 @@
+// SPDX-License-Identifier: Apache-2.0 OR MIT
+//
+// roce_engine: the RoCEv2 RC engine's top level (docs/engine-hdl.md). Ports: the BAR0
+// register file (AXI4-Lite), the MAC (AXI4-Stream, 512 bit, one frame per tlast, no FCS;
+// s_axis_rx_tuser marks a frame the MAC found bad), host memory through a DMA read port
+// (tagged requests; data back per tag in order) and a DMA write port (request, then
+// lane-0 aligned data), the interrupt line.
+//
+// RX:  MAC -> roce_icrc (check) -> roce_axis_drop_fifo (drops bad ICRC / FCS) ->
+//      roce_rx_parse -> roce_rx_disp -> roce_resp (requests) | completer (responses) |
+//      roce_dcqcn (CNPs, CE events)
+// TX:  roce_tx_arb <- roce_dcqcn (CNPs), roce_ack_q (ACK/NAKs from roce_resp),
+//      roce_rd_rsp (READ responses / ATOMIC ACKs from roce_resp), requester
+//      -> roce_tx_build -> roce_icrc (insert) -> MAC
+// Control: roce_ctrl (roce_regs, roce_qp_ctx, roce_cq, roce_mr_check); context ops go to
+//      every owner of per-QP state and complete when all have applied them.
+// Shared ports: roce_dma_rd_arb (roce_resp, roce_rd_rsp), roce_dma_wr_arb (roce_resp,
+//      roce_cq's CQE writes), roce_mr_arb (roce_resp).
+//
+// As built so far the engine is a complete RC responder (SEND, WRITE, READ, atomics, with
+// ACK/NAK, duplicates, RNR, CNPs); the requester and completer (roce_sq_fetch, roce_req,
+// roce_comp) are not in yet: SQ doorbells are dropped, response packets are counted as
+// RX_UNKNOWN_QP, and QP_READ reports the send-side engine state as zero.
+// Model: the engine model (firmware-model engine::Engine); tests/tests/engine_hdl.rs runs
+// it against the model through roce-driver over the simulated fabric.
+//
+// Parameters:
+//   LOG_MAX_QP, LOG_MAX_CQ, LOG_MAX_MR, MAX_MTU: the build's sizes (CAPS).
+//   DMA_TAG_W  width of the DMA read tag.
+
+`resetall
+`default_nettype none
+
+module roce_engine #(
+  parameter int LOG_MAX_QP = 10,
+  parameter int LOG_MAX_CQ = 8,
+  parameter int LOG_MAX_MR = 10,
+  parameter int MAX_MTU = 5,
+  parameter int DMA_TAG_W = 4
+) (
+  input  wire logic                 clk,
+  input  wire logic                 rst,
+
+  input  wire logic [15:0]          s_axil_awaddr,
+  input  wire logic                 s_axil_awvalid,
+  output      logic                 s_axil_awready,
+  input  wire logic [31:0]          s_axil_wdata,
+  input  wire logic [3:0]           s_axil_wstrb,
+  input  wire logic                 s_axil_wvalid,
+  output      logic                 s_axil_wready,
+  output      logic [1:0]           s_axil_bresp,
+  output      logic                 s_axil_bvalid,
+  input  wire logic                 s_axil_bready,
+  input  wire logic [15:0]          s_axil_araddr,
+  input  wire logic                 s_axil_arvalid,
+  output      logic                 s_axil_arready,
+  output      logic [31:0]          s_axil_rdata,
+  output      logic [1:0]           s_axil_rresp,
+  output      logic                 s_axil_rvalid,
+  input  wire logic                 s_axil_rready,
+  output      logic                 irq,
+
+  input  wire logic [511:0]         s_axis_rx_tdata,
+  input  wire logic [63:0]          s_axis_rx_tkeep,
+  input  wire logic                 s_axis_rx_tvalid,
+  output      logic                 s_axis_rx_tready,
+  input  wire logic                 s_axis_rx_tlast,
+  input  wire logic                 s_axis_rx_tuser,
+
+  output      logic [511:0]         m_axis_tx_tdata,
+  output      logic [63:0]          m_axis_tx_tkeep,
+  output      logic                 m_axis_tx_tvalid,
+  input  wire logic                 m_axis_tx_tready,
+  output      logic                 m_axis_tx_tlast,
+  output      logic                 m_axis_tx_tuser,
+
+  output      logic                 m_dma_rd_valid,
+  input  wire logic                 m_dma_rd_ready,
+  output      logic [63:0]          m_dma_rd_addr,
+  output      logic [15:0]          m_dma_rd_len,
+  output      logic [DMA_TAG_W-1:0] m_dma_rd_tag,
+  input  wire logic [511:0]         s_dma_rd_tdata,
+  input  wire logic                 s_dma_rd_tvalid,
+  output      logic                 s_dma_rd_tready,
+  input  wire logic                 s_dma_rd_tlast,
+  input  wire logic                 s_dma_rd_tuser,
+  input  wire logic [DMA_TAG_W-1:0] s_dma_rd_tid,
+
+  output      logic                 m_dma_wr_valid,
+  input  wire logic                 m_dma_wr_ready,
+  output      logic [63:0]          m_dma_wr_addr,
+  output      logic [15:0]          m_dma_wr_len,
+  output      logic [511:0]         m_axis_dma_wr_tdata,
+  output      logic [63:0]          m_axis_dma_wr_tkeep,
+  output      logic                 m_axis_dma_wr_tvalid,
+  input  wire logic                 m_axis_dma_wr_tready,
+  output      logic                 m_axis_dma_wr_tlast,
+
+  input  wire logic                 status_link_up
+);
+
+  localparam int NCNT = roce_regs_pkg::NUM_COUNTERS;
+  localparam int HDR_W = 8 * roce_rec_pkg::RX_HDR_BYTES;
+  localparam int TXH_W = 8 * roce_rec_pkg::TX_HDR_BYTES;
+  localparam int ATTR_W = 8 * roce_rec_pkg::QP_ATTR_BYTES;
+  localparam int DESC_W = 8 * roce_rec_pkg::TX_DESC_BYTES;
+  localparam int RSP_W = 8 * roce_rec_pkg::RD_RSP_BYTES;
+
+  // ================================================================ control plane
+  logic         cfg_enable, cfg_ecn_enable, cfg_cnp_enable, cfg_dcqcn_enable, cfg_pfc_enable;
+  logic [47:0]  cfg_mac;
+  logic [31:0]  cfg_ipv4;
+  logic [127:0] cfg_gid;
+  logic         cfg_vlan_enable;
+  logic [11:0]  cfg_vlan_vid;
+  logic [2:0]   cfg_vlan_pcp;
+  logic [15:0]  cfg_tick_cycles;
+  logic [11:0]  cfg_us_cycles;
+  logic [19:0]  cfg_dcqcn_rate_ai, cfg_dcqcn_rate_hai, cfg_dcqcn_rate_min;
+  logic [9:0]   cfg_dcqcn_g, cfg_dcqcn_alpha_init;
+  logic [15:0]  cfg_dcqcn_alpha_us, cfg_dcqcn_rate_us;
+  logic [31:0]  cfg_dcqcn_byte_counter;
+  logic [4:0]   cfg_dcqcn_stages;
+  logic [5:0]   cfg_cnp_dscp;
+  logic [2:0]   cfg_cnp_pcp;
+  logic [15:0]  cfg_cnp_interval_us;
+  logic         soft_reset;
+  logic [NCNT*16-1:0] cnt_add;
+
+  logic [31:0]  db_tdata;
+  logic [1:0]   db_tuser;
+  logic         db_tvalid, db_tready;
+
+  logic         rx_attr_req_valid, rx_attr_valid, tx_attr_req_valid, tx_attr_valid;
+  logic [23:0]  rx_attr_req_qpn, tx_attr_req_qpn;
+  roce_rec_pkg::qp_attr_t rx_attr, tx_attr;
+  logic [2:0]   rx_attr_state, tx_attr_state;
+
+  logic         ctx_op_valid, ctx_op_done;
+  logic [2:0]   ctx_op_code;
+  logic [23:0]  ctx_op_qpn;
+  logic [31:0]  ctx_op_arg;
+  logic         st_rd_valid, st_rd_done;
+  logic [23:0]  st_rd_qpn, st_rd_rq_psn;
+  logic [15:0]  st_rd_rq_pi, st_rd_rq_ci;
+
+  logic         qerr_valid, qerr_ready;
+  logic [23:0]  qerr_qpn;
+  logic [7:0]   qerr_cause;
+
+  logic [255:0] cpl_tdata;
+  logic [15:0]  cpl_tuser;
+  logic         cpl_tvalid, cpl_tready;
+  logic [63:0]  cqe_addr;
+  logic [255:0] cqe_data;
+  logic         cqe_valid, cqe_ready;
+
+  logic         mr_valid, mr_ready, mr_op;
+  logic [31:0]  mr_key, mr_pd, mr_len;
+  logic [63:0]  mr_va;
+  logic [3:0]   mr_need;
+  logic [15:0]  mr_user;
+  logic [2:0]   mr_res_status;
+  logic [63:0]  mr_res_dma;
+  logic [15:0]  mr_res_user;
+  logic         mr_res_valid, mr_res_ready;
+
+  roce_ctrl #(
+    .LOG_MAX_QP(LOG_MAX_QP), .LOG_MAX_CQ(LOG_MAX_CQ), .LOG_MAX_MR(LOG_MAX_MR), .MAX_MTU(MAX_MTU)
+  ) u_ctrl (
+    .clk, .rst,
+    .s_axil_awaddr, .s_axil_awvalid, .s_axil_awready, .s_axil_wdata, .s_axil_wstrb,
+    .s_axil_wvalid, .s_axil_wready, .s_axil_bresp, .s_axil_bvalid, .s_axil_bready,
+    .s_axil_araddr, .s_axil_arvalid, .s_axil_arready, .s_axil_rdata, .s_axil_rresp,
+    .s_axil_rvalid, .s_axil_rready, .irq,
+    .cfg_enable, .cfg_ecn_enable, .cfg_cnp_enable, .cfg_dcqcn_enable, .cfg_pfc_enable,
+    .cfg_mac, .cfg_ipv4, .cfg_gid, .cfg_vlan_enable, .cfg_vlan_vid, .cfg_vlan_pcp,
+    .cfg_tick_cycles, .cfg_us_cycles, .cfg_dcqcn_rate_ai, .cfg_dcqcn_rate_hai,
+    .cfg_dcqcn_rate_min, .cfg_dcqcn_g, .cfg_dcqcn_alpha_init, .cfg_dcqcn_alpha_us,
+    .cfg_dcqcn_rate_us, .cfg_dcqcn_byte_counter, .cfg_dcqcn_stages, .cfg_cnp_dscp,
+    .cfg_cnp_pcp, .cfg_cnp_interval_us,
+    .soft_reset, .status_link_up, .fatal(1'b0), .cnt_add,
+    .m_axis_db_tdata(db_tdata), .m_axis_db_tuser(db_tuser), .m_axis_db_tvalid(db_tvalid),
+    .m_axis_db_tready(db_tready),
+    .rx_attr_req_valid, .rx_attr_req_qpn, .rx_attr_valid, .rx_attr, .rx_attr_state,
+    .tx_attr_req_valid, .tx_attr_req_qpn, .tx_attr_valid, .tx_attr, .tx_attr_state,
+    .ctx_op_valid, .ctx_op_code, .ctx_op_qpn, .ctx_op_arg, .ctx_op_done,
+    .st_rd_valid, .st_rd_qpn, .st_rd_done, .st_rd_sq_psn(24'd0), .st_rd_rq_psn,
+    .st_rd_sq_pi(16'd0), .st_rd_sq_ci(16'd0), .st_rd_rq_pi, .st_rd_rq_ci,
+    .s_qp_err_valid(qerr_valid), .s_qp_err_ready(qerr_ready), .s_qp_err_qpn(qerr_qpn),
+    .s_qp_err_cause(qerr_cause),
+    .s_axis_cpl_tdata(cpl_tdata), .s_axis_cpl_tuser(cpl_tuser), .s_axis_cpl_tvalid(cpl_tvalid),
+    .s_axis_cpl_tready(cpl_tready),
+    .m_axis_dma_addr(cqe_addr), .m_axis_dma_tdata(cqe_data), .m_axis_dma_tvalid(cqe_valid),
+    .m_axis_dma_tready(cqe_ready),
+    .s_axis_mr_op(mr_op), .s_axis_mr_key(mr_key), .s_axis_mr_pd(mr_pd), .s_axis_mr_va(mr_va),
+    .s_axis_mr_len(mr_len), .s_axis_mr_need(mr_need), .s_axis_mr_user(mr_user),
+    .s_axis_mr_tvalid(mr_valid), .s_axis_mr_tready(mr_ready),
+    .m_axis_mr_status(mr_res_status), .m_axis_mr_dma(mr_res_dma), .m_axis_mr_user(mr_res_user),
+    .m_axis_mr_tvalid(mr_res_valid), .m_axis_mr_tready(mr_res_ready)
+  );
+
+  // ================================================================ RX path
+  logic [511:0] ic_tdata;
+  logic [63:0]  ic_tkeep;
+  logic         ic_tvalid, ic_tready, ic_tlast;
+  logic [1:0]   ic_tuser;
+  roce_icrc #(.DATA_W(512), .INSERT(0)) u_icrc_rx (
+    .clk, .rst,
+    .s_axis_tdata(s_axis_rx_tdata), .s_axis_tkeep(s_axis_rx_tkeep), .s_axis_tvalid(s_axis_rx_tvalid),
+    .s_axis_tready(s_axis_rx_tready), .s_axis_tlast(s_axis_rx_tlast), .s_axis_tuser(s_axis_rx_tuser),
+    .m_axis_tdata(ic_tdata), .m_axis_tkeep(ic_tkeep), .m_axis_tvalid(ic_tvalid),
+    .m_axis_tready(ic_tready), .m_axis_tlast(ic_tlast), .m_axis_tuser(ic_tuser)
+  );
+
+  logic [511:0] df_tdata;
+  logic [63:0]  df_tkeep;
+  logic         df_tvalid, df_tready, df_tlast;
+  logic [0:0]   df_tuser;
+  logic [15:0]  df_tlen;
+  logic         df_good, df_bad, df_over, df_full;
+  logic [31:0]  df_good_n, df_bad_n, df_over_n, df_full_n;
+  roce_axis_drop_fifo #(.DATA_W(512)) u_drop_fifo (
+    .clk, .rst,
+    .s_axis_tdata(ic_tdata), .s_axis_tkeep(ic_tkeep), .s_axis_tvalid(ic_tvalid),
+    .s_axis_tready(ic_tready), .s_axis_tlast(ic_tlast), .s_axis_tuser(ic_tuser),
+    .m_axis_tdata(df_tdata), .m_axis_tkeep(df_tkeep), .m_axis_tvalid(df_tvalid),
+    .m_axis_tready(df_tready), .m_axis_tlast(df_tlast), .m_axis_tuser(df_tuser),
+    .m_axis_tlen(df_tlen),
+    .good_frame(df_good), .drop_bad_frame(df_bad), .drop_overflow_frame(df_over),
+    .drop_full_frame(df_full), .good_count(df_good_n), .drop_bad_count(df_bad_n),
+    .drop_overflow_count(df_over_n), .drop_full_count(df_full_n)
+  );
+
+  logic [HDR_W-1:0] rec;
+  logic         rec_valid, rec_ready;
+  logic [511:0] pay_tdata;
+  logic [63:0]  pay_tkeep;
+  logic         pay_tvalid, pay_tready, pay_tlast, pay_tuser;
+  roce_rx_parse u_rx_parse (
+    .clk, .rst,
+    .s_axis_tdata(df_tdata), .s_axis_tkeep(df_tkeep), .s_axis_tvalid(df_tvalid),
+    .s_axis_tready(df_tready), .s_axis_tlast(df_tlast), .s_axis_tlen(df_tlen),
+    .m_axis_rec_tdata(rec), .m_axis_rec_tvalid(rec_valid), .m_axis_rec_tready(rec_ready),
+    .m_axis_pay_tdata(pay_tdata), .m_axis_pay_tkeep(pay_tkeep), .m_axis_pay_tvalid(pay_tvalid),
+    .m_axis_pay_tready(pay_tready), .m_axis_pay_tlast(pay_tlast), .m_axis_pay_tuser(pay_tuser)
+  );
+
+  // RX attribute port: the dispatch first, roce_resp's flush lookups when it is free
+  logic                 disp_attr_valid, resp_attr_valid, resp_attr_ready;
+  logic [LOG_MAX_QP-1:0] disp_attr_qpn;
+  logic [23:0]          resp_attr_qpn;
+  logic [1:0]           rx_attr_who;  // who asked 1 and 2 cycles ago: bit = roce_resp
+  logic [1:0]           rx_attr_pend;
+  assign resp_attr_ready = !disp_attr_valid;
+  assign rx_attr_req_valid = disp_attr_valid || resp_attr_valid;
+  assign rx_attr_req_qpn = disp_attr_valid ? {{(24 - LOG_MAX_QP){1'b0}}, disp_attr_qpn} : resp_attr_qpn;
+  always_ff @(posedge clk) begin
+    rx_attr_pend <= {rx_attr_pend[0], rx_attr_req_valid};
+    rx_attr_who <= {rx_attr_who[0], !disp_attr_valid && resp_attr_valid};
+    if (rst) begin
+      rx_attr_pend <= 2'b00;
+      rx_attr_who <= 2'b00;
+    end
+  end
+  logic disp_attr_rvalid, resp_attr_rvalid;
+  assign disp_attr_rvalid = rx_attr_valid && !rx_attr_who[1];
+  assign resp_attr_rvalid = rx_attr_valid && rx_attr_who[1];
+
+  logic             req_valid, req_ready, rsp_valid, rsp_ready;
+  logic [HDR_W-1:0] d_hdr;
+  logic [ATTR_W-1:0] d_attr;
+  logic [511:0]     dq_tdata, dr_tdata;
+  logic [63:0]      dq_tkeep, dr_tkeep;
+  logic             dq_tvalid, dq_tready, dq_tlast, dr_tvalid, dr_tready, dr_tlast;
+  logic             cnp_in_valid, cnp_in_ready, ce_valid, ce_ready;
+  logic [23:0]      cnp_in_qpn, ce_qpn;
+  logic             c_malformed, c_dropped, c_not_roce, c_unknown, c_ecn, c_cnp_rcvd;
+  roce_rx_disp #(.LOG_N(LOG_MAX_QP)) u_rx_disp (
+    .clk, .rst,
+    .cfg_enable, .cfg_ecn_enable, .cfg_mac, .cfg_ipv4, .cfg_gid,
+    .s_rec_valid(rec_valid), .s_rec_ready(rec_ready), .s_rec(rec),
+    .s_axis_pay_tdata(pay_tdata), .s_axis_pay_tkeep(pay_tkeep), .s_axis_pay_tvalid(pay_tvalid),
+    .s_axis_pay_tready(pay_tready), .s_axis_pay_tlast(pay_tlast), .s_axis_pay_tuser(pay_tuser),
+    .m_attr_valid(disp_attr_valid), .m_attr_qpn(disp_attr_qpn), .s_attr_valid(disp_attr_rvalid),
+    .s_attr_data(rx_attr), .s_attr_state(rx_attr_state),
+    .m_req_valid(req_valid), .m_req_ready(req_ready), .m_rsp_valid(rsp_valid),
+    .m_rsp_ready(rsp_ready), .m_hdr(d_hdr), .m_attr(d_attr),
+    .m_axis_req_tdata(dq_tdata), .m_axis_req_tkeep(dq_tkeep), .m_axis_req_tvalid(dq_tvalid),
+    .m_axis_req_tready(dq_tready), .m_axis_req_tlast(dq_tlast),
+    .m_axis_rsp_tdata(dr_tdata), .m_axis_rsp_tkeep(dr_tkeep), .m_axis_rsp_tvalid(dr_tvalid),
+    .m_axis_rsp_tready(dr_tready), .m_axis_rsp_tlast(dr_tlast),
+    .m_cnp_valid(cnp_in_valid), .m_cnp_ready(cnp_in_ready), .m_cnp_qpn(cnp_in_qpn),
+    .m_ce_valid(ce_valid), .m_ce_ready(ce_ready), .m_ce_qpn(ce_qpn),
+    .cnt_malformed(c_malformed), .cnt_dropped(c_dropped), .cnt_not_roce(c_not_roce),
+    .cnt_unknown_qp(c_unknown), .cnt_ecn(c_ecn), .cnt_cnp(c_cnp_rcvd)
+  );
+
+  // ---- completer slot (not in yet): responses are taken and dropped, counted as unknown
+  logic c_rsp_dropped;
+  assign rsp_ready = 1'b1;
+  assign dr_tready = 1'b1;
+  assign c_rsp_dropped = rsp_valid;
+  logic unused_rsp;
+  assign unused_rsp = ^dr_tdata ^ ^dr_tkeep ^ dr_tvalid ^ dr_tlast;
+
+  // ================================================================ responder
+  logic [511:0] rdd_tdata;  // DMA read data, shared by the read clients
+  logic         rdd_tlast, rdd_tuser;
+  logic         db_rq, db_sq;
+  assign db_rq = db_tuser[0];
+  assign db_sq = !db_tuser[0];
+  logic         rq_db_ready;
+  assign db_tready = db_sq || rq_db_ready;  // SQ doorbells: requester slot (not in yet)
+
+  logic         r_ctx_valid, r_ctx_ready, r_ctx_done;
+  logic         r_strd_ready;
+  logic         r_mr_valid, r_mr_ready, r_mr_op;
+  logic [31:0]  r_mr_key, r_mr_pd, r_mr_len;
+  logic [63:0]  r_mr_va;
+  logic [3:0]   r_mr_need;
+  logic [1:0]   r_mr_user, r_mr_res_user;
+  logic         r_mr_res_valid, r_mr_res_ready;
+  logic         r_rd_valid, r_rd_ready;
+  logic [63:0]  r_rd_addr;
+  logic [15:0]  r_rd_len;
+  logic         r_rdd_tvalid, r_rdd_tready;
+  logic         r_wr_valid, r_wr_ready;
+  logic [63:0]  r_wr_addr;
+  logic [15:0]  r_wr_len;
+  logic [511:0] r_wd_tdata;
+  logic [63:0]  r_wd_tkeep;
+  logic         r_wd_tvalid, r_wd_tready, r_wd_tlast;
+  logic         ack_valid, ack_ready;
+  logic [23:0]  ack_qpn, ack_psn, ack_msn;
+  logic [7:0]   ack_syn;
+  logic         rsp_req_valid, rsp_req_ready;
+  logic [RSP_W-1:0] rsp_req;
+  logic         c_dup, c_nak_seq, c_nak_rnr, c_nak_inv, c_nak_acc, c_nak_op, c_r_dma_err, c_r_drop;
+  logic         resp_init;
+
+  roce_resp #(.LOG_N(LOG_MAX_QP)) u_resp (
+    .clk, .rst, .soft_reset, .init_done(resp_init),
+    .s_req_valid(req_valid), .s_req_ready(req_ready), .s_req_hdr(d_hdr), .s_req_attr(d_attr),
+    .s_axis_pay_tdata(dq_tdata), .s_axis_pay_tkeep(dq_tkeep), .s_axis_pay_tvalid(dq_tvalid),
+    .s_axis_pay_tready(dq_tready), .s_axis_pay_tlast(dq_tlast),
+    .s_db_valid(db_tvalid && db_rq), .s_db_ready(rq_db_ready),
+    .s_db_qpn({8'd0, db_tdata[roce_regs_pkg::RQ_DB_QP_LSB +: 16]}),
+    .s_db_pi(db_tdata[roce_regs_pkg::RQ_DB_PI_LSB +: 16]),
+    .s_ctx_valid(r_ctx_valid), .s_ctx_ready(r_ctx_ready), .s_ctx_op({5'd0, ctx_op_code}),
+    .s_ctx_qpn(ctx_op_qpn), .s_ctx_arg(ctx_op_arg), .ctx_done(r_ctx_done),
+    .s_strd_valid(st_rd_valid), .s_strd_ready(r_strd_ready), .s_strd_qpn(st_rd_qpn),
+    .strd_done(st_rd_done), .strd_rq_psn(st_rd_rq_psn), .strd_rq_pi(st_rd_rq_pi),
+    .strd_rq_ci(st_rd_rq_ci),
+    .m_attr_valid(resp_attr_valid), .m_attr_ready(resp_attr_ready), .m_attr_qpn(resp_attr_qpn),
+    .s_attr_valid(resp_attr_rvalid), .s_attr_data(rx_attr),
+    .m_mr_valid(r_mr_valid), .m_mr_ready(r_mr_ready), .m_mr_op(r_mr_op), .m_mr_key(r_mr_key),
+    .m_mr_pd(r_mr_pd), .m_mr_va(r_mr_va), .m_mr_len(r_mr_len), .m_mr_need(r_mr_need),
+    .m_mr_user(r_mr_user),
+    .s_mr_valid(r_mr_res_valid), .s_mr_ready(r_mr_res_ready), .s_mr_status(mr_res_status),
+    .s_mr_dma(mr_res_dma), .s_mr_user(r_mr_res_user),
+    .m_dma_rd_valid(r_rd_valid), .m_dma_rd_ready(r_rd_ready), .m_dma_rd_addr(r_rd_addr),
+    .m_dma_rd_len(r_rd_len),
+    .s_dma_rd_tdata(rdd_tdata), .s_dma_rd_tvalid(r_rdd_tvalid), .s_dma_rd_tready(r_rdd_tready),
+    .s_dma_rd_tlast(rdd_tlast), .s_dma_rd_tuser(rdd_tuser),
+    .m_dma_wr_valid(r_wr_valid), .m_dma_wr_ready(r_wr_ready), .m_dma_wr_addr(r_wr_addr),
+    .m_dma_wr_len(r_wr_len),
+    .m_axis_dma_wr_tdata(r_wd_tdata), .m_axis_dma_wr_tkeep(r_wd_tkeep),
+    .m_axis_dma_wr_tvalid(r_wd_tvalid), .m_axis_dma_wr_tready(r_wd_tready),
+    .m_axis_dma_wr_tlast(r_wd_tlast),
+    .m_ack_valid(ack_valid), .m_ack_ready(ack_ready), .m_ack_qpn(ack_qpn), .m_ack_psn(ack_psn),
+    .m_ack_syndrome(ack_syn), .m_ack_msn(ack_msn),
+    .m_rsp_valid(rsp_req_valid), .m_rsp_ready(rsp_req_ready), .m_rsp_data(rsp_req),
+    .m_cpl_valid(cpl_tvalid), .m_cpl_ready(cpl_tready), .m_cpl_tdata(cpl_tdata),
+    .m_cpl_tuser(cpl_tuser),
+    .m_err_valid(qerr_valid), .m_err_ready(qerr_ready), .m_err_qpn(qerr_qpn),
+    .m_err_cause(qerr_cause),
+    .cnt_dup(c_dup), .cnt_nak_seq(c_nak_seq), .cnt_nak_rnr(c_nak_rnr), .cnt_nak_inv(c_nak_inv),
+    .cnt_nak_acc(c_nak_acc), .cnt_nak_op(c_nak_op), .cnt_dma_err(c_r_dma_err), .cnt_drop(c_r_drop)
+  );
+
+  // ================================================================ context ops, state reads
+  // Owners: roce_resp (every op), roce_ack_q (RESET: forget the owed ACK), roce_dcqcn
+  // (RESET: clear the QP's rate state). The op completes when all have taken it.
+  logic [2:0] ctx_got;  // per owner: done
+  logic       aq_clr_valid, aq_clr_ready, cc_rst_valid, cc_rst_ready;
+  logic       op_reset;
+  assign op_reset = ctx_op_code == 3'(roce_rec_pkg::CTX_OP_RESET);
+  logic       r_ctx_taken;
+  assign r_ctx_valid = ctx_op_valid && !ctx_got[0] && !r_ctx_taken;
+  assign aq_clr_valid = ctx_op_valid && !ctx_got[1] && op_reset;
+  assign cc_rst_valid = ctx_op_valid && !ctx_got[2] && op_reset;
+  assign ctx_op_done = ctx_op_valid && (ctx_got[0] || r_ctx_done) &&
+                       (ctx_got[1] || !op_reset || aq_clr_ready) &&
+                       (ctx_got[2] || !op_reset || cc_rst_ready);
+  always_ff @(posedge clk) begin
+    if (r_ctx_valid && r_ctx_ready) r_ctx_taken <= 1'b1;
+    if (r_ctx_done) ctx_got[0] <= 1'b1;
+    if (aq_clr_valid && aq_clr_ready) ctx_got[1] <= 1'b1;
+    if (cc_rst_valid && cc_rst_ready) ctx_got[2] <= 1'b1;
+    if (ctx_op_done || rst) begin
+      ctx_got <= 3'b000;
+      r_ctx_taken <= 1'b0;
+    end
+  end
+  logic unused_strd;
+  assign unused_strd = r_strd_ready;
+
+  // ================================================================ ACKs, READ responses
+  logic             ackd_valid, ackd_ready;
+  logic [DESC_W-1:0] ackd;
+  logic             aq_init;
+  roce_ack_q #(.LOG_N(LOG_MAX_QP)) u_ack_q (
+    .clk, .rst, .soft_reset, .init_done(aq_init),
+    .s_ack_valid(ack_valid), .s_ack_ready(ack_ready), .s_ack_qpn(ack_qpn), .s_ack_psn(ack_psn),
+    .s_ack_syndrome(ack_syn), .s_ack_msn(ack_msn),
+    .s_clr_valid(aq_clr_valid), .s_clr_ready(aq_clr_ready), .s_clr_qpn(ctx_op_qpn),
+    .m_desc_valid(ackd_valid), .m_desc_ready(ackd_ready), .m_desc(ackd)
+  );
+
+  logic             rr_rd_valid, rr_rd_ready;
+  logic [63:0]      rr_rd_addr;
+  logic [15:0]      rr_rd_len;
+  logic             rr_rdd_tvalid, rr_rdd_tready;
+  logic             rrd_valid, rrd_ready;
+  logic [DESC_W-1:0] rrd;
+  logic [511:0]     rrp_tdata;
+  logic [63:0]      rrp_tkeep;
+  logic             rrp_tvalid, rrp_tready, rrp_tlast;
+  logic             c_rr_dma_err;
+  roce_rd_rsp u_rd_rsp (
+    .clk, .rst,
+    .s_rsp_valid(rsp_req_valid), .s_rsp_ready(rsp_req_ready), .s_rsp_data(rsp_req),
+    .m_dma_rd_valid(rr_rd_valid), .m_dma_rd_ready(rr_rd_ready), .m_dma_rd_addr(rr_rd_addr),
+    .m_dma_rd_len(rr_rd_len),
+    .s_dma_rd_tdata(rdd_tdata), .s_dma_rd_tvalid(rr_rdd_tvalid), .s_dma_rd_tready(rr_rdd_tready),
+    .s_dma_rd_tlast(rdd_tlast), .s_dma_rd_tuser(rdd_tuser),
+    .m_desc_valid(rrd_valid), .m_desc_ready(rrd_ready), .m_desc(rrd),
+    .m_axis_pay_tdata(rrp_tdata), .m_axis_pay_tkeep(rrp_tkeep), .m_axis_pay_tvalid(rrp_tvalid),
+    .m_axis_pay_tready(rrp_tready), .m_axis_pay_tlast(rrp_tlast),
+    .cnt_dma_err(c_rr_dma_err)
+  );
+
+  // ================================================================ congestion control
+  logic        cnp_out_valid, cnp_out_ready;
+  logic [23:0] cnp_out_qpn;
+  logic        cc_init;
+  logic [31:0] cc_now;
+  logic        cc_sent_ready, cc_query_ready, cc_pace_valid, cc_pace_allowed, cc_pace_limited;
+  logic [23:0] cc_pace_qpn;
+  logic [27:0] cc_pace_rc, cc_pace_rt;
+  logic [15:0] cc_pace_alpha;
+  roce_dcqcn #(.LOG_N(LOG_MAX_QP)) u_dcqcn (
+    .clk, .rst, .soft_reset, .init_done(cc_init), .now_cycle(cc_now),
+    .cfg_cnp_enable, .cfg_dcqcn_enable, .cfg_us_cycles, .cfg_dcqcn_rate_ai, .cfg_dcqcn_rate_hai,
+    .cfg_dcqcn_rate_min, .cfg_dcqcn_g, .cfg_dcqcn_alpha_init, .cfg_dcqcn_alpha_us,
+    .cfg_dcqcn_rate_us, .cfg_dcqcn_byte_counter, .cfg_dcqcn_stages, .cfg_cnp_interval_us,
+    .s_ce_valid(ce_valid), .s_ce_ready(ce_ready), .s_ce_qpn(ce_qpn),
+    .m_cnp_valid(cnp_out_valid), .m_cnp_ready(cnp_out_ready), .m_cnp_qpn(cnp_out_qpn),
+    .s_reset_valid(cc_rst_valid), .s_reset_ready(cc_rst_ready), .s_reset_qpn(ctx_op_qpn),
+    .s_cnp_valid(cnp_in_valid), .s_cnp_ready(cnp_in_ready), .s_cnp_qpn(cnp_in_qpn),
+    .s_sent_valid(1'b0), .s_sent_ready(cc_sent_ready), .s_sent_qpn(24'd0), .s_sent_bytes(16'd0),
+    .s_query_valid(1'b0), .s_query_ready(cc_query_ready), .s_query_qpn(24'd0),
+    .m_pace_valid(cc_pace_valid), .m_pace_qpn(cc_pace_qpn), .m_pace_allowed(cc_pace_allowed),
+    .m_pace_limited(cc_pace_limited), .m_pace_rc(cc_pace_rc), .m_pace_rt(cc_pace_rt),
+    .m_pace_alpha(cc_pace_alpha)
+  );
+  logic unused_cc;  // the requester's pacing ports (requester not in yet)
+  assign unused_cc = cc_init ^ ^cc_now ^ cc_sent_ready ^ cc_query_ready ^ cc_pace_valid ^
+                     ^cc_pace_qpn ^ cc_pace_allowed ^ cc_pace_limited ^ ^cc_pace_rc ^
+                     ^cc_pace_rt ^ ^cc_pace_alpha ^ cfg_pfc_enable ^ ^cfg_tick_cycles ^
+                     ^cfg_cnp_dscp ^ ^cfg_cnp_pcp ^ resp_init ^ aq_init;
+
+  // ================================================================ TX path
+  logic [LOG_MAX_QP-1:0] tx_attr_qpn_n;
+  logic             txq_ready, txq_tready;
+  logic             txh_valid, txh_ready;
+  logic [TXH_W-1:0] txh;
+  logic [511:0]     txp_tdata;
+  logic [63:0]      txp_tkeep;
+  logic             txp_tvalid, txp_tready, txp_tlast;
+  logic             c_acks;
+  roce_tx_arb #(.LOG_N(LOG_MAX_QP)) u_tx_arb (
+    .clk, .rst,
+    .cfg_mac, .cfg_ipv4, .cfg_gid, .cfg_ecn_enable, .cfg_vlan_enable, .cfg_vlan_vid,
+    .cfg_vlan_pcp, .pause(8'd0),
+    .s_cnp_valid(cnp_out_valid), .s_cnp_ready(cnp_out_ready), .s_cnp_qpn(cnp_out_qpn),
+    .s_ack_valid(ackd_valid), .s_ack_ready(ackd_ready), .s_ack_desc(ackd),
+    .s_rsp_valid(rrd_valid), .s_rsp_ready(rrd_ready), .s_rsp_desc(rrd),
+    .s_axis_rsp_tdata(rrp_tdata), .s_axis_rsp_tkeep(rrp_tkeep), .s_axis_rsp_tvalid(rrp_tvalid),
+    .s_axis_rsp_tready(rrp_tready), .s_axis_rsp_tlast(rrp_tlast),
+    // requester slot (not in yet)
+    .s_req_valid(1'b0), .s_req_ready(txq_ready), .s_req_desc('0),
+    .s_axis_req_tdata('0), .s_axis_req_tkeep('0), .s_axis_req_tvalid(1'b0),
+    .s_axis_req_tready(txq_tready), .s_axis_req_tlast(1'b0),
+    .m_attr_valid(tx_attr_req_valid), .m_attr_qpn(tx_attr_qpn_n), .s_attr_valid(tx_attr_valid),
+    .s_attr_data(tx_attr),
+    .m_hdr_valid(txh_valid), .m_hdr_ready(txh_ready), .m_hdr(txh),
+    .m_axis_pay_tdata(txp_tdata), .m_axis_pay_tkeep(txp_tkeep), .m_axis_pay_tvalid(txp_tvalid),
+    .m_axis_pay_tready(txp_tready), .m_axis_pay_tlast(txp_tlast),
+    .cnt_ack(c_acks)
+  );
+  assign tx_attr_req_qpn = {{(24 - LOG_MAX_QP){1'b0}}, tx_attr_qpn_n};
+  logic unused_tx_state;
+  assign unused_tx_state = ^tx_attr_state ^ c_acks ^ txq_ready ^ txq_tready;
+
+  logic [511:0] tb_tdata;
+  logic [63:0]  tb_tkeep;
+  logic         tb_tvalid, tb_tready, tb_tlast, tb_tuser, tb_drop;
+  roce_tx_build u_tx_build (
+    .clk, .rst,
+    .s_axis_hdr_tdata(txh), .s_axis_hdr_tvalid(txh_valid), .s_axis_hdr_tready(txh_ready),
+    .s_axis_pay_tdata(txp_tdata), .s_axis_pay_tkeep(txp_tkeep), .s_axis_pay_tvalid(txp_tvalid),
+    .s_axis_pay_tready(txp_tready), .s_axis_pay_tlast(txp_tlast),
+    .m_axis_tdata(tb_tdata), .m_axis_tkeep(tb_tkeep), .m_axis_tvalid(tb_tvalid),
+    .m_axis_tready(tb_tready), .m_axis_tlast(tb_tlast), .m_axis_tuser(tb_tuser),
+    .drop(tb_drop)
+  );
+
+  logic [1:0] tx_icrc_user;
+  roce_icrc #(.DATA_W(512), .INSERT(1)) u_icrc_tx (
+    .clk, .rst,
+    .s_axis_tdata(tb_tdata), .s_axis_tkeep(tb_tkeep), .s_axis_tvalid(tb_tvalid),
+    .s_axis_tready(tb_tready), .s_axis_tlast(tb_tlast), .s_axis_tuser(tb_tuser),
+    .m_axis_tdata(m_axis_tx_tdata), .m_axis_tkeep(m_axis_tx_tkeep),
+    .m_axis_tvalid(m_axis_tx_tvalid), .m_axis_tready(m_axis_tx_tready),
+    .m_axis_tlast(m_axis_tx_tlast), .m_axis_tuser(tx_icrc_user)
+  );
+  assign m_axis_tx_tuser = tx_icrc_user[0];
+
+  // ================================================================ DMA and MR sharing
+  roce_dma_rd_arb #(.N(2), .TAG_W(DMA_TAG_W)) u_dma_rd_arb (
+    .clk, .rst,
+    .s_req_valid({rr_rd_valid, r_rd_valid}), .s_req_ready({rr_rd_ready, r_rd_ready}),
+    .s_req_addr({rr_rd_addr, r_rd_addr}), .s_req_len({rr_rd_len, r_rd_len}),
+    .m_req_valid(m_dma_rd_valid), .m_req_ready(m_dma_rd_ready), .m_req_addr(m_dma_rd_addr),
+    .m_req_len(m_dma_rd_len), .m_req_tag(m_dma_rd_tag),
+    .s_rsp_tdata(s_dma_rd_tdata), .s_rsp_tvalid(s_dma_rd_tvalid), .s_rsp_tready(s_dma_rd_tready),
+    .s_rsp_tlast(s_dma_rd_tlast), .s_rsp_tuser(s_dma_rd_tuser), .s_rsp_tid(s_dma_rd_tid),
+    .m_rsp_tdata(rdd_tdata), .m_rsp_tvalid({rr_rdd_tvalid, r_rdd_tvalid}),
+    .m_rsp_tready({rr_rdd_tready, r_rdd_tready}), .m_rsp_tlast(rdd_tlast), .m_rsp_tuser(rdd_tuser)
+  );
+
+  // roce_cq's CQE writes as a write client: the request, then one beat
+  logic cqw_req_valid, cqw_req_ready, cqw_tvalid, cqw_tready, cqw_sent;
+  assign cqw_req_valid = cqe_valid && !cqw_sent;
+  assign cqw_tvalid = cqe_valid && cqw_sent;
+  assign cqe_ready = cqw_tvalid && cqw_tready;
+  always_ff @(posedge clk) begin
+    if (cqw_req_valid && cqw_req_ready) cqw_sent <= 1'b1;
+    if (cqe_ready || rst) cqw_sent <= 1'b0;
+  end
+
+  roce_dma_wr_arb #(.N(2)) u_dma_wr_arb (
+    .clk, .rst,
+    .s_req_valid({cqw_req_valid, r_wr_valid}), .s_req_ready({cqw_req_ready, r_wr_ready}),
+    .s_req_addr({cqe_addr, r_wr_addr}), .s_req_len({16'd32, r_wr_len}),
+    .s_tdata({256'd0, cqe_data, r_wd_tdata}), .s_tkeep({64'h0000_0000_FFFF_FFFF, r_wd_tkeep}),
+    .s_tvalid({cqw_tvalid, r_wd_tvalid}), .s_tready({cqw_tready, r_wd_tready}),
+    .s_tlast({1'b1, r_wd_tlast}),
+    .m_req_valid(m_dma_wr_valid), .m_req_ready(m_dma_wr_ready), .m_req_addr(m_dma_wr_addr),
+    .m_req_len(m_dma_wr_len), .m_tdata(m_axis_dma_wr_tdata), .m_tkeep(m_axis_dma_wr_tkeep),
+    .m_tvalid(m_axis_dma_wr_tvalid), .m_tready(m_axis_dma_wr_tready), .m_tlast(m_axis_dma_wr_tlast)
+  );
+
+  // one MR client so far: roce_resp (the requester and completer join through roce_mr_arb)
+  assign mr_valid = r_mr_valid;
+  assign r_mr_ready = mr_ready;
+  assign mr_op = r_mr_op;
+  assign mr_key = r_mr_key;
+  assign mr_pd = r_mr_pd;
+  assign mr_va = r_mr_va;
+  assign mr_len = r_mr_len;
+  assign mr_need = r_mr_need;
+  assign mr_user = {14'd0, r_mr_user};
+  assign r_mr_res_valid = mr_res_valid;
+  assign mr_res_ready = r_mr_res_ready;
+  assign r_mr_res_user = mr_res_user[1:0];
+
+  // ================================================================ counters
+  function automatic logic [15:0] popcount64(input logic [63:0] k);
+    popcount64 = '0;
+    for (int i = 0; i < 64; i++) popcount64 = popcount64 + {15'd0, k[i]};
+  endfunction
+  logic rx_beat, tx_beat;
+  assign rx_beat = s_axis_rx_tvalid && s_axis_rx_tready;
+  assign tx_beat = m_axis_tx_tvalid && m_axis_tx_tready;
+  always_comb begin
+    cnt_add = '0;
+    cnt_add[16*roce_regs_pkg::CNT_RX_FRAMES +: 16] = {15'd0, rx_beat && s_axis_rx_tlast};
+    cnt_add[16*roce_regs_pkg::CNT_RX_BYTES +: 16] = rx_beat ? popcount64(s_axis_rx_tkeep) : 16'd0;
+    cnt_add[16*roce_regs_pkg::CNT_RX_ICRC_ERRORS +: 16] = {15'd0, df_bad};
+    cnt_add[16*roce_regs_pkg::CNT_RX_MALFORMED +: 16] = {15'd0, c_malformed};
+    cnt_add[16*roce_regs_pkg::CNT_RX_UNKNOWN_QP +: 16] = {14'd0, c_unknown} + {15'd0, c_r_drop} +
+                                                       {15'd0, c_rsp_dropped};
+    cnt_add[16*roce_regs_pkg::CNT_RX_DROPPED +: 16] = {14'd0, c_dropped} + {15'd0, df_over} +
+                                                    {15'd0, df_full};
+    cnt_add[16*roce_regs_pkg::CNT_TX_FRAMES +: 16] = {15'd0, tx_beat && m_axis_tx_tlast};
+    cnt_add[16*roce_regs_pkg::CNT_TX_BYTES +: 16] = tx_beat ? popcount64(m_axis_tx_tkeep) : 16'd0;
+    cnt_add[16*roce_regs_pkg::CNT_NAK_SEQ_SENT +: 16] = {15'd0, c_nak_seq};
+    cnt_add[16*roce_regs_pkg::CNT_NAK_RNR_SENT +: 16] = {15'd0, c_nak_rnr};
+    cnt_add[16*roce_regs_pkg::CNT_NAK_INV_REQ_SENT +: 16] = {15'd0, c_nak_inv};
+    cnt_add[16*roce_regs_pkg::CNT_NAK_REM_ACC_SENT +: 16] = {15'd0, c_nak_acc};
+    cnt_add[16*roce_regs_pkg::CNT_CNP_SENT +: 16] = {15'd0, cnp_out_valid && cnp_out_ready};
+    cnt_add[16*roce_regs_pkg::CNT_CNP_RCVD +: 16] = {15'd0, c_cnp_rcvd};
+    cnt_add[16*roce_regs_pkg::CNT_ECN_MARKED_RCVD +: 16] = {15'd0, c_ecn};
+  end
+  logic unused_cnt;
+  assign unused_cnt = c_not_roce ^ c_dup ^ c_nak_op ^ c_r_dma_err ^ c_rr_dma_err ^ df_good ^
+                      ^df_good_n ^ ^df_bad_n ^ ^df_over_n ^ ^df_full_n ^ tb_drop ^
+                      tx_icrc_user[1] ^ df_tuser[0] ^ ^rx_attr_pend ^ db_tuser[1] ^
+                      ^mr_res_user[15:2];
+
+endmodule
+
+`resetall

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: Apache-2.0 OR MIT
+//
+// roce_mr_arb: shares roce_mr_check's request port among N clients. Requests are granted
+// round-robin (a client keeps the grant while it holds valid, so a burst of checks goes out
+// back to back) and carry the client's index in the top bits of the user field; results
+// come back in request order and are routed to their client by those bits.
+// Latency: none added (requests and results pass through combinationally).
+// Throughput: one request per cycle.
+//
+// Parameters:
+//   N       clients (at least 2).
+//   USER_W  roce_mr_check's user width; each client has USER_W - IW bits of its own.
+
+`resetall
+`default_nettype none
+
+module roce_mr_arb #(
+  parameter int N = 2,
+  parameter int USER_W = 16,
+  localparam int IW = $clog2(N),
+  localparam int CU_W = USER_W - IW
+) (
+  input  wire logic              clk,
+  input  wire logic              rst,
+
+  input  wire logic [N-1:0]      s_valid,
+  output      logic [N-1:0]      s_ready,
+  input  wire logic [N-1:0]      s_op,
+  input  wire logic [N*32-1:0]   s_key,
+  input  wire logic [N*32-1:0]   s_pd,
+  input  wire logic [N*64-1:0]   s_va,
+  input  wire logic [N*32-1:0]   s_len,
+  input  wire logic [N*4-1:0]    s_need,
+  input  wire logic [N*CU_W-1:0] s_user,
+
+  output      logic              m_valid,
+  input  wire logic              m_ready,
+  output      logic              m_op,
+  output      logic [31:0]       m_key,
+  output      logic [31:0]       m_pd,
+  output      logic [63:0]       m_va,
+  output      logic [31:0]       m_len,
+  output      logic [3:0]        m_need,
+  output      logic [USER_W-1:0] m_user,
+
+  input  wire logic              s_res_valid,
+  output      logic              s_res_ready,
+  input  wire logic [USER_W-1:0] s_res_user,
+  output      logic [N-1:0]      m_res_valid,
+  input  wire logic [N-1:0]      m_res_ready,
+  output      logic [CU_W-1:0]   m_res_user
+);
+
+  logic [IW-1:0] g;       // the client holding the grant
+  logic          held;    // g holds it (it offered last cycle and was not done)
+  logic [IW-1:0] pick;
+  logic          any;
+  // round-robin: the client k places after l (k in 1..N)
+  function automatic logic [IW-1:0] rr(input logic [IW-1:0] l, input integer k);
+    integer t;
+    t = {{(32 - IW){1'b0}}, l} + k;
+    if (t >= N) t = t - N;
+    rr = t[IW-1:0];
+  endfunction
+
+  always_comb begin
+    pick = g;
+    any = 1'b0;
+    for (int k = N; k >= 1; k--) begin
+      if (s_valid[rr(g, k)]) begin
+        pick = rr(g, k);
+        any = 1'b1;
+      end
+    end
+    if (held && s_valid[g]) begin
+      pick = g;
+      any = 1'b1;
+    end
+  end
+
+  always_comb begin
+    m_valid = any;
+    m_op = s_op[pick];
+    m_key = s_key[32*pick +: 32];
+    m_pd = s_pd[32*pick +: 32];
+    m_va = s_va[64*pick +: 64];
+    m_len = s_len[32*pick +: 32];
+    m_need = s_need[4*pick +: 4];
+    m_user = {pick, s_user[CU_W*pick +: CU_W]};
+    s_ready = '0;
+    if (any) s_ready[pick] = m_ready;
+  end
+
+  always_ff @(posedge clk) begin
+    if (any) begin
+      g <= pick;
+      held <= 1'b1;
+    end else begin
+      held <= 1'b0;
+    end
+    if (rst) begin
+      g <= '0;
+      held <= 1'b0;
+    end
+  end
+
+  logic [IW-1:0] rc;
+  assign rc = s_res_user[USER_W-1 -: IW];
+  assign m_res_user = s_res_user[CU_W-1:0];
+  always_comb begin
+    m_res_valid = '0;
+    s_res_ready = 1'b1;
+    for (int i = 0; i < N; i++) begin
+      if (rc == IW'(i)) begin
+        m_res_valid[i] = s_res_valid;
+        s_res_ready = m_res_ready[i];
+      end
+    end
+  end
+
+endmodule
+
+`resetall

@@ -1,0 +1,323 @@
+//! The Verilated engine (`hdl/rtl/roce_engine.sv`) as a node of the simulator: its MAC
+//! ports fed from and drained to frame queues at the line rate, its DMA ports served from
+//! host memory (a [`HostMem`], the same model the engine model uses) with a read latency,
+//! and its AXI4-Lite register port driven by blocking MMIO reads and writes, so
+//! `roce-driver` programs it exactly as it programs the model or a board.
+
+use std::collections::VecDeque;
+
+use roce_model::engine::regs::counter_field;
+use roce_model::engine::{Counters, Dma, HostMem};
+
+use crate::vl::{pack_bytes, unpack_bytes, Dut, Model, Port};
+use crate::SimError;
+
+/// How the harness around the engine behaves.
+#[derive(Clone, Copy, Debug)]
+pub struct HdlConfig {
+    /// Cycles from a DMA read request to its first data beat.
+    pub dma_read_latency: u64,
+    /// MAC line rate in bytes per cycle (100 Gb/s at 250 MHz: 50).
+    pub line_bytes_per_cycle: f64,
+}
+
+impl Default for HdlConfig {
+    fn default() -> Self {
+        HdlConfig { dma_read_latency: 250, line_bytes_per_cycle: 50.0 }
+    }
+}
+
+struct P {
+    rst: Port,
+    axil: [Port; 16],
+    rx: [Port; 6],
+    tx: [Port; 6],
+    rd_req: [Port; 5],
+    rd_dat: [Port; 6],
+    wr_req: [Port; 4],
+    wr_dat: [Port; 5],
+    link_up: Port,
+}
+
+/// The Verilated engine with its surroundings.
+pub struct HdlEngine {
+    dut: Dut,
+    p: P,
+    cfg: HdlConfig,
+    /// Cycles simulated.
+    pub cycle: u64,
+    rx_q: VecDeque<Vec<u8>>,
+    rx_pos: usize,
+    tx_cur: Vec<u8>,
+    tx_start: Option<u64>,
+    mac_free_at: u64,
+    tx_out: VecDeque<Vec<u8>>,
+    rd_q: VecDeque<(u64, u64, Vec<u8>, bool, bool)>, // (ready cycle, tag, beat, last, error)
+    wr_reqs: VecDeque<(u64, usize)>,
+    wr_data: Vec<u8>,
+    wr_done: VecDeque<Vec<u8>>,
+    /// DMA writes refused by host memory (a board's DMA engine reports them as FATAL).
+    pub dma_write_errors: u64,
+    w: Vec<u32>,
+}
+
+impl std::fmt::Debug for HdlEngine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HdlEngine").field("cycle", &self.cycle).finish()
+    }
+}
+
+fn ports(d: &Dut) -> Result<P, SimError> {
+    let p = |n: &str| d.port(n).ok_or_else(|| SimError::Config(format!("roce_engine has no port {n}")));
+    Ok(P {
+        rst: p("rst")?,
+        axil: [
+            p("s_axil_awaddr")?,
+            p("s_axil_awvalid")?,
+            p("s_axil_awready")?,
+            p("s_axil_wdata")?,
+            p("s_axil_wstrb")?,
+            p("s_axil_wvalid")?,
+            p("s_axil_wready")?,
+            p("s_axil_bresp")?,
+            p("s_axil_bvalid")?,
+            p("s_axil_bready")?,
+            p("s_axil_araddr")?,
+            p("s_axil_arvalid")?,
+            p("s_axil_arready")?,
+            p("s_axil_rdata")?,
+            p("s_axil_rvalid")?,
+            p("s_axil_rready")?,
+        ],
+        rx: [p("s_axis_rx_tdata")?, p("s_axis_rx_tkeep")?, p("s_axis_rx_tvalid")?, p("s_axis_rx_tready")?, p("s_axis_rx_tlast")?, p("s_axis_rx_tuser")?],
+        tx: [p("m_axis_tx_tdata")?, p("m_axis_tx_tkeep")?, p("m_axis_tx_tvalid")?, p("m_axis_tx_tready")?, p("m_axis_tx_tlast")?, p("m_axis_tx_tuser")?],
+        rd_req: [p("m_dma_rd_valid")?, p("m_dma_rd_ready")?, p("m_dma_rd_addr")?, p("m_dma_rd_len")?, p("m_dma_rd_tag")?],
+        rd_dat: [p("s_dma_rd_tdata")?, p("s_dma_rd_tvalid")?, p("s_dma_rd_tready")?, p("s_dma_rd_tlast")?, p("s_dma_rd_tuser")?, p("s_dma_rd_tid")?],
+        wr_req: [p("m_dma_wr_valid")?, p("m_dma_wr_ready")?, p("m_dma_wr_addr")?, p("m_dma_wr_len")?],
+        wr_dat: [p("m_axis_dma_wr_tdata")?, p("m_axis_dma_wr_tkeep")?, p("m_axis_dma_wr_tvalid")?, p("m_axis_dma_wr_tready")?, p("m_axis_dma_wr_tlast")?],
+        link_up: p("status_link_up")?,
+    })
+}
+
+impl HdlEngine {
+    /// Instantiate and reset the engine.
+    pub fn new(cfg: HdlConfig) -> Result<Self, SimError> {
+        let dut = Dut::new(Model::Engine, None)?;
+        let p = ports(&dut)?;
+        let mut e = HdlEngine {
+            dut,
+            p,
+            cfg,
+            cycle: 0,
+            rx_q: VecDeque::new(),
+            rx_pos: 0,
+            tx_cur: Vec::new(),
+            tx_start: None,
+            mac_free_at: 0,
+            tx_out: VecDeque::new(),
+            rd_q: VecDeque::new(),
+            wr_reqs: VecDeque::new(),
+            wr_data: Vec::new(),
+            wr_done: VecDeque::new(),
+            dma_write_errors: 0,
+            w: vec![0; 16],
+        };
+        for q in [e.p.axil[1], e.p.axil[5], e.p.axil[11], e.p.rx[2], e.p.rd_dat[1]] {
+            e.dut.set_u64(q, 0);
+        }
+        e.dut.set_u64(e.p.axil[4], 0xF);
+        e.dut.set_u64(e.p.axil[9], 1);
+        e.dut.set_u64(e.p.axil[15], 1);
+        e.dut.set_u64(e.p.link_up, 1);
+        e.dut.set_u64(e.p.rst, 1);
+        for _ in 0..4 {
+            e.dut.eval();
+            e.dut.tick();
+        }
+        e.dut.set_u64(e.p.rst, 0);
+        Ok(e)
+    }
+
+    /// Queue a frame for the MAC RX port.
+    pub fn rx(&mut self, frame: &[u8]) {
+        self.rx_q.push_back(frame.to_vec());
+    }
+
+    /// A frame the engine transmitted, if one is complete.
+    pub fn tx(&mut self) -> Option<Vec<u8>> {
+        self.tx_out.pop_front()
+    }
+
+    /// Whether the engine has frames, DMA reads or writes in progress in the harness.
+    pub fn busy(&self) -> bool {
+        !self.rx_q.is_empty() || !self.rd_q.is_empty() || !self.wr_reqs.is_empty() || !self.tx_cur.is_empty()
+    }
+
+    /// One clock cycle with every port serviced, host memory `mem` behind the DMA ports
+    /// (AXI4-Lite inputs as set by the caller).
+    pub fn cycle(&mut self, mem: &mut HostMem) {
+        let now = self.cycle;
+        let p = &self.p;
+        // MAC RX: the next beat of the frame at the head of the queue
+        let rx_valid = !self.rx_q.is_empty();
+        self.dut.set_u64(p.rx[2], u64::from(rx_valid));
+        if let Some(f) = self.rx_q.front() {
+            let end = (self.rx_pos + 64).min(f.len());
+            let beat = &f[self.rx_pos..end];
+            pack_bytes(beat, &mut self.w);
+            self.dut.set(p.rx[0], &self.w);
+            let n = beat.len();
+            self.dut.set_u64(p.rx[1], if n >= 64 { u64::MAX } else { (1u64 << n) - 1 });
+            self.dut.set_u64(p.rx[4], u64::from(end == f.len()));
+            self.dut.set_u64(p.rx[5], 0);
+        }
+        // MAC TX: busy while the previous frame is on the wire
+        let tx_ready = self.tx_start.is_some() || now >= self.mac_free_at;
+        self.dut.set_u64(p.tx[3], u64::from(tx_ready));
+        // DMA read data, in request order, one beat per cycle
+        let rd_now = self.rd_q.front().is_some_and(|b| b.0 <= now);
+        self.dut.set_u64(p.rd_dat[1], u64::from(rd_now));
+        if let Some((_, tag, b, last, err)) = self.rd_q.front() {
+            pack_bytes(b, &mut self.w);
+            self.dut.set(p.rd_dat[0], &self.w);
+            self.dut.set_u64(p.rd_dat[3], u64::from(*last));
+            self.dut.set_u64(p.rd_dat[4], u64::from(*err));
+            self.dut.set_u64(p.rd_dat[5], *tag);
+        }
+        self.dut.set_u64(p.rd_req[1], 1);
+        self.dut.set_u64(p.wr_req[1], 1);
+        self.dut.set_u64(p.wr_dat[3], 1);
+        self.dut.eval();
+
+        if rx_valid && self.dut.get_bool(p.rx[3]) {
+            let len = self.rx_q.front().map_or(0, Vec::len);
+            self.rx_pos += 64;
+            if self.rx_pos >= len {
+                self.rx_pos = 0;
+                self.rx_q.pop_front();
+            }
+        }
+        if tx_ready && self.dut.get_bool(p.tx[2]) {
+            if self.tx_start.is_none() {
+                self.tx_start = Some(now);
+            }
+            self.dut.get(p.tx[0], &mut self.w);
+            let mut b = [0u8; 64];
+            unpack_bytes(&self.w, &mut b);
+            let n = self.dut.get_u64(p.tx[1]).count_ones() as usize;
+            self.tx_cur.extend_from_slice(&b[..n]);
+            if self.dut.get_bool(p.tx[4]) {
+                let f = std::mem::take(&mut self.tx_cur);
+                let start = self.tx_start.take().unwrap_or(now);
+                self.mac_free_at = start + ((f.len() + 24) as f64 / self.cfg.line_bytes_per_cycle).ceil() as u64;
+                if !self.dut.get_bool(p.tx[5]) {
+                    self.tx_out.push_back(f);
+                }
+            }
+        }
+        if rd_now {
+            self.rd_q.pop_front();
+        }
+        if self.dut.get_bool(p.rd_req[0]) {
+            let addr = self.dut.get_u64(p.rd_req[2]);
+            let len = self.dut.get_u64(p.rd_req[3]) as usize;
+            let tag = self.dut.get_u64(p.rd_req[4]);
+            let mut buf = vec![0u8; len];
+            let err = mem.dma_read(addr, &mut buf).is_err();
+            if err {
+                buf.fill(0);
+            }
+            let start = self.rd_q.back().map_or(0, |b| b.0 + 1).max(now + self.cfg.dma_read_latency);
+            let nb = len.div_ceil(64).max(1);
+            for i in 0..nb {
+                let c = buf.get(64 * i..(64 * i + 64).min(len)).unwrap_or(&[]).to_vec();
+                self.rd_q.push_back((start + i as u64, tag, c, i + 1 == nb, err));
+            }
+        }
+        if self.dut.get_bool(p.wr_req[0]) {
+            self.wr_reqs.push_back((self.dut.get_u64(p.wr_req[2]), self.dut.get_u64(p.wr_req[3]) as usize));
+        }
+        if self.dut.get_bool(p.wr_dat[2]) {
+            self.dut.get(p.wr_dat[0], &mut self.w);
+            let mut b = [0u8; 64];
+            unpack_bytes(&self.w, &mut b);
+            let n = self.dut.get_u64(p.wr_dat[1]).count_ones() as usize;
+            self.wr_data.extend_from_slice(&b[..n]);
+            if self.dut.get_bool(p.wr_dat[4]) {
+                self.wr_done.push_back(std::mem::take(&mut self.wr_data));
+            }
+        }
+        while !self.wr_reqs.is_empty() && !self.wr_done.is_empty() {
+            let (Some((addr, len)), Some(d)) = (self.wr_reqs.pop_front(), self.wr_done.pop_front()) else { break };
+            if mem.dma_write(addr, &d[..len.min(d.len())]).is_err() {
+                self.dma_write_errors += 1;
+            }
+        }
+        self.dut.tick();
+        self.cycle += 1;
+    }
+
+    /// Run until cycle `t`.
+    pub fn run_to(&mut self, t: u64, mem: &mut HostMem) {
+        while self.cycle < t {
+            self.cycle(mem);
+        }
+    }
+
+    /// The event counters, read back through their registers.
+    pub fn counters(&mut self, mem: &mut HostMem) -> Result<Counters, SimError> {
+        let mut c = Counters::default();
+        for off in (0x400u32..0x500).step_by(8) {
+            let lo = self.read32(off, mem)?;
+            let hi = self.read32(off + 4, mem)?;
+            if let Some(f) = counter_field(&mut c, off) {
+                *f = u64::from(hi) << 32 | u64::from(lo);
+            }
+        }
+        Ok(c)
+    }
+
+    /// A blocking 32-bit register write (AXI4-Lite), the engine running meanwhile.
+    pub fn write32(&mut self, off: u32, val: u32, mem: &mut HostMem) -> Result<(), SimError> {
+        let a = self.p.axil;
+        self.dut.set_u64(a[0], u64::from(off));
+        self.dut.set_u64(a[3], u64::from(val));
+        let (mut aw, mut w) = (false, false);
+        for _ in 0..1000 {
+            self.dut.set_u64(a[1], u64::from(!aw));
+            self.dut.set_u64(a[5], u64::from(!w));
+            self.dut.eval();
+            let (awr, wr) = (self.dut.get_bool(a[2]), self.dut.get_bool(a[6]));
+            let b = self.dut.get_bool(a[8]);
+            aw |= awr;
+            w |= wr;
+            self.cycle(mem);
+            if b {
+                self.dut.set_u64(a[1], 0);
+                self.dut.set_u64(a[5], 0);
+                return Ok(());
+            }
+        }
+        Err(SimError::Config(format!("roce_engine: register write at {off:#x} not answered")))
+    }
+
+    /// A blocking 32-bit register read (AXI4-Lite), the engine running meanwhile.
+    pub fn read32(&mut self, off: u32, mem: &mut HostMem) -> Result<u32, SimError> {
+        let a = self.p.axil;
+        self.dut.set_u64(a[10], u64::from(off));
+        let mut ar = false;
+        for _ in 0..1000 {
+            self.dut.set_u64(a[11], u64::from(!ar));
+            self.dut.eval();
+            ar |= self.dut.get_bool(a[12]);
+            let rv = self.dut.get_bool(a[14]);
+            let data = self.dut.get_u64(a[13]) as u32;
+            self.cycle(mem);
+            if rv {
+                self.dut.set_u64(a[11], 0);
+                return Ok(data);
+            }
+        }
+        Err(SimError::Config(format!("roce_engine: register read at {off:#x} not answered")))
+    }
+}
