@@ -33,11 +33,24 @@ enum OpArg {
     Read,
 }
 
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum EngineArg {
+    /// Both nodes run the engine model.
+    Model,
+    /// Node B (the target of the requests: responder, READ source, SEND receiver) runs the
+    /// Verilated HDL engine; node A (the requester) runs the model until the HDL requester
+    /// is built.
+    Hdl,
+}
+
 #[derive(Args)]
 struct TransferArgs {
     /// Operation.
     #[arg(long, value_enum, default_value = "write")]
     op: OpArg,
+    /// Which engine the nodes run.
+    #[arg(long, value_enum, default_value = "model")]
+    engine: EngineArg,
     /// Message size in bytes.
     #[arg(long, default_value_t = 65536)]
     size: usize,
@@ -295,6 +308,7 @@ fn run_transfer(a: &TransferArgs, out: &mut impl Write) -> Result<u64, SimError>
         ipv6: a.ipv6,
         rocev1: a.rocev1,
         capture: a.pcap.is_some(),
+        hdl: [false, matches!(a.engine, EngineArg::Hdl)],
         ..TransferConfig::default()
     };
     let bar = indicatif::ProgressBar::new(a.messages);
@@ -312,6 +326,8 @@ fn run_transfer(a: &TransferArgs, out: &mut impl Write) -> Result<u64, SimError>
         cfg.op, a.messages, a.size, a.mtu, a.depth, a.loss, a.reorder, a.dup, a.corrupt, a.ecn, a.seed
     )
     .map_err(io)?;
+    let kind = |h: bool| if h { "Verilated HDL" } else { "model" };
+    writeln!(out, "  engines          A (requester) {}, B (responder) {}", kind(cfg.hdl[0]), kind(cfg.hdl[1])).map_err(io)?;
     writeln!(out, "  completions      {} of {}", r.completed, a.messages).map_err(io)?;
     writeln!(out, "  bytes verified   {}", r.bytes_verified).map_err(io)?;
     writeln!(out, "  mismatches       {}", r.mismatches).map_err(io)?;
