@@ -168,6 +168,7 @@ const MODELS: &[Model] = &[
             "roce_icrc.sv",
             "roce_axis_drop_fifo.sv",
             "roce_rx_parse.sv",
+            "roce_axis_fifo.sv",
             "roce_tx_build.sv",
             "roce_regs.sv",
             "roce_cq.sv",
@@ -187,6 +188,12 @@ const MODELS: &[Model] = &[
             "roce_engine.sv",
         ],
         params: &[],
+    },
+    Model {
+        name: "axisfifo",
+        top: "roce_axis_fifo",
+        files: &["roce_axis_fifo.sv"],
+        params: &[("DEPTH", "16")],
     },
     Model {
         name: "txbuild512",

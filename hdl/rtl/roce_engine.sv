@@ -234,16 +234,26 @@ module roce_engine #(
 
   logic [HDR_W-1:0] rec;
   logic         rec_valid, rec_ready;
-  logic [511:0] pay_tdata;
-  logic [63:0]  pay_tkeep;
+  logic [511:0] pay_tdata, pp_tdata;
+  logic [63:0]  pay_tkeep, pp_tkeep;
   logic         pay_tvalid, pay_tready, pay_tlast, pay_tuser;
+  logic         pp_tvalid, pp_tready, pp_tlast, pp_tuser;
   roce_rx_parse u_rx_parse (
     .clk, .rst,
     .s_axis_tdata(df_tdata), .s_axis_tkeep(df_tkeep), .s_axis_tvalid(df_tvalid),
     .s_axis_tready(df_tready), .s_axis_tlast(df_tlast), .s_axis_tlen(df_tlen),
     .m_axis_rec_tdata(rec), .m_axis_rec_tvalid(rec_valid), .m_axis_rec_tready(rec_ready),
-    .m_axis_pay_tdata(pay_tdata), .m_axis_pay_tkeep(pay_tkeep), .m_axis_pay_tvalid(pay_tvalid),
-    .m_axis_pay_tready(pay_tready), .m_axis_pay_tlast(pay_tlast), .m_axis_pay_tuser(pay_tuser)
+    .m_axis_pay_tdata(pp_tdata), .m_axis_pay_tkeep(pp_tkeep), .m_axis_pay_tvalid(pp_tvalid),
+    .m_axis_pay_tready(pp_tready), .m_axis_pay_tlast(pp_tlast), .m_axis_pay_tuser(pp_tuser)
+  );
+
+  // payloads wait here, not in the parser, so the next header record is not held up
+  roce_axis_fifo #(.DATA_W(512), .USER_W(1), .DEPTH(128)) u_pay_fifo (
+    .clk, .rst,
+    .s_axis_tdata(pp_tdata), .s_axis_tkeep(pp_tkeep), .s_axis_tvalid(pp_tvalid),
+    .s_axis_tready(pp_tready), .s_axis_tlast(pp_tlast), .s_axis_tuser(pp_tuser),
+    .m_axis_tdata(pay_tdata), .m_axis_tkeep(pay_tkeep), .m_axis_tvalid(pay_tvalid),
+    .m_axis_tready(pay_tready), .m_axis_tlast(pay_tlast), .m_axis_tuser(pay_tuser)
   );
 
   // RX attribute port: the dispatch first, roce_resp's flush lookups when it is free

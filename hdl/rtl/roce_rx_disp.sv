@@ -22,9 +22,9 @@
 //
 // Latency: a record taken in cycle c is offered on m_req/m_rsp in c+4 (attribute port
 //   latency 2).
-// Throughput: one record every 5 cycles when its target takes it at once, plus the
-//   payload beats, which pass through at one per cycle (the responder and completer take a
-//   packet at a time, so the dispatch waits for them).
+// Throughput: one record every 5 cycles when its target takes it at once; payloads pass
+//   through at one beat per cycle, routed by a queue of the decided records' targets, so a
+//   record may go out while earlier payloads still stream (up to 4 packets ahead).
 //
 // Parameters:
 //   LOG_N  log2 of the number of QPs (larger QPNs are unknown).
@@ -94,7 +94,7 @@ module roce_rx_disp #(
   output      logic              cnt_cnp
 );
 
-  typedef enum logic [2:0] { S_IDLE, S_ATTR, S_DECIDE, S_FWD, S_PAY } state_t;
+  typedef enum logic [1:0] { S_IDLE, S_ATTR, S_DECIDE, S_FWD } state_t;
   state_t st;
 
   /* verilator lint_off UNUSEDSIGNAL */
@@ -104,7 +104,19 @@ module roce_rx_disp #(
   logic        ce;
 
   typedef enum logic [1:0] { T_DROP, T_REQ, T_RSP } target_t;
-  target_t tgt;  // where the payload goes
+
+  // where the payloads of decided records go, in order: the record side runs ahead of the
+  // payload stream by up to RQ_DEPTH packets (the responder starts on a packet while the
+  // previous payload still streams)
+  localparam int RQ_DEPTH = 4;
+  target_t     rq [RQ_DEPTH];
+  logic [2:0]  rq_wp, rq_rp;
+  logic        rq_full, rq_empty, rq_push;
+  target_t     rq_in;
+  assign rq_full = rq_wp - rq_rp == 3'(RQ_DEPTH);
+  assign rq_empty = rq_wp == rq_rp;
+  target_t     tgt;
+  assign tgt = rq[rq_rp[1:0]];
 
   function automatic logic [127:0] bswap128(input logic [127:0] x);
     for (int i = 0; i < 16; i++) bswap128[8*i +: 8] = x[8*(15-i) +: 8];
@@ -138,11 +150,11 @@ module roce_rx_disp #(
   logic can_receive, can_receive_q;
   assign can_receive = known && (s_attr_state == 3'd2 || s_attr_state == 3'd3 || s_attr_state == 3'd4);
 
-  // payload routing
+  // payload routing: the head of the route queue
   logic route_req, route_rsp, route_drop;
-  assign route_req = st == S_PAY && tgt == T_REQ;
-  assign route_rsp = st == S_PAY && tgt == T_RSP;
-  assign route_drop = st == S_PAY && tgt == T_DROP;
+  assign route_req = !rq_empty && tgt == T_REQ;
+  assign route_rsp = !rq_empty && tgt == T_RSP;
+  assign route_drop = !rq_empty && tgt == T_DROP;
   always_comb begin
     m_axis_req_tdata = s_axis_pay_tdata;
     m_axis_req_tkeep = s_axis_pay_tkeep;
@@ -167,6 +179,12 @@ module roce_rx_disp #(
     cnt_cnp <= 1'b0;
     if (m_cnp_valid && m_cnp_ready) m_cnp_valid <= 1'b0;
     if (m_ce_valid && m_ce_ready) m_ce_valid <= 1'b0;
+    rq_push <= 1'b0;
+    if (rq_push) begin
+      rq[rq_wp[1:0]] <= rq_in;
+      rq_wp <= rq_wp + 3'd1;
+    end
+    if (s_axis_pay_tvalid && s_axis_pay_tready && s_axis_pay_tlast) rq_rp <= rq_rp + 3'd1;
     case (st)
       S_IDLE: if (s_rec_valid) begin
         h <= s_rec;
@@ -181,10 +199,11 @@ module roce_rx_disp #(
         st <= S_DECIDE;
       end
       S_DECIDE: begin
-        // wait for the previous CNP / CE event to be taken before deciding this one
-        if (!m_cnp_valid && !m_ce_valid) begin
-          tgt <= T_DROP;
-          st <= pay ? S_PAY : S_IDLE;
+        // wait for the previous CNP / CE event to be taken, and for room in the route queue
+        if (!m_cnp_valid && !m_ce_valid && !rq_full && !rq_push) begin
+          rq_in <= T_DROP;
+          rq_push <= pay;
+          st <= S_IDLE;
           if (!cfg_enable) cnt_dropped <= 1'b1;
           else if (err) cnt_malformed <= 1'b1;
           else if (!mac_ok || (roce && !ip_ok)) cnt_dropped <= 1'b1;
@@ -203,7 +222,7 @@ module roce_rx_disp #(
             m_hdr <= h;
             m_req_valid <= is_req;
             m_rsp_valid <= is_rsp;
-            tgt <= is_req ? T_REQ : T_RSP;
+            rq_push <= 1'b0;  // the payload's route goes in once the record is taken
             st <= S_FWD;
           end
         end
@@ -212,10 +231,11 @@ module roce_rx_disp #(
         if ((m_req_valid && m_req_ready) || (m_rsp_valid && m_rsp_ready)) begin
           m_req_valid <= 1'b0;
           m_rsp_valid <= 1'b0;
-          st <= pay ? S_PAY : S_IDLE;
+          rq_in <= m_req_valid ? T_REQ : T_RSP;
+          rq_push <= pay;
+          st <= S_IDLE;
         end
       end
-      S_PAY: if (s_axis_pay_tvalid && s_axis_pay_tready && s_axis_pay_tlast) st <= S_IDLE;
       default: st <= S_IDLE;
     endcase
     if (rst) begin
@@ -225,6 +245,9 @@ module roce_rx_disp #(
       m_rsp_valid <= 1'b0;
       m_cnp_valid <= 1'b0;
       m_ce_valid <= 1'b0;
+      rq_wp <= '0;
+      rq_rp <= '0;
+      rq_push <= 1'b0;
     end
   end
 

@@ -107,7 +107,8 @@ pub fn rx_disp_lockstep(frames: &[Vec<u8>], states: &[u8], cfg: &DispCfg, valid_
     let mut beat_on = false;
     let mut attr_q: VecDeque<(u64, u32)> = VecDeque::new();
     let mut rep = DispReport::default();
-    let mut cur: Option<(bool, u32, Vec<u8>)> = None;
+    // forwarded records whose payload is still to come: (index in outs, to the responder)
+    let mut pending: VecDeque<(usize, bool)> = VecDeque::new();
     let mut w = [0u32; 40];
     let mut idle = 0u64;
     let mut ecn_count = 0u64;
@@ -187,10 +188,9 @@ pub fn rx_disp_lockstep(frames: &[Vec<u8>], states: &[u8], cfg: &DispCfg, valid_
                     rep.divergences.push(format!("record of QP {} forwarded with another QP's attributes", h.dest_qp));
                 }
                 if h.flags.contains(RxFlags::PAYLOAD) {
-                    cur = Some((k == 0, h.dest_qp, Vec::new()));
-                } else {
-                    rep.outs.push(if k == 0 { DispOut::Req(h.dest_qp, Vec::new()) } else { DispOut::Rsp(h.dest_qp, Vec::new()) });
+                    pending.push_back((rep.outs.len(), k == 0));
                 }
+                rep.outs.push(if k == 0 { DispOut::Req(h.dest_qp, Vec::new()) } else { DispOut::Rsp(h.dest_qp, Vec::new()) });
                 moved = true;
             }
         }
@@ -201,14 +201,16 @@ pub fn rx_disp_lockstep(frames: &[Vec<u8>], states: &[u8], cfg: &DispCfg, valid_
                 let mut b = [0u8; 64];
                 unpack_bytes(&bw, &mut b);
                 let n = dut.get_u64(x[1]).count_ones() as usize;
-                match cur.as_mut() {
-                    Some((is_req, _, data)) if *is_req == (k == 0) => data.extend_from_slice(&b[..n]),
-                    _ => rep.divergences.push("payload on the wrong output".into()),
+                match pending.front() {
+                    Some(&(i, is_req)) if is_req == (k == 0) => {
+                        if let Some(DispOut::Req(_, data) | DispOut::Rsp(_, data)) = rep.outs.get_mut(i) {
+                            data.extend_from_slice(&b[..n]);
+                        }
+                    }
+                    _ => rep.divergences.push("payload on the wrong output, or before its record".into()),
                 }
                 if dut.get_bool(x[4]) {
-                    if let Some((is_req, q, data)) = cur.take() {
-                        rep.outs.push(if is_req { DispOut::Req(q, data) } else { DispOut::Rsp(q, data) });
-                    }
+                    pending.pop_front();
                 }
                 moved = true;
             }
@@ -232,7 +234,7 @@ pub fn rx_disp_lockstep(frames: &[Vec<u8>], states: &[u8], cfg: &DispCfg, valid_
         dut.tick();
         rep.cycles += 1;
         idle = if moved { 0 } else { idle + 1 };
-        if next == recs.len() && beats.is_empty() && idle > 50 {
+        if next == recs.len() && beats.is_empty() && pending.is_empty() && idle > 50 {
             break;
         }
         if idle > 5000 {

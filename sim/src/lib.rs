@@ -13,6 +13,7 @@
 
 pub mod cosim;
 pub mod cosim_ack_q;
+pub mod cosim_axis_fifo;
 pub mod cosim_cq;
 pub mod cosim_ctrl;
 pub mod cosim_rd_rsp;
@@ -34,6 +35,7 @@ pub mod node;
 pub mod pair;
 pub mod pcapio;
 pub mod stream;
+pub mod sweep;
 pub mod transfer;
 pub mod vl;
 

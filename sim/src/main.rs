@@ -24,6 +24,37 @@ enum Cmd {
     Demo(DemoArgs),
     /// Two engines over an impaired link run a workload; every byte is verified.
     Transfer(TransferArgs),
+    /// Goodput against message size over a clean 100 Gb/s link, per engine and MTU, from
+    /// simulated cycles: a table, and optionally CSV and an SVG plot.
+    Sweep(SweepArgs),
+}
+
+#[derive(Args)]
+struct SweepArgs {
+    /// Operation.
+    #[arg(long, value_enum, default_value = "write")]
+    op: OpArg,
+    /// Engines to measure (node B; node A is the model).
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "model,hdl")]
+    engine: Vec<EngineArg>,
+    /// Path MTUs.
+    #[arg(long, value_delimiter = ',', default_value = "1024,4096")]
+    mtu: Vec<u32>,
+    /// Message sizes in bytes.
+    #[arg(long, value_delimiter = ',', default_value = "64,256,1024,4096,16384,65536,262144,1048576")]
+    sizes: Vec<usize>,
+    /// Bytes moved per point (messages = bytes / size, 8 to 4096).
+    #[arg(long, default_value_t = 8 << 20)]
+    bytes: u64,
+    /// Messages in flight.
+    #[arg(long, default_value_t = 16)]
+    depth: usize,
+    /// Write the points as CSV.
+    #[arg(long, value_name = "OUT.csv")]
+    csv: Option<PathBuf>,
+    /// Plot goodput against size as SVG.
+    #[arg(long, value_name = "OUT.svg")]
+    svg: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -377,6 +408,56 @@ fn run_transfer(a: &TransferArgs, out: &mut impl Write) -> Result<u64, SimError>
     Ok(u64::from(!ok))
 }
 
+fn run_sweep(a: &SweepArgs, out: &mut impl Write) -> Result<u64, SimError> {
+    use roce_sim::transfer::Op;
+    let io = |e| SimError::Io("stdout".into(), e);
+    if a.sizes.iter().any(|&s| s == 0) || a.mtu.iter().any(|&m| !matches!(m, 256 | 512 | 1024 | 2048 | 4096)) {
+        return Err(SimError::Config("sizes must be positive and MTUs one of 256, 512, 1024, 2048, 4096".into()));
+    }
+    let op = match a.op {
+        OpArg::Send => Op::Send,
+        OpArg::Write => Op::Write,
+        OpArg::Read => Op::Read,
+    };
+    let cfg = roce_sim::sweep::SweepConfig {
+        op,
+        engines: a.engine.iter().map(|e| matches!(e, EngineArg::Hdl)).collect(),
+        mtus: a.mtu.clone(),
+        sizes: a.sizes.clone(),
+        bytes: a.bytes,
+        depth: a.depth,
+    };
+    writeln!(out, "sweep: {op:?}, depth {}, clean 100 Gb/s link, 250 MHz; node A the model, node B as listed", a.depth).map_err(io)?;
+    writeln!(out, "{:>6} {:>5} {:>8} {:>8} {:>10} {:>8} {:>6} {:>12}", "engine", "mtu", "size", "msgs", "cycles", "Gb/s", "line", "msg/s").map_err(io)?;
+    let mut err = None;
+    let pts = roce_sim::sweep::sweep(&cfg, |p| {
+        if let Err(e) = writeln!(
+            out,
+            "{:>6} {:>5} {:>8} {:>8} {:>10} {:>8.2} {:>5.1}% {:>12.0}",
+            p.engine,
+            p.mtu,
+            p.size,
+            p.messages,
+            p.cycles,
+            p.gbps,
+            p.gbps,
+            p.msg_rate
+        ) {
+            err = Some(e);
+        }
+    })?;
+    if let Some(e) = err {
+        return Err(io(e));
+    }
+    if let Some(path) = &a.csv {
+        std::fs::write(path, roce_sim::sweep::csv(&pts)).map_err(|e| SimError::Io(path.display().to_string(), e))?;
+    }
+    if let Some(path) = &a.svg {
+        roce_sim::sweep::plot(&pts, &format!("RDMA {op:?} goodput, 100 Gb/s at 250 MHz (simulated cycles)"), path)?;
+    }
+    Ok(0)
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let mut out = std::io::stdout().lock();
@@ -384,6 +465,7 @@ fn main() -> ExitCode {
         Cmd::Icrc(a) => run_icrc(a, &mut out),
         Cmd::Demo(a) => run_demo(a, &mut out),
         Cmd::Transfer(a) => run_transfer(a, &mut out),
+        Cmd::Sweep(a) => run_sweep(a, &mut out),
     };
     match r {
         Ok(0) => ExitCode::SUCCESS,

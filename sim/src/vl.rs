@@ -120,6 +120,7 @@ models! {
     TxArb => "txarb",
     RxDisp => "rxdisp",
     Engine => "engine",
+    AxisFifo => "axisfifo",
     Dcqcn => "dcqcn",
 }
 

@@ -552,6 +552,6 @@ fn write_packets_cost_the_stated_cycles() {
     let per = write_stream(PathMtu::Mtu4096, 100);
     let per_1k = write_stream(PathMtu::Mtu1024, 100);
     eprintln!("WRITE packets: 4096 bytes {per} cycles each, 1024 bytes {per_1k} cycles each");
-    assert!(per <= 82, "{per} cycles per 4 KiB packet");
-    assert!(per_1k <= 34, "{per_1k} cycles per 1 KiB packet");
+    assert!(per <= 70, "{per} cycles per 4 KiB packet");
+    assert!(per_1k <= 22, "{per_1k} cycles per 1 KiB packet (line rate: 22.9)");
 }
