@@ -411,7 +411,7 @@ fn run_transfer(a: &TransferArgs, out: &mut impl Write) -> Result<u64, SimError>
 fn run_sweep(a: &SweepArgs, out: &mut impl Write) -> Result<u64, SimError> {
     use roce_sim::transfer::Op;
     let io = |e| SimError::Io("stdout".into(), e);
-    if a.sizes.iter().any(|&s| s == 0) || a.mtu.iter().any(|&m| !matches!(m, 256 | 512 | 1024 | 2048 | 4096)) {
+    if a.sizes.contains(&0) || a.mtu.iter().any(|&m| !matches!(m, 256 | 512 | 1024 | 2048 | 4096)) {
         return Err(SimError::Config("sizes must be positive and MTUs one of 256, 512, 1024, 2048, 4096".into()));
     }
     let op = match a.op {
