@@ -66,10 +66,12 @@ pub struct RunResult {
 
 /// The jobs for `configs`: the generic flow, then one per family. Families empty = generic
 /// only (`--check-only`).
-pub fn jobs(configs: &[Config], families: &[String]) -> Vec<Job> {
+pub fn jobs(configs: &[Config], families: &[String], generic: bool) -> Vec<Job> {
     let mut out = Vec::new();
     for c in configs {
-        out.push(Job { config: c.clone(), flow: Flow::Generic });
+        if generic || families.is_empty() {
+            out.push(Job { config: c.clone(), flow: Flow::Generic });
+        }
         for f in families {
             out.push(Job { config: c.clone(), flow: Flow::Xilinx { family: f.clone() } });
         }
@@ -306,7 +308,7 @@ mod tests {
     #[test]
     fn longest_first() {
         let cs = [cfg("a64", "64"), cfg("a512", "512")];
-        let js = jobs(&cs, &["xc7".to_string()]);
+        let js = jobs(&cs, &["xc7".to_string()], true);
         assert_eq!(js.len(), 4);
         let order = schedule(&js, &HashMap::new());
         assert_eq!(js[order[0]].label(), "a512 (xc7)");

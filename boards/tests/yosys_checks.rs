@@ -56,7 +56,7 @@ fn good_design_passes_with_resources() {
     }
     let opts = setup("good", &[("good.sv", GOOD)]);
     let c = cfg("good8", "good", &[("W", "8")], &["good.sv"]);
-    let jobs = flow::jobs(std::slice::from_ref(&c), &["xc7".to_string()]);
+    let jobs = flow::jobs(std::slice::from_ref(&c), &["xc7".to_string()], true);
     let results = flow::run_all(&jobs, &opts, |_, _, _, _| {}).unwrap();
     assert_eq!(results.len(), 2);
     let g = results[0].generic.unwrap();
