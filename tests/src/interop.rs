@@ -6,7 +6,7 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::time::{Duration, Instant};
 
 use roce_driver::{CqeOpcode, CqeStatus, RecvWr, SendWr, WorkCompletion, WrOp};
-use roce_sim::pair::{connect, endpoint, Endpoint, PairConfig};
+use roce_sim::pair::{connect, endpoint_on, Endpoint, PairConfig};
 
 use crate::rxevm::{arp_reply, RxeVm};
 
@@ -21,16 +21,36 @@ pub struct HostEngine {
     pub frames_in: u64,
     /// Frames sent to the VM.
     pub frames_out: u64,
+    /// The node runs the Verilated engine: its time runs by a fixed number of cycles per
+    /// pump round instead of the wall clock (it is slower than real time; the responder
+    /// has no timers, and the VM's are in its own wall-clock time).
+    pub hdl: bool,
 }
+
+/// HDL cycles run after the engine's ports went quiet (a 4 KiB frame's header work, its
+/// DMA latency and the response's build take a few hundred).
+pub const HDL_SETTLE_CYCLES: u64 = 1024;
+/// HDL cycles run in a pump round in which nothing arrived.
+pub const HDL_IDLE_CYCLES: u64 = 256;
 
 impl HostEngine {
     /// An engine with station MAC/IP, `buf_len` bytes registered, at path MTU `mtu`.
     pub fn new(mac: [u8; 6], ip: Ipv4Addr, mtu: u32, buf_len: usize, depth: u32) -> Self {
+        Self::new_on(false, mac, ip, mtu, buf_len, depth)
+    }
+
+    /// [`HostEngine::new`] on the engine model or (`hdl`) the Verilated engine.
+    pub fn new_on(hdl: bool, mac: [u8; 6], ip: Ipv4Addr, mtu: u32, buf_len: usize, depth: u32) -> Self {
         // rxe (and the tools) use retry_cnt 7; the engine's own timeout is 4.096 us * 2^14.
         let cfg = PairConfig { mtu, depth, buf_len, timeout: 14, ..PairConfig::default() };
         let psn = 0x00_1234;
-        let ep = endpoint(&cfg, mac, ip, ip.to_ipv6_mapped(), psn).expect("engine endpoint");
-        HostEngine { ep, cfg, start: Instant::now(), frames_in: 0, frames_out: 0 }
+        let ep = endpoint_on(&cfg, hdl, mac, ip, ip.to_ipv6_mapped(), psn).expect("engine endpoint");
+        HostEngine { ep, cfg, start: Instant::now(), frames_in: 0, frames_out: 0, hdl }
+    }
+
+    /// The engine's counters (the Verilated engine's read through its registers).
+    pub fn counters(&self) -> roce_model::engine::Counters {
+        self.ep.node.borrow_mut().counters()
     }
 
     /// Bring the QP to RTS towards the VM's QP.
@@ -38,32 +58,58 @@ impl HostEngine {
         connect(&self.cfg, &mut self.ep, qpn, mac, IpAddr::V4(ip), psn).expect("connect");
     }
 
-    /// The engine cycle for now (250 MHz).
-    fn cycle(&self) -> u64 {
-        (self.start.elapsed().as_nanos() / 4) as u64
+    /// The engine cycle for now: 250 MHz of wall time for the model; for the HDL its own
+    /// count plus `hdl_cycles`.
+    fn cycle(&self, hdl_cycles: u64) -> u64 {
+        if self.hdl {
+            let n = self.ep.node.borrow();
+            n.hdl.as_ref().map_or(n.now, |h| h.cycle) + hdl_cycles
+        } else {
+            (self.start.elapsed().as_nanos() / 4) as u64
+        }
+    }
+
+    /// The Verilated engine's harness still has frames or DMA in flight.
+    fn hdl_busy(&self) -> bool {
+        self.ep.node.borrow().hdl.as_ref().is_some_and(|h| h.busy())
     }
 
     /// Move frames between the VM and the engine for up to `dur` (returns early after
     /// `quantum` with nothing arriving).
     pub fn pump(&mut self, vm: &RxeVm, quantum: Duration) {
-        let now = self.cycle();
         let ip = match self.ep.ip {
             IpAddr::V4(v) => v,
             IpAddr::V6(v) => v.to_ipv4_mapped().unwrap_or(Ipv4Addr::UNSPECIFIED),
         };
-        self.ep.node.borrow_mut().now = now;
-        if let Some(f) = vm.recv_frame(quantum) {
-            if let Some(r) = arp_reply(&f, ip, self.ep.mac) {
-                let _ = vm.send_frame(&r);
-            } else {
-                self.frames_in += 1;
-                let mut n = self.ep.node.borrow_mut();
-                n.now = self.cycle();
-                n.rx(&f);
-            }
+        let now = self.cycle(HDL_IDLE_CYCLES);
+        self.ep.node.borrow_mut().advance(now);
+        self.send_tx(vm);
+        let Some(f) = vm.recv_frame(quantum) else { return };
+        if let Some(r) = arp_reply(&f, ip, self.ep.mac) {
+            let _ = vm.send_frame(&r);
+            return;
         }
+        self.frames_in += 1;
+        let now = self.cycle(0);
+        {
+            let mut n = self.ep.node.borrow_mut();
+            n.advance(now);
+            n.rx(&f);
+        }
+        // The HDL: run until the frame, its DMA and its answer are through (its time is its
+        // own, so it is spent only where there is work).
+        while self.hdl && self.hdl_busy() {
+            let now = self.cycle(64);
+            self.ep.node.borrow_mut().advance(now);
+            self.send_tx(vm);
+        }
+        let now = self.cycle(HDL_SETTLE_CYCLES);
+        self.ep.node.borrow_mut().advance(now);
+        self.send_tx(vm);
+    }
+
+    fn send_tx(&mut self, vm: &RxeVm) {
         let mut n = self.ep.node.borrow_mut();
-        n.now = self.cycle();
         while let Some(f) = n.tx() {
             self.frames_out += 1;
             let _ = vm.send_frame(&f);

@@ -67,7 +67,11 @@ fn iters() -> u32 {
 }
 
 fn engine(size: usize) -> HostEngine {
-    HostEngine::new(HOST_MAC, HOST_IP, mtu(), (size * 64).max(1 << 16), 64)
+    engine_on(false, size)
+}
+
+fn engine_on(hdl: bool, size: usize) -> HostEngine {
+    HostEngine::new_on(hdl, HOST_MAC, HOST_IP, mtu(), (size * 64).max(1 << 16), 64)
 }
 
 #[test]
@@ -129,8 +133,9 @@ fn pingpong_vm_server_engine_client() {
     assert_eq!(out.stdout_of_cmd.matches(&format!("{n} iters in")).count(), sizes.len(), "{}", out.stdout_of_cmd);
 }
 
-/// perftest as the VM client, the engine as server: `op` is "write" or "read".
-fn perftest(op: &str, size: usize) {
+/// perftest as the VM client, the engine (`hdl`: the Verilated engine) as server: `op` is
+/// "write" or "read".
+fn perftest(op: &str, size: usize, hdl: bool) {
     let Some(img) = image() else { return };
     let n = 20 * iters() / 5;
     let t = Instant::now();
@@ -140,7 +145,7 @@ fn perftest(op: &str, size: usize) {
     let vm = RxeVm::boot_from(&img, o).expect("boot");
     let s = accept_timeout(&listener, Duration::from_secs(90)).expect("the VM's perftest connects");
     s.set_read_timeout(Some(Duration::from_secs(90))).expect("timeout");
-    let mut h = engine(size);
+    let mut h = engine_on(hdl, size);
     // The memory the VM reads: a pattern we can recognise.
     let pattern: Vec<u8> = (0..size).map(|i| (i * 13 + 5) as u8).collect();
     h.ep.dev.write_buf(&h.ep.buf, 0, &pattern);
@@ -172,8 +177,9 @@ fn perftest(op: &str, size: usize) {
     }
     let rem = fin.join().expect("exchange thread").expect("perftest post-traffic exchange");
     let out = vm.wait(Duration::from_secs(60)).expect("VM run");
-    let c = h.ep.node.borrow().engine.counters.clone();
-    eprintln!("interop ib_{op}_bw {size} B x {n}: {rem:?} in {:.1}s, engine {c:?}", t.elapsed().as_secs_f64());
+    let c = h.counters();
+    let kind = if hdl { "HDL" } else { "model" };
+    eprintln!("interop ib_{op}_bw {size} B x {n} ({kind}): {rem:?} in {:.1}s, engine {c:?}", t.elapsed().as_secs_f64());
     assert_eq!(out.exit_code, 0, "{}", out.stdout_of_cmd);
     assert_eq!((rem.size as usize, rem.iters), (size, u64::from(n)), "{}", out.stdout_of_cmd);
     assert_eq!(c.nak_inv_sent + c.nak_acc_sent + c.nak_op_sent + c.rx_icrc_errors + c.rx_malformed, 0, "{c:?}");
@@ -193,10 +199,20 @@ fn perftest_size(default: usize) -> usize {
 
 #[test]
 fn perftest_write_bw_vm_writes_engine_memory() {
-    perftest("write", perftest_size(3000));
+    perftest("write", perftest_size(3000), false);
+}
+
+#[test]
+fn perftest_write_bw_vm_writes_hdl_engine_memory() {
+    perftest("write", perftest_size(3000), true);
+}
+
+#[test]
+fn perftest_read_bw_vm_reads_hdl_engine_memory() {
+    perftest("read", perftest_size(3000), true);
 }
 
 #[test]
 fn perftest_read_bw_vm_reads_engine_memory() {
-    perftest("read", perftest_size(5000));
+    perftest("read", perftest_size(5000), false);
 }
