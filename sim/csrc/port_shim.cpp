@@ -23,6 +23,7 @@ struct Sim {
     std::unique_ptr<VerilatedFstC> fst;
 #endif
     uint64_t time = 0;
+    bool gate = true;  // dump only while open (trace_gate): an FST window of a long run
 };
 
 template <typename T> void put(T& sig, const uint32_t* w, int bits) {
@@ -62,7 +63,7 @@ constexpr int NPORTS = sizeof(PORTS) / sizeof(PORTS[0]);
 
 void dump(Sim* s) {
 #if VM_TRACE_FST
-    if (s->fst) s->fst->dump(s->time);
+    if (s->fst && s->gate) s->fst->dump(s->time);
 #endif
 }
 
@@ -128,6 +129,10 @@ void SHIM(get)(void* h, int i, uint32_t* w) {
     auto* s = static_cast<Sim*>(h);
     if (i >= 0 && i < NPORTS) PORTS[i].get(s->top.get(), w);
 }
+
+// Waveform dumping on (1) or off (0) from the next tick; on by default. Without a trace
+// file it does nothing.
+void SHIM(trace_gate)(void* h, int on) { static_cast<Sim*>(h)->gate = on != 0; }
 
 // Settle combinational logic after inputs changed.
 void SHIM(eval)(void* h) { static_cast<Sim*>(h)->top->eval(); }

@@ -5,6 +5,7 @@
 //! `roce-driver` programs it exactly as it programs the model or a board.
 
 use std::collections::VecDeque;
+use std::path::PathBuf;
 
 use roce_model::engine::regs::counter_field;
 use roce_model::engine::{Counters, Dma, HostMem};
@@ -13,17 +14,21 @@ use crate::vl::{pack_bytes, unpack_bytes, Dut, Model, Port};
 use crate::SimError;
 
 /// How the harness around the engine behaves.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct HdlConfig {
     /// Cycles from a DMA read request to its first data beat.
     pub dma_read_latency: u64,
     /// MAC line rate in bytes per cycle (100 Gb/s at 250 MHz: 50).
     pub line_bytes_per_cycle: f64,
+    /// Dump an FST waveform here (needs the `fst` feature) ...
+    pub fst: Option<PathBuf>,
+    /// ... of the cycles in this range only.
+    pub fst_window: std::ops::Range<u64>,
 }
 
 impl Default for HdlConfig {
     fn default() -> Self {
-        HdlConfig { dma_read_latency: 250, line_bytes_per_cycle: 50.0 }
+        HdlConfig { dma_read_latency: 250, line_bytes_per_cycle: 50.0, fst: None, fst_window: 0..u64::MAX }
     }
 }
 
@@ -58,6 +63,10 @@ pub struct HdlEngine {
     wr_done: VecDeque<Vec<u8>>,
     /// DMA writes refused by host memory (a board's DMA engine reports them as FATAL).
     pub dma_write_errors: u64,
+    /// Keep every DMA write (address, data) for [`HdlEngine::take_writes`] (cosim).
+    pub log_writes: bool,
+    writes: Vec<(u64, Vec<u8>)>,
+    tracing: bool,
     w: Vec<u32>,
 }
 
@@ -102,7 +111,11 @@ fn ports(d: &Dut) -> Result<P, SimError> {
 impl HdlEngine {
     /// Instantiate and reset the engine.
     pub fn new(cfg: HdlConfig) -> Result<Self, SimError> {
-        let dut = Dut::new(Model::Engine, None)?;
+        let mut dut = Dut::new(Model::Engine, cfg.fst.as_deref())?;
+        let tracing = cfg.fst.is_none() || cfg.fst_window.contains(&0);
+        if !tracing {
+            dut.trace_gate(false);
+        }
         let p = ports(&dut)?;
         let mut e = HdlEngine {
             dut,
@@ -120,6 +133,9 @@ impl HdlEngine {
             wr_data: Vec::new(),
             wr_done: VecDeque::new(),
             dma_write_errors: 0,
+            log_writes: false,
+            writes: Vec::new(),
+            tracing,
             w: vec![0; 16],
         };
         for q in [e.p.axil[1], e.p.axil[5], e.p.axil[11], e.p.rx[2], e.p.rd_dat[1]] {
@@ -153,10 +169,19 @@ impl HdlEngine {
         !self.rx_q.is_empty() || !self.rd_q.is_empty() || !self.wr_reqs.is_empty() || !self.tx_cur.is_empty()
     }
 
+    /// The DMA writes since the last call (with [`HdlEngine::log_writes`]).
+    pub fn take_writes(&mut self) -> Vec<(u64, Vec<u8>)> {
+        std::mem::take(&mut self.writes)
+    }
+
     /// One clock cycle with every port serviced, host memory `mem` behind the DMA ports
     /// (AXI4-Lite inputs as set by the caller).
     pub fn cycle(&mut self, mem: &mut HostMem) {
         let now = self.cycle;
+        if self.cfg.fst.is_some() && self.tracing != self.cfg.fst_window.contains(&now) {
+            self.tracing = !self.tracing;
+            self.dut.trace_gate(self.tracing);
+        }
         let p = &self.p;
         // MAC RX: the next beat of the frame at the head of the queue
         let rx_valid = !self.rx_q.is_empty();
@@ -249,8 +274,11 @@ impl HdlEngine {
         }
         while !self.wr_reqs.is_empty() && !self.wr_done.is_empty() {
             let (Some((addr, len)), Some(d)) = (self.wr_reqs.pop_front(), self.wr_done.pop_front()) else { break };
-            if mem.dma_write(addr, &d[..len.min(d.len())]).is_err() {
+            let d = &d[..len.min(d.len())];
+            if mem.dma_write(addr, d).is_err() {
                 self.dma_write_errors += 1;
+            } else if self.log_writes {
+                self.writes.push((addr, d.to_vec()));
             }
         }
         self.dut.tick();

@@ -6,6 +6,7 @@
 //! - [`pcapio`]: reading and writing captures.
 //! - [`demo`]: a short RC exchange through the HDL ICRC TX and RX blocks.
 //! - [`fabric`]: simulated links with loss, reordering, duplication, corruption, ECN.
+//! - [`shadow`]: `--engine cosim`, the model beside the HDL engine and the comparison.
 //! - [`node`]: an engine model with host memory, and the driver backend over it.
 //! - [`pair`]: two engines connected by the driver over two links.
 //! - [`transfer`]: two engines moving a verified workload over a simulated link.
@@ -34,6 +35,7 @@ pub mod netdev;
 pub mod node;
 pub mod pair;
 pub mod pcapio;
+pub mod shadow;
 pub mod stream;
 pub mod sweep;
 pub mod transfer;

@@ -72,6 +72,10 @@ enum EngineArg {
     /// Verilated HDL engine; node A (the requester) runs the model until the HDL requester
     /// is built.
     Hdl,
+    /// Node B runs the Verilated engine and the model side by side on identical stimulus;
+    /// every emitted frame, DMA write and CQE is compared and the run stops at the first
+    /// divergence (exit status 1), reported with cycle, block and both values.
+    Cosim,
 }
 
 #[derive(Args)]
@@ -118,6 +122,13 @@ struct TransferArgs {
     /// RoCEv1 (Ethertype 0x8915 with a GRH) instead of RoCEv2.
     #[arg(long)]
     rocev1: bool,
+    /// With --engine cosim: on a divergence, run again and write an FST waveform of the
+    /// cycles around it here (needs `--features fst`).
+    #[arg(long, value_name = "OUT.fst")]
+    fst: Option<PathBuf>,
+    /// Cycles before and after the divergence in the FST window.
+    #[arg(long, default_value_t = 2000)]
+    fst_window: u64,
     /// Seed of the data and the link impairments.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -313,6 +324,7 @@ fn run_demo(a: &DemoArgs, out: &mut impl Write) -> Result<u64, SimError> {
 
 fn run_transfer(a: &TransferArgs, out: &mut impl Write) -> Result<u64, SimError> {
     use roce_sim::fabric::LinkConfig;
+    use roce_sim::hdl::HdlConfig;
     use roce_sim::transfer::{self, Op, TransferConfig};
     let io = |e| SimError::Io("stdout".into(), e);
     let clock_mhz = 250.0;
@@ -339,9 +351,13 @@ fn run_transfer(a: &TransferArgs, out: &mut impl Write) -> Result<u64, SimError>
         ipv6: a.ipv6,
         rocev1: a.rocev1,
         capture: a.pcap.is_some(),
-        hdl: [false, matches!(a.engine, EngineArg::Hdl)],
+        hdl: [false, matches!(a.engine, EngineArg::Hdl | EngineArg::Cosim)],
+        cosim: matches!(a.engine, EngineArg::Cosim).then(HdlConfig::default),
         ..TransferConfig::default()
     };
+    if a.fst.is_some() && !matches!(a.engine, EngineArg::Cosim) {
+        return Err(SimError::Config("--fst is for --engine cosim (the window around a divergence)".into()));
+    }
     let bar = indicatif::ProgressBar::new(a.messages);
     bar.set_style(
         indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} messages ({elapsed})")
@@ -357,7 +373,11 @@ fn run_transfer(a: &TransferArgs, out: &mut impl Write) -> Result<u64, SimError>
         cfg.op, a.messages, a.size, a.mtu, a.depth, a.loss, a.reorder, a.dup, a.corrupt, a.ecn, a.seed
     )
     .map_err(io)?;
-    let kind = |h: bool| if h { "Verilated HDL" } else { "model" };
+    let kind = |h: bool| match (h, cfg.cosim.is_some()) {
+        (false, _) => "model",
+        (true, false) => "Verilated HDL",
+        (true, true) => "Verilated HDL + model (cosim)",
+    };
     writeln!(out, "  engines          A (requester) {}, B (responder) {}", kind(cfg.hdl[0]), kind(cfg.hdl[1])).map_err(io)?;
     writeln!(out, "  completions      {} of {}", r.completed, a.messages).map_err(io)?;
     writeln!(out, "  bytes verified   {}", r.bytes_verified).map_err(io)?;
@@ -376,7 +396,15 @@ fn run_transfer(a: &TransferArgs, out: &mut impl Write) -> Result<u64, SimError>
         naks(|c| c.nak_op_sent)
     )
     .map_err(io)?;
-    writeln!(out, "  duplicates seen  {}   CNPs sent {}   ICRC drops {}", naks(|c| c.duplicates), naks(|c| c.cnp_sent), naks(|c| c.rx_icrc_errors)).map_err(io)?;
+    writeln!(
+        out,
+        "  duplicates seen  {}   CNPs sent {}   ICRC drops {}   RX dropped (not ours) {}",
+        naks(|c| c.duplicates),
+        naks(|c| c.cnp_sent),
+        naks(|c| c.rx_icrc_errors),
+        naks(|c| c.rx_dropped)
+    )
+    .map_err(io)?;
     let l = &r.links;
     writeln!(
         out,
@@ -403,6 +431,39 @@ fn run_transfer(a: &TransferArgs, out: &mut impl Write) -> Result<u64, SimError>
             .collect();
         pcapio::write(p, &caps)?;
     }
+    for (i, s) in r.cosim.iter().enumerate() {
+        if let Some(s) = s {
+            writeln!(
+                out,
+                "  cosim node {}     {} frames, {} DMA-written bytes compared; ACKs hdl {} model {} (coalesced by timing); CNPs hdl {} model {}",
+                ["A", "B"][i],
+                s.frames,
+                s.dma_bytes,
+                s.acks[0],
+                s.acks[1],
+                s.cnps[0],
+                s.cnps[1]
+            )
+            .map_err(io)?;
+        }
+    }
+    if let Some((i, d)) = &r.divergence {
+        writeln!(out, "DIVERGED at node {}: {d}", ["A", "B"][*i]).map_err(io)?;
+        if let Some(p) = &a.fst {
+            let from = d.cycle.saturating_sub(a.fst_window);
+            let to = d.cycle + a.fst_window;
+            let again = TransferConfig {
+                cosim: Some(HdlConfig { fst: Some(p.clone()), fst_window: from..to, ..HdlConfig::default() }),
+                max_cycles: to,
+                capture: false,
+                ..cfg.clone()
+            };
+            transfer::run(&again, |_, _| {})?;
+            writeln!(out, "  FST window       {} (cycles {from}..{to})", p.display()).map_err(io)?;
+        }
+        writeln!(out, "FAILED: the HDL and the model diverged").map_err(io)?;
+        return Ok(1);
+    }
     let ok = r.clean(a.messages);
     writeln!(out, "{}", if ok { "OK: every byte landed exactly once" } else { "FAILED: data lost, duplicated or corrupted" }).map_err(io)?;
     Ok(u64::from(!ok))
@@ -411,6 +472,9 @@ fn run_transfer(a: &TransferArgs, out: &mut impl Write) -> Result<u64, SimError>
 fn run_sweep(a: &SweepArgs, out: &mut impl Write) -> Result<u64, SimError> {
     use roce_sim::transfer::Op;
     let io = |e| SimError::Io("stdout".into(), e);
+    if a.engine.iter().any(|e| matches!(e, EngineArg::Cosim)) {
+        return Err(SimError::Config("sweep measures goodput of model and hdl; cosim is a transfer mode".into()));
+    }
     if a.sizes.contains(&0) || a.mtu.iter().any(|&m| !matches!(m, 256 | 512 | 1024 | 2048 | 4096)) {
         return Err(SimError::Config("sizes must be positive and MTUs one of 256, 512, 1024, 2048, 4096".into()));
     }

@@ -14,6 +14,7 @@ use roce_driver::{
 use roce_model::engine::EngineConfig;
 
 use crate::fabric::{Link, LinkConfig};
+use crate::hdl::HdlConfig;
 use crate::node::{ModelBackend, NodeRef, SimNode};
 use crate::SimError;
 
@@ -47,6 +48,9 @@ pub struct PairConfig {
     pub rocev1: bool,
     /// Which nodes run the Verilated engine instead of the model: [A, B].
     pub hdl: [bool; 2],
+    /// `--engine cosim`: the HDL nodes also run the model beside the Verilated engine and
+    /// compare what both emit ([`crate::shadow`]); the harness configuration (FST window).
+    pub cosim: Option<HdlConfig>,
 }
 
 impl Default for PairConfig {
@@ -65,6 +69,7 @@ impl Default for PairConfig {
             vlan: None,
             rocev1: false,
             hdl: [false, false],
+            cosim: None,
         }
     }
 }
@@ -122,7 +127,12 @@ pub fn endpoint(cfg: &PairConfig, mac: [u8; 6], ip4: Ipv4Addr, gid: Ipv6Addr, ps
 /// [`endpoint`] on a node running the model or (`hdl`) the Verilated engine.
 pub fn endpoint_on(cfg: &PairConfig, hdl: bool, mac: [u8; 6], ip4: Ipv4Addr, gid: Ipv6Addr, psn: u32) -> Result<Endpoint, SimError> {
     let ecfg = EngineConfig { mac, ipv4: ip4, gid, ..EngineConfig::default() };
-    let node = Rc::new(RefCell::new(if hdl { SimNode::new_hdl(ecfg)? } else { SimNode::new(ecfg) }));
+    let node = match (hdl, &cfg.cosim) {
+        (true, Some(h)) => SimNode::new_cosim(ecfg, h.clone())?,
+        (true, None) => SimNode::new_hdl(ecfg)?,
+        (false, _) => SimNode::new(ecfg),
+    };
+    let node = Rc::new(RefCell::new(node));
     let mut dev = Device::open(ModelBackend(node.clone())).map_err(drv)?;
     dev.configure_port(mac, ip4, gid);
     dev.enable(cfg.features);

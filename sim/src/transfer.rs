@@ -14,7 +14,9 @@ use roce_driver::{CqeStatus, RecvWr, SendWr, WorkCompletion, WrOp};
 use roce_model::engine::Counters;
 
 use crate::fabric::{LinkConfig, LinkStats};
+use crate::hdl::HdlConfig;
 use crate::pair::{drv, Pair, PairConfig};
+use crate::shadow::{Divergence, ShadowStats};
 use crate::SimError;
 
 /// The operation a transfer repeats.
@@ -57,6 +59,13 @@ pub struct TransferConfig {
     pub capture: bool,
     /// Which nodes run the Verilated engine instead of the model: [A (requester), B].
     pub hdl: [bool; 2],
+    /// Cosim: the HDL nodes run the model beside the Verilated engine (with this harness
+    /// configuration) and the run stops at the first divergence.
+    pub cosim: Option<HdlConfig>,
+    /// Cosim self-check: flip a bit of the model's copy of B's buffer at this offset once
+    /// the pair is set up, so the comparison must find a divergence (tests prove with it
+    /// that the comparison can fail).
+    pub model_fault: Option<u64>,
 }
 
 impl Default for TransferConfig {
@@ -74,6 +83,8 @@ impl Default for TransferConfig {
             rocev1: false,
             timeout: 8,
             hdl: [false, false],
+            cosim: None,
+            model_fault: None,
             capture: false,
         }
     }
@@ -106,6 +117,10 @@ pub struct TransferReport {
     pub clock_mhz: f64,
     /// Captured frames: (cycle, direction 0 = A->B, frame).
     pub capture: Vec<(u64, u8, Vec<u8>)>,
+    /// Cosim: what was compared at each HDL node (None: not a cosim node).
+    pub cosim: [Option<ShadowStats>; 2],
+    /// Cosim: the first divergence between the HDL and the model (node index, divergence).
+    pub divergence: Option<(usize, Divergence)>,
 }
 
 impl TransferReport {
@@ -137,6 +152,10 @@ pub fn pattern(seed: u64, i: u64, out: &mut [u8]) {
     }
 }
 
+fn diverged(pair: &Pair) -> bool {
+    [&pair.a.node, &pair.b.node].iter().any(|n| n.borrow().shadow.as_ref().is_some_and(|s| s.divergence.is_some()))
+}
+
 /// Run a transfer; `progress` is called now and then with (messages completed, total).
 pub fn run(cfg: &TransferConfig, mut progress: impl FnMut(u64, u64)) -> Result<TransferReport, SimError> {
     if cfg.size == 0 && cfg.op == Op::Read {
@@ -145,21 +164,36 @@ pub fn run(cfg: &TransferConfig, mut progress: impl FnMut(u64, u64)) -> Result<T
     if cfg.depth == 0 || cfg.depth > 4096 {
         return Err(SimError::Config(format!("depth {} out of range 1..=4096", cfg.depth)));
     }
+    // Buffer slots per side: `depth`, reused. Cosim READs use a slot per message instead: a
+    // duplicate READ that arrives after its message completed is re-executed by the
+    // responder, and if the host had rewritten the slot meanwhile, what it returns depends on
+    // when the engine read it (the HDL and the model read at different cycles).
+    let slots = if cfg.cosim.is_some() && cfg.op == Op::Read { cfg.messages.max(cfg.depth as u64) } else { cfg.depth as u64 };
+    if (cfg.size.max(8) as u64).saturating_mul(slots) > 1 << 28 {
+        return Err(SimError::Config(format!(
+            "cosim READs keep every message's source: {} x {} B is over 256 MiB",
+            cfg.messages, cfg.size
+        )));
+    }
     let pcfg = PairConfig {
         mtu: cfg.mtu,
         depth: cfg.depth as u32,
-        buf_len: cfg.size.max(8) * cfg.depth,
+        buf_len: cfg.size.max(8) * slots as usize,
         ipv6: cfg.ipv6,
         rocev1: cfg.rocev1,
         timeout: cfg.timeout,
         link: cfg.link,
         seed: cfg.seed,
         hdl: cfg.hdl,
+        cosim: cfg.cosim.clone(),
         ..PairConfig::default()
     };
     let mut pair = Pair::new(&pcfg)?;
     if cfg.capture {
         pair.capture = Some(Vec::new());
+    }
+    if cfg.model_fault.is_some() && (cfg.op != Op::Read || pair.b.node.borrow().shadow.is_none()) {
+        return Err(SimError::Config("model_fault is for cosim READs (it changes the model's copy of a READ source)".into()));
     }
     let mut rep = TransferReport { clock_mhz: pair.a.node.borrow().engine.cfg.clock_mhz, ..Default::default() };
     let n = cfg.messages;
@@ -183,7 +217,7 @@ pub fn run(cfg: &TransferConfig, mut progress: impl FnMut(u64, u64)) -> Result<T
         // B keeps its receive queue full.
         if cfg.op == Op::Send {
             while recv_posted < n && recv_posted - done_b < cfg.depth as u64 {
-                let slot = (recv_posted % cfg.depth as u64) as usize;
+                let slot = (recv_posted % slots) as usize;
                 let sge = [b.mr.sge((slot * slot_len) as u64, size as u32)];
                 b.dev.post_recv(b.qp, &[RecvWr { wr_id: recv_posted, sges: &sge }]).map_err(drv)?;
                 recv_posted += 1;
@@ -191,7 +225,7 @@ pub fn run(cfg: &TransferConfig, mut progress: impl FnMut(u64, u64)) -> Result<T
         }
         // A keeps `depth` messages in flight.
         while posted < n && inflight.len() < cfg.depth {
-            let slot = (posted % cfg.depth as u64) as usize;
+            let slot = (posted % slots) as usize;
             let off = (slot * slot_len) as u64;
             pattern(cfg.seed, posted, &mut data);
             let op = match cfg.op {
@@ -207,6 +241,13 @@ pub fn run(cfg: &TransferConfig, mut progress: impl FnMut(u64, u64)) -> Result<T
                     // B's application prepares the data; A's landing area is scrubbed.
                     b.dev.write_buf(&b.buf, off as usize, &data);
                     a.dev.write_buf(&a.buf, off as usize, &vec![0u8; size]);
+                    if let Some(f) = cfg.model_fault.filter(|f| (off..off + size as u64).contains(f)) {
+                        if let Some(s) = b.node.borrow_mut().shadow.as_mut() {
+                            let va = b.buf.iova + f;
+                            let x = s.mem.read_vec(va, 1);
+                            s.mem.write(va, &[x.first().copied().unwrap_or(0) ^ 0x10]);
+                        }
+                    }
                     WrOp::Read { remote_addr: b.mr.va + off, rkey: b.mr.rkey }
                 }
             };
@@ -232,7 +273,7 @@ pub fn run(cfg: &TransferConfig, mut progress: impl FnMut(u64, u64)) -> Result<T
             }
             inflight.pop_front();
             let i = wc.wr_id;
-            let off = (i % cfg.depth as u64) as usize * slot_len;
+            let off = (i % slots) as usize * slot_len;
             match cfg.op {
                 Op::Send => {}
                 Op::Write | Op::Read => {
@@ -265,7 +306,7 @@ pub fn run(cfg: &TransferConfig, mut progress: impl FnMut(u64, u64)) -> Result<T
                     rep.duplicated += 1;
                     continue;
                 }
-                let off = (wc.wr_id % cfg.depth as u64) as usize * slot_len;
+                let off = (wc.wr_id % slots) as usize * slot_len;
                 pattern(cfg.seed, wc.wr_id, &mut data);
                 b.dev.read_buf(&b.buf, off, &mut got);
                 if got == data && wc.byte_len as usize == size {
@@ -308,8 +349,18 @@ pub fn run(cfg: &TransferConfig, mut progress: impl FnMut(u64, u64)) -> Result<T
         for n in [&pair.a.node, &pair.b.node] {
             n.borrow_mut().now = pair.now;
         }
-        if pair.now - start > cfg.max_cycles {
+        if pair.now - start > cfg.max_cycles || diverged(&pair) {
             break;
+        }
+    }
+    for (i, node) in [&pair.a.node, &pair.b.node].into_iter().enumerate() {
+        let mut n = node.borrow_mut();
+        n.shadow_finish();
+        if let Some(s) = n.shadow.as_ref() {
+            rep.cosim[i] = Some(s.stats.clone());
+            if let (None, Some(d)) = (&rep.divergence, &s.divergence) {
+                rep.divergence = Some((i, d.clone()));
+            }
         }
     }
     rep.cycles = pair.now - start;

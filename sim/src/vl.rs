@@ -18,6 +18,7 @@ type PortIntFn = unsafe extern "C" fn(i32) -> i32;
 type SetFn = unsafe extern "C" fn(*mut c_void, i32, *const u32);
 type GetFn = unsafe extern "C" fn(*mut c_void, i32, *mut u32);
 type StepFn = unsafe extern "C" fn(*mut c_void);
+type GateFn = unsafe extern "C" fn(*mut c_void, i32);
 
 struct Vtable {
     new: NewFn,
@@ -30,6 +31,7 @@ struct Vtable {
     get: GetFn,
     eval: StepFn,
     tick: StepFn,
+    trace_gate: GateFn,
 }
 
 macro_rules! models {
@@ -75,13 +77,15 @@ macro_rules! models {
                             pub fn eval(h: *mut c_void);
                             #[link_name = concat!($name, "_tick")]
                             pub fn tick(h: *mut c_void);
+                            #[link_name = concat!($name, "_trace_gate")]
+                            pub fn trace_gate(h: *mut c_void, on: i32);
                         }
                     }
                     static VT: Vtable = Vtable {
                         new: ffi::new, free: ffi::free, nports: ffi::nports,
                         port_name: ffi::port_name, port_bits: ffi::port_bits,
                         port_dir: ffi::port_dir, set: ffi::set, get: ffi::get,
-                        eval: ffi::eval, tick: ffi::tick,
+                        eval: ffi::eval, tick: ffi::tick, trace_gate: ffi::trace_gate,
                     };
                     &VT
                 }),* }
@@ -424,6 +428,13 @@ impl Dut {
         // SAFETY: `h` is live.
         unsafe { (self.vt.tick)(self.h.as_ptr()) }
         self.cycle += 1;
+    }
+
+    /// Dump the waveform (if one is open) from the next tick on, or stop dumping: a window
+    /// of a long run.
+    pub fn trace_gate(&mut self, on: bool) {
+        // SAFETY: `h` is live.
+        unsafe { (self.vt.trace_gate)(self.h.as_ptr(), i32::from(on)) }
     }
 }
 
