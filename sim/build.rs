@@ -131,6 +131,12 @@ const MODELS: &[Model] = &[
         params: &[],
     },
     Model {
+        name: "req",
+        top: "roce_req",
+        files: &["roce_desc_pkg.sv", "roce_rec_pkg.sv", "roce_req.sv"],
+        params: &[],
+    },
+    Model {
         name: "ackq",
         top: "roce_ack_q",
         files: &["roce_rec_pkg.sv", "roce_ack_q.sv"],

@@ -22,6 +22,7 @@ pub mod cosim_mr_check;
 pub mod cosim_pay_scatter;
 pub mod cosim_qp_ctx;
 pub mod cosim_regs;
+pub mod cosim_req;
 pub mod cosim_resp;
 pub mod cosim_rx_disp;
 pub mod cosim_rx_parse;

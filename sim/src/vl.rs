@@ -115,6 +115,7 @@ models! {
     Ctrl => "ctrl",
     PayScatter => "payscatter",
     Resp => "resp",
+    Req => "req",
     AckQ => "ackq",
     RdRsp => "rdrsp",
     TxArb => "txarb",
