@@ -396,6 +396,8 @@ module roce_req #(
   end
 
   // read ports for roce_comp
+  logic [RRD_W-1:0] rd_q1, rd2_q1;
+  logic [WIN_W-1:0] win_q1;
   always_ff @(posedge clk) begin
     logic [RRD_W-1:0] a1, a2;
     logic [WIN_W-1:0] w0;
@@ -415,10 +417,14 @@ module roce_req #(
     w0[8*roce_rec_pkg::SQ_WIN_STATUS_OFF +: 8] = ws;
     w0[8*roce_rec_pkg::SQ_WIN_FIRST_PSN_OFF +: 24] = wp[23:0];
     w0[8*roce_rec_pkg::SQ_WIN_NPKTS_OFF +: 24] = wp[47:24];
-    // output registers (latency 2)
-    m_rd_data <= a1;
-    m_rd2_data <= a2;
-    m_win_data <= w0;
+    // the BRAM read, then the output registers (latency 2: the data of the address given
+    // two cycles before, one read per cycle)
+    rd_q1 <= a1;
+    rd2_q1 <= a2;
+    win_q1 <= w0;
+    m_rd_data <= rd_q1;
+    m_rd2_data <= rd2_q1;
+    m_win_data <= win_q1;
   end
   logic rd_v1, rd2_v1, win_v1;
   always_ff @(posedge clk) begin
