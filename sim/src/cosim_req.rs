@@ -156,7 +156,7 @@ impl Link {
 }
 
 /// A frame of A's packet (descriptor + payload) toward B, addressed as A's QP says.
-fn frame_of(a: &Engine, b: &Engine, d: &TxDesc, payload: &[u8]) -> Option<Vec<u8>> {
+pub(crate) fn frame_of(a: &Engine, b: &Engine, d: &TxDesc, payload: &[u8]) -> Option<Vec<u8>> {
     let qp = a.qp(d.qpn)?;
     let (bth, ext) = headers_of(d, qp.dest_qpn)?;
     let ip = Ipv4Fields { src: a.cfg.ipv4, dst: b.cfg.ipv4, ttl: 64, dont_fragment: true, ..Ipv4Fields::default() };

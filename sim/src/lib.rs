@@ -14,6 +14,7 @@
 pub mod cosim;
 pub mod cosim_ack_q;
 pub mod cosim_axis_fifo;
+pub mod cosim_comp;
 pub mod cosim_cq;
 pub mod cosim_ctrl;
 pub mod cosim_rd_rsp;

@@ -116,6 +116,7 @@ models! {
     PayScatter => "payscatter",
     Resp => "resp",
     Req => "req",
+    Comp => "comp",
     AckQ => "ackq",
     RdRsp => "rdrsp",
     TxArb => "txarb",

@@ -20,3 +20,4 @@ pub mod roce_tx_arb;
 pub mod roce_rx_disp;
 pub mod roce_qp_ctx;
 pub mod roce_req;
+pub mod roce_comp;
