@@ -131,6 +131,18 @@ const MODELS: &[Model] = &[
         params: &[],
     },
     Model {
+        name: "req",
+        top: "roce_req",
+        files: &["roce_desc_pkg.sv", "roce_rec_pkg.sv", "roce_req.sv"],
+        params: &[],
+    },
+    Model {
+        name: "comp",
+        top: "roce_comp",
+        files: &["roce_desc_pkg.sv", "roce_rec_pkg.sv", "roce_pay_scatter.sv", "roce_comp.sv"],
+        params: &[],
+    },
+    Model {
         name: "ackq",
         top: "roce_ack_q",
         files: &["roce_rec_pkg.sv", "roce_ack_q.sv"],

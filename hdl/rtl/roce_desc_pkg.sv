@@ -214,6 +214,18 @@ package roce_desc_pkg;
     logic [63:0]  wr_id;        // bytes 0..7
   } sq_wqe_t;
 
+  // sq_wqe_bad: 1 when the image is not a valid SqWqe (what `SqWqe::decode` refuses: a reserved
+  // byte or bit set, a bool not 0/1, an unknown enum code, an undefined flag bit).
+  /* verilator lint_off UNUSEDSIGNAL */
+  function automatic logic sq_wqe_bad(input logic [8*SQ_WQE_BYTES-1:0] d);
+    sq_wqe_bad = 1'b0;
+    if (d[8*11 +: 8] != '0) sq_wqe_bad = 1'b1;  // bytes 11..11: reserved
+    if (d[8*48 +: 128] != '0) sq_wqe_bad = 1'b1;  // bytes 48..63: reserved
+    if (!(d[8*8 +: 8] == 8'h00 || d[8*8 +: 8] == 8'h01 || d[8*8 +: 8] == 8'h02 || d[8*8 +: 8] == 8'h03 || d[8*8 +: 8] == 8'h04 || d[8*8 +: 8] == 8'h05 || d[8*8 +: 8] == 8'h06 || d[8*8 +: 8] == 8'h07)) sq_wqe_bad = 1'b1;  // opcode: not a SqOpcode code
+    if ((d[8*9 +: 8] & 8'hf0) != '0) sq_wqe_bad = 1'b1;  // flags: undefined SqFlags bits
+  endfunction
+  /* verilator lint_on UNUSEDSIGNAL */
+
   // ---- RqWqe (64 bytes): rq_wqe_t
 
   // Receive queue work queue entry, 64 bytes, in the RQ ring at `QpCtx.rq_base`.

@@ -46,6 +46,41 @@ package roce_rec_pkg;
   localparam logic [7:0] ENCAP_ROCE_V2_IPV6 = 8'h01;
   localparam logic [7:0] ENCAP_ROCE_V1 = 8'h02;
 
+  // SqOpcode: Operation of a send queue WQE (engine numbering; the driver translates
+  // `ibv_wr_opcode`).
+  localparam logic [7:0] SQ_OP_SEND = 8'h00;
+  localparam logic [7:0] SQ_OP_SEND_IMM = 8'h01;
+  localparam logic [7:0] SQ_OP_SEND_INV = 8'h02;
+  localparam logic [7:0] SQ_OP_WRITE = 8'h03;
+  localparam logic [7:0] SQ_OP_WRITE_IMM = 8'h04;
+  localparam logic [7:0] SQ_OP_READ = 8'h05;
+  localparam logic [7:0] SQ_OP_ATOMIC_CAS = 8'h06;
+  localparam logic [7:0] SQ_OP_ATOMIC_FAA = 8'h07;
+
+  // CqeStatus: Completion status, the numeric values of libibverbs `enum ibv_wc_status`.
+  localparam logic [7:0] WC_STATUS_SUCCESS = 8'h00;
+  localparam logic [7:0] WC_STATUS_LOC_LEN_ERR = 8'h01;
+  localparam logic [7:0] WC_STATUS_LOC_QP_OP_ERR = 8'h02;
+  localparam logic [7:0] WC_STATUS_LOC_EEC_OP_ERR = 8'h03;
+  localparam logic [7:0] WC_STATUS_LOC_PROT_ERR = 8'h04;
+  localparam logic [7:0] WC_STATUS_WR_FLUSH_ERR = 8'h05;
+  localparam logic [7:0] WC_STATUS_MW_BIND_ERR = 8'h06;
+  localparam logic [7:0] WC_STATUS_BAD_RESP_ERR = 8'h07;
+  localparam logic [7:0] WC_STATUS_LOC_ACCESS_ERR = 8'h08;
+  localparam logic [7:0] WC_STATUS_REM_INV_REQ_ERR = 8'h09;
+  localparam logic [7:0] WC_STATUS_REM_ACCESS_ERR = 8'h0a;
+  localparam logic [7:0] WC_STATUS_REM_OP_ERR = 8'h0b;
+  localparam logic [7:0] WC_STATUS_RETRY_EXC_ERR = 8'h0c;
+  localparam logic [7:0] WC_STATUS_RNR_RETRY_EXC_ERR = 8'h0d;
+  localparam logic [7:0] WC_STATUS_LOC_RDD_VIOL_ERR = 8'h0e;
+  localparam logic [7:0] WC_STATUS_REM_INV_RD_REQ_ERR = 8'h0f;
+  localparam logic [7:0] WC_STATUS_REM_ABORT_ERR = 8'h10;
+  localparam logic [7:0] WC_STATUS_INV_EECN_ERR = 8'h11;
+  localparam logic [7:0] WC_STATUS_INV_EEC_STATE_ERR = 8'h12;
+  localparam logic [7:0] WC_STATUS_FATAL_ERR = 8'h13;
+  localparam logic [7:0] WC_STATUS_RESP_TIMEOUT_ERR = 8'h14;
+  localparam logic [7:0] WC_STATUS_GENERAL_ERR = 8'h15;
+
   // CtxOpCode: `roce_qp_ctx`'s context-op port (`ctx_op_code`): the changes QP_WRITE, QP_MODIFY and
   // transport errors make to a QP's engine state, sent to the blocks that own that state
   // (docs/engine-hdl.md, "The transport"). Each owner applies the op to its own tables and
@@ -103,6 +138,12 @@ package roce_rec_pkg;
   localparam int unsigned TX_DESC_FLAG_SE_BIT = 0;
   localparam int unsigned TX_DESC_FLAG_ACK_REQ_BIT = 1;
   localparam int unsigned TX_DESC_FLAG_BECN_BIT = 2;
+
+  // SqFlags (8 bits): `SqWqe.flags`.
+  localparam int unsigned SQ_FLAG_SIGNALED_BIT = 0;
+  localparam int unsigned SQ_FLAG_SOLICITED_BIT = 1;
+  localparam int unsigned SQ_FLAG_INLINE_BIT = 2;
+  localparam int unsigned SQ_FLAG_FENCE_BIT = 3;
 
   // CtxRtsArg (32 bits): The argument of CTX_OP_ENTER_RTS: the QP's retry counts, loaded into the
   // requester's counters of retries left.
@@ -525,5 +566,115 @@ package roce_rec_pkg;
     logic [7:0]  qpn_rsvd;       // bytes 0..3, bits 31:24: reserved
     logic [23:0] qpn;            // bytes 0..3, bits 23:0
   } tx_desc_t;
+
+  // ---- CompRd (32 bytes): comp_rd_t
+
+  // `roce_comp`'s state of a QP as `roce_req` reads it at the start of a visit (`comp_rd_t`, model
+  // `engine::req::CompView`): what limits sending and the last rewind requested. SQ indices are
+  // free-running 32-bit; times are cycles of the engine clock.
+  localparam int unsigned COMP_RD_BYTES = 32;
+  localparam int unsigned COMP_RD_UNA_OFF = 0;
+  localparam int unsigned COMP_RD_UNA_W = 24;
+  localparam int unsigned COMP_RD_RW_PSN_OFF = 4;
+  localparam int unsigned COMP_RD_RW_PSN_W = 24;
+  localparam int unsigned COMP_RD_SQ_CI_OFF = 8;
+  localparam int unsigned COMP_RD_SQ_CI_W = 32;
+  localparam int unsigned COMP_RD_RW_IDX_OFF = 12;
+  localparam int unsigned COMP_RD_RW_IDX_W = 32;
+  localparam int unsigned COMP_RD_RW_PKT_OFF = 16;
+  localparam int unsigned COMP_RD_RW_PKT_W = 24;
+  localparam int unsigned COMP_RD_RNR_UNTIL_OFF = 20;
+  localparam int unsigned COMP_RD_RNR_UNTIL_W = 32;
+  localparam int unsigned COMP_RD_RD_DONE_OFF = 24;
+  localparam int unsigned COMP_RD_RD_DONE_W = 8;
+  localparam int unsigned COMP_RD_RW_GEN_OFF = 25;
+  localparam int unsigned COMP_RD_RW_GEN_W = 8;
+
+  typedef struct packed {
+    logic [47:0] rsvd_26;      // bytes 26..31: reserved
+    logic [7:0]  rw_gen;       // byte 25
+    logic [7:0]  rd_done;      // byte 24
+    logic [31:0] rnr_until;    // bytes 20..23
+    logic [7:0]  rw_pkt_rsvd;  // bytes 16..19, bits 31:24: reserved
+    logic [23:0] rw_pkt;       // bytes 16..19, bits 23:0
+    logic [31:0] rw_idx;       // bytes 12..15
+    logic [31:0] sq_ci;        // bytes 8..11
+    logic [7:0]  rw_psn_rsvd;  // bytes 4..7, bits 31:24: reserved
+    logic [23:0] rw_psn;       // bytes 4..7, bits 23:0
+    logic [7:0]  una_rsvd;     // bytes 0..3, bits 31:24: reserved
+    logic [23:0] una;          // bytes 0..3, bits 23:0
+  } comp_rd_t;
+
+  // ---- ReqRd (32 bytes): req_rd_t
+
+  // `roce_req`'s state of a QP as `roce_comp` reads it at the start of an operation and its timer
+  // scanner reads it (`req_rd_t`, model `engine::comp::ReqView`).
+  localparam int unsigned REQ_RD_BYTES = 32;
+  localparam int unsigned REQ_RD_MAX_SENT_OFF = 0;
+  localparam int unsigned REQ_RD_MAX_SENT_W = 24;
+  localparam int unsigned REQ_RD_NEXT_PSN_OFF = 4;
+  localparam int unsigned REQ_RD_NEXT_PSN_W = 24;
+  localparam int unsigned REQ_RD_STARTED_OFF = 8;
+  localparam int unsigned REQ_RD_STARTED_W = 32;
+  localparam int unsigned REQ_RD_FETCHED_OFF = 12;
+  localparam int unsigned REQ_RD_FETCHED_W = 32;
+  localparam int unsigned REQ_RD_SQ_PI_OFF = 16;
+  localparam int unsigned REQ_RD_SQ_PI_W = 32;
+  localparam int unsigned REQ_RD_BUSY_DEADLINE_OFF = 20;
+  localparam int unsigned REQ_RD_BUSY_DEADLINE_W = 32;
+  localparam int unsigned REQ_RD_GEN_OFF = 24;
+  localparam int unsigned REQ_RD_GEN_W = 8;
+  localparam int unsigned REQ_RD_BUSY_OFF = 25;
+  localparam int unsigned REQ_RD_BUSY_W = 1;
+
+  typedef struct packed {
+    logic [47:0] rsvd_26;        // bytes 26..31: reserved
+    logic [6:0]  busy_rsvd;      // byte 25, bits 7:1: reserved
+    logic        busy;           // byte 25, bit 0
+    logic [7:0]  gen;            // byte 24
+    logic [31:0] busy_deadline;  // bytes 20..23
+    logic [31:0] sq_pi;          // bytes 16..19
+    logic [31:0] fetched;        // bytes 12..15
+    logic [31:0] started;        // bytes 8..11
+    logic [7:0]  next_psn_rsvd;  // bytes 4..7, bits 31:24: reserved
+    logic [23:0] next_psn;       // bytes 4..7, bits 23:0
+    logic [7:0]  max_sent_rsvd;  // bytes 0..3, bits 31:24: reserved
+    logic [23:0] max_sent;       // bytes 0..3, bits 23:0
+  } req_rd_t;
+
+  // ---- SqWin (24 bytes): sq_win_t
+
+  // One entry of the send window (`sq_win_t`, model `engine::qp::SqEntry`): a WQE `roce_req`
+  // fetched and `roce_comp` has not completed, at entry `SQ index mod 2^LOG_SQ_WIN` of its QP.
+  // Written by the requester when the WQE arrives (all but the PSNs) and when it starts it
+  // (`first_psn`, `npkts`); read by the completer.
+  localparam int unsigned SQ_WIN_BYTES = 24;
+  localparam int unsigned SQ_WIN_WR_ID_OFF = 0;
+  localparam int unsigned SQ_WIN_WR_ID_W = 64;
+  localparam int unsigned SQ_WIN_FIRST_PSN_OFF = 8;
+  localparam int unsigned SQ_WIN_FIRST_PSN_W = 24;
+  localparam int unsigned SQ_WIN_NPKTS_OFF = 12;
+  localparam int unsigned SQ_WIN_NPKTS_W = 24;
+  localparam int unsigned SQ_WIN_LEN_OFF = 16;
+  localparam int unsigned SQ_WIN_LEN_W = 32;
+  localparam int unsigned SQ_WIN_OPCODE_OFF = 20;
+  localparam int unsigned SQ_WIN_OPCODE_W = 8;
+  localparam int unsigned SQ_WIN_FLAGS_OFF = 21;
+  localparam int unsigned SQ_WIN_FLAGS_W = 8;
+  localparam int unsigned SQ_WIN_STATUS_OFF = 22;
+  localparam int unsigned SQ_WIN_STATUS_W = 8;
+
+  typedef struct packed {
+    logic [7:0]  rsvd_23;         // byte 23: reserved
+    logic [7:0]  status;          // byte 22
+    logic [7:0]  flags;           // byte 21
+    logic [7:0]  opcode;          // byte 20
+    logic [31:0] len;             // bytes 16..19
+    logic [7:0]  npkts_rsvd;      // bytes 12..15, bits 31:24: reserved
+    logic [23:0] npkts;           // bytes 12..15, bits 23:0
+    logic [7:0]  first_psn_rsvd;  // bytes 8..11, bits 31:24: reserved
+    logic [23:0] first_psn;       // bytes 8..11, bits 23:0
+    logic [63:0] wr_id;           // bytes 0..7
+  } sq_win_t;
 
 endpackage

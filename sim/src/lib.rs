@@ -15,6 +15,7 @@
 pub mod cosim;
 pub mod cosim_ack_q;
 pub mod cosim_axis_fifo;
+pub mod cosim_comp;
 pub mod cosim_cq;
 pub mod cosim_ctrl;
 pub mod cosim_rd_rsp;
@@ -23,6 +24,7 @@ pub mod cosim_mr_check;
 pub mod cosim_pay_scatter;
 pub mod cosim_qp_ctx;
 pub mod cosim_regs;
+pub mod cosim_req;
 pub mod cosim_resp;
 pub mod cosim_rx_disp;
 pub mod cosim_rx_parse;

@@ -119,6 +119,8 @@ models! {
     Ctrl => "ctrl",
     PayScatter => "payscatter",
     Resp => "resp",
+    Req => "req",
+    Comp => "comp",
     AckQ => "ackq",
     RdRsp => "rdrsp",
     TxArb => "txarb",

@@ -19,3 +19,5 @@ pub mod roce_rd_rsp;
 pub mod roce_tx_arb;
 pub mod roce_rx_disp;
 pub mod roce_qp_ctx;
+pub mod roce_req;
+pub mod roce_comp;

@@ -4,7 +4,7 @@
 //! bits [8b+7:8b], little-endian integers, byte arrays in memory order), and the lockstep
 //! tests decode the HDL's port values with these Rust types.
 
-use super::{AccessFlags, BitDesc, BitsDesc, EnumDesc, Encap, PathMtu, VlanTag};
+use super::{AccessFlags, BitDesc, BitsDesc, CqeStatus, EnumDesc, Encap, PathMtu, SqFlags, SqOpcode, VlanTag};
 
 
 flags! {
@@ -366,8 +366,80 @@ layout! {
     }
 }
 
+layout! {
+    /// `roce_comp`'s state of a QP as `roce_req` reads it at the start of a visit
+    /// (`comp_rd_t`, model `engine::req::CompView`): what limits sending and the last rewind
+    /// requested. SQ indices are free-running 32-bit; times are cycles of the engine clock.
+    pub struct CompRd: "comp_rd", 32 bytes {
+        /// Oldest unacknowledged PSN.
+        una: u32, at 0, bits 24;
+        /// Rewind request: the PSN to send again from.
+        rw_psn: u32, at 4, bits 24;
+        /// SQ consumer index (the oldest WQE not completed).
+        sq_ci: u32, at 8;
+        /// Rewind request: SQ index of the WQE that carries `rw_psn`.
+        rw_idx: u32, at 12;
+        /// Rewind request: packet index of `rw_psn` in that WQE.
+        rw_pkt: u32, at 16, bits 24;
+        /// RNR back-off: no request before this cycle (low 32 bits, compared by difference).
+        rnr_until: u32, at 20;
+        /// READ/atomic WQEs completed (wrapping).
+        rd_done: u8, at 24;
+        /// Rewind request generation (wrapping; the requester applies a request whose
+        /// generation differs from the one it applied last).
+        rw_gen: u8, at 25;
+    }
+}
+
+layout! {
+    /// `roce_req`'s state of a QP as `roce_comp` reads it at the start of an operation and
+    /// its timer scanner reads it (`req_rd_t`, model `engine::comp::ReqView`).
+    pub struct ReqRd: "req_rd", 32 bytes {
+        /// One past the highest PSN sent.
+        max_sent: u32, at 0, bits 24;
+        /// The next PSN the requester sends.
+        next_psn: u32, at 4, bits 24;
+        /// SQ index one past the last WQE started (PSNs assigned).
+        started: u32, at 8;
+        /// SQ index one past the last WQE fetched into the send window.
+        fetched: u32, at 12;
+        /// SQ producer index.
+        sq_pi: u32, at 16;
+        /// The requester's local ACK timer deadline (IB timer ticks) when `busy`.
+        busy_deadline: u32, at 20;
+        /// The rewind generation the requester applied last.
+        gen: u8, at 24;
+        /// `busy_deadline` is set (a packet went out with nothing outstanding, timeout not 0).
+        busy: bool, at 25;
+    }
+}
+
+layout! {
+    /// One entry of the send window (`sq_win_t`, model `engine::qp::SqEntry`): a WQE
+    /// `roce_req` fetched and `roce_comp` has not completed, at entry `SQ index mod
+    /// 2^LOG_SQ_WIN` of its QP. Written by the requester when the WQE arrives (all but the
+    /// PSNs) and when it starts it (`first_psn`, `npkts`); read by the completer.
+    pub struct SqWin: "sq_win", 24 bytes {
+        /// The WQE's wr_id.
+        wr_id: u64, at 0;
+        /// First PSN (valid once started).
+        first_psn: u32, at 8, bits 24;
+        /// PSNs it spans (valid once started).
+        npkts: u32, at 12, bits 24;
+        /// Message length in bytes (SqWqe.total_len; 8 for atomics; 0 if malformed).
+        len: u32, at 16;
+        /// Operation (SEND for a malformed WQE).
+        opcode: SqOpcode, at 20;
+        /// SIGNALED, SOLICITED, INLINE, FENCE.
+        flags: SqFlags, at 21;
+        /// SUCCESS, or the status a malformed WQE completes with (LOC_QP_OP_ERR, LOC_LEN_ERR).
+        status: CqeStatus, at 22;
+    }
+}
+
 /// All internal records, for the generator.
-pub const RECORDS: &[super::LayoutDesc] = &[RxHdr::LAYOUT, TxHdr::LAYOUT, QpAttr::LAYOUT, RdRsp::LAYOUT, TxDesc::LAYOUT];
+pub const RECORDS: &[super::LayoutDesc] =
+    &[RxHdr::LAYOUT, TxHdr::LAYOUT, QpAttr::LAYOUT, RdRsp::LAYOUT, TxDesc::LAYOUT, CompRd::LAYOUT, ReqRd::LAYOUT, SqWin::LAYOUT];
 
 code_enum! {
     /// `roce_qp_ctx`'s context-op port (`ctx_op_code`): the changes QP_WRITE, QP_MODIFY and

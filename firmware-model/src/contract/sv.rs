@@ -454,17 +454,36 @@ fn emit_layout(o: &mut String, l: &LayoutDesc, checks: bool) {
     }
     let _ = writeln!(o);
     emit_struct(o, l.sv, &members(l.sv, l.size, l.fields));
-    if checks && !has_union(l.fields) {
+    if checks && !has_checked_union(l.fields) {
         emit_check(o, l);
     }
 }
 
-fn has_union(fields: &[LayoutField]) -> bool {
+/// A union with an alternative the decoder checks (its terms would depend on which
+/// alternative the image holds, which the generator does not know): no `_bad` function.
+/// Unions whose alternatives have nothing to check (SqWqe.data: SGEs or bytes) check
+/// nothing, like a byte array.
+fn has_checked_union(fields: &[LayoutField]) -> bool {
     fields.iter().any(|f| match f.kind {
-        FieldKind::Union(_) => true,
-        FieldKind::Struct(l) | FieldKind::Array(l, _) => has_union(l.fields),
+        FieldKind::Union(alts) => alts.iter().any(field_checked),
+        FieldKind::Struct(l) | FieldKind::Array(l, _) => has_checked_union(l.fields),
         _ => false,
     })
+}
+
+/// Whether the decoder checks anything in a field.
+fn field_checked(f: &LayoutField) -> bool {
+    match f.kind {
+        FieldKind::Struct(l) | FieldKind::Array(l, _) => {
+            let mut t = Vec::new();
+            check_terms(&mut t, l, 0, "");
+            !t.is_empty() || has_checked_union(l.fields)
+        }
+        FieldKind::Union(alts) => alts.iter().any(field_checked),
+        FieldKind::Uint => (f.bits as usize) < 8 * f.size,
+        FieldKind::Bool | FieldKind::Enum(_) | FieldKind::Bits(_) => true,
+        _ => false,
+    }
 }
 
 /// The conditions under which the Rust decoder refuses an image, one `bad |= ...` line per

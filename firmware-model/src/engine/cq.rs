@@ -247,34 +247,9 @@ impl Engine {
     pub(crate) fn flush_qp(&mut self, qpn: u32, mem: &mut impl Dma) {
         let Some(mut qp) = self.take_qp(qpn) else { return };
         let now = 0;
-        // Requests already fetched.
-        while let Some(e) = qp.req.wqes.pop_front() {
-            let c = Completion {
-                wr_id: e.wr.wr_id,
-                status: e.error.unwrap_or(WcStatus::WrFlushErr),
-                opcode: match e.wr.op {
-                    SendOp::Write | SendOp::WriteImm(_) => WcOpcode::Write,
-                    SendOp::Read => WcOpcode::Read,
-                    SendOp::CmpSwap { .. } => WcOpcode::CmpSwap,
-                    SendOp::FetchAdd { .. } => WcOpcode::FetchAdd,
-                    _ => WcOpcode::Send,
-                },
-                byte_len: 0,
-                imm: None,
-                invalidated: None,
-                qpn,
-                src_qp: qp.dest_qpn,
-                solicited: false,
-            };
-            self.complete(qp.send_cq, now, c, mem);
-            qp.sq.ci = qp.sq.ci.wrapping_add(1);
-        }
-        qp.req.cur = 0;
-        qp.req.cur_pkt = 0;
-        qp.req.timer = None;
-        qp.req.outstanding_rd = 0;
-        // Requests posted but not fetched.
-        self.flush_unfetched_sq(&mut qp, mem);
+        // The send queue (roce_comp's flush).
+        let rv = super::comp::ReqView::of(&qp);
+        self.comp_flush(&mut qp, &rv, mem);
         // Receive WQEs.
         while qp.rq.ci != qp.rq.pi {
             match self.fetch_recv_wqe(&mut qp, mem) {

@@ -1,16 +1,17 @@
 //! `roce_sq_fetch`: doorbells and work-queue-entry fetch by DMA.
 //!
 //! An SQ doorbell carries the 16-bit producer index; the engine extends it against the last
-//! one and fetches every new 128-byte SQ WQE from the ring (one DMA read each; the requester
-//! may start a WQE once its read completes). RQ WQEs (64 bytes) are fetched when a SEND or
-//! WRITE with immediate needs one. A malformed WQE (undefined opcode, `num_sge` out of
-//! range, inline data over 64 bytes) completes with `LocQpOpErr` and moves the QP to ERR.
-//! Latency: the DMA read plus [`LATENCY`] cycles of decode.
+//! one. The requester fetches each 128-byte SQ WQE from the ring when it gets to it (one DMA
+//! read; `req::Engine::req_visit`), at most `2^LOG_SQ_WIN` fetched and not completed per QP.
+//! RQ WQEs (64 bytes) are fetched when a SEND or WRITE with immediate needs one. A malformed
+//! WQE (undefined opcode, `num_sge` out of range, inline data over 64 bytes, a gather list
+//! that does not add up to the length) completes in order with `LocQpOpErr` (`LocLenErr`)
+//! and moves the QP to ERR. Latency: the DMA read plus [`LATENCY`] cycles of decode.
 
 use crate::contract::{RqWqe, SqFlags, SqOpcode, SqWqe, RQ_MAX_SGE, SQ_MAX_SGE};
 
 use super::mem::Dma;
-use super::qp::{Qp, SqEntry};
+use super::qp::Qp;
 use super::types::*;
 use super::Engine;
 
@@ -69,46 +70,29 @@ pub fn decode_send_wqe(b: &[u8]) -> Result<SendWr, WcStatus> {
     Ok(wr)
 }
 
+/// A WQE as the requester fetched it: the request, or why it is malformed (the completion
+/// then carries `wr_id` and this status).
+pub fn fetch_decode(b: &[u8], read_ok: bool) -> Result<SendWr, (u64, WcStatus)> {
+    let wr_id = u64::from_le_bytes(b[..8].try_into().unwrap_or([0; 8]));
+    if !read_ok {
+        return Err((wr_id, WcStatus::LocQpOpErr));
+    }
+    decode_send_wqe(b).map_err(|st| (wr_id, st))
+}
+
 impl Engine {
-    /// SQ_DB: the host posted send WQEs up to producer index `pi` (16 bits).
-    pub fn sq_doorbell(&mut self, now: u64, qpn: u32, pi: u32, mem: &mut impl Dma) {
-        let Some(mut qp) = self.take_qp(qpn) else { return };
+    /// SQ_DB: the host posted send WQEs up to producer index `pi` (16 bits). The requester
+    /// fetches them as it gets to them (`req::fetch`); a doorbell for a QP in ERR flushes
+    /// what it posted (the completer's flush of the unfetched WQEs).
+    pub fn sq_doorbell(&mut self, _now: u64, qpn: u32, pi: u32, mem: &mut impl Dma) {
+        let Some(qp) = self.qp_mut(qpn) else { return };
         qp.sq.pi = extend16(qp.sq.pi, pi);
-        let mut bad = false;
-        if qp.state == QpState::Err {
-            self.flush_unfetched_sq(&mut qp, mem);
-        } else {
-            let fetched = qp.sq.ci.wrapping_add(qp.req.wqes.len() as u32);
-            let n = qp.sq.pi.wrapping_sub(fetched).min(qp.sq.size());
-            for k in 0..n {
-                let idx = fetched.wrapping_add(k);
-                let mut b = [0u8; SqWqe::SIZE];
-                let read = mem.dma_read(qp.sq.slot(idx, SqWqe::SIZE as u64), &mut b);
-                let ready_at = self.dma_read_done(now, SqWqe::SIZE) + LATENCY;
-                let (wr, err) = match read.map_err(|_| WcStatus::LocQpOpErr).and_then(|()| decode_send_wqe(&b)) {
-                    Ok(wr) => (wr, None),
-                    Err(st) => {
-                        let wr_id = u64::from_le_bytes(b[..8].try_into().unwrap_or([0; 8]));
-                        let wr = SendWr { wr_id, op: SendOp::Send, signaled: true, solicited: false, fence: false, sges: Vec::new(), inline: None, remote_addr: 0, rkey: 0 };
-                        (wr, Some(st))
-                    }
-                };
-                let done = err.is_some();
-                qp.req.wqes.push_back(SqEntry { wr, ready_at, first_psn: 0, npkts: 0, started: false, resp_pkts: 0, done, error: err });
-                if done {
-                    bad = true;
-                    break;
-                }
-            }
-        }
-        // A malformed WQE completes (in order) with its error, which moves the QP to ERR.
-        if bad {
-            self.retire(&mut qp, now, mem);
-        }
         let state = qp.state;
-        self.put_qp(qp);
         if state == QpState::Err {
-            self.flush_qp(qpn, mem);
+            let Some(mut qp) = self.take_qp(qpn) else { return };
+            let pi = qp.sq.pi;
+            self.flush_unfetched_sq(&mut qp, pi, mem);
+            self.put_qp(qp);
         } else if state == QpState::Rts {
             self.activate(qpn);
         }
@@ -138,28 +122,5 @@ impl Engine {
         }
         let sges = w.sge[..usize::from(w.num_sge)].iter().map(|s| Sge { addr: s.addr, len: s.len, lkey: s.lkey }).collect();
         Ok(RecvWr { wr_id: w.wr_id, sges })
-    }
-
-    /// Complete the posted but not yet fetched send WQEs of a QP in ERR with `WrFlushErr`.
-    pub(crate) fn flush_unfetched_sq(&mut self, qp: &mut Qp, mem: &mut impl Dma) {
-        while qp.sq.ci != qp.sq.pi {
-            let mut b = [0u8; 8];
-            if mem.dma_read(qp.sq.slot(qp.sq.ci, SqWqe::SIZE as u64), &mut b).is_err() {
-                self.counters.dma_errors += 1;
-            }
-            let c = Completion {
-                wr_id: u64::from_le_bytes(b),
-                status: WcStatus::WrFlushErr,
-                opcode: WcOpcode::Send,
-                byte_len: 0,
-                imm: None,
-                invalidated: None,
-                qpn: qp.qpn,
-                src_qp: qp.dest_qpn,
-                solicited: false,
-            };
-            self.complete(qp.send_cq, 0, c, mem);
-            qp.sq.ci = qp.sq.ci.wrapping_add(1);
-        }
     }
 }

@@ -1,8 +1,9 @@
 //! `roce_qp_ctx`: QP contexts, the verbs state machine and the attribute checks.
 //!
 //! The context is split the way the HDL stores it: addressing and static attributes (written
-//! by `modify_qp`), requester state (`ReqState`, owned by `roce_req`/`roce_comp`) and responder
-//! state (`RespState`, owned by `roce_resp`). Lookup by QPN costs [`LATENCY`] cycles.
+//! by `modify_qp`), requester state (`ReqState` with the send window, owned by `roce_req`),
+//! completer state (`CompState`, owned by `roce_comp`) and responder state (`RespState`, owned
+//! by `roce_resp`). Lookup by QPN costs [`LATENCY`] cycles.
 
 use std::collections::VecDeque;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -42,61 +43,114 @@ impl Ring {
     }
 }
 
-/// A send WQE the requester has fetched and not yet completed.
+/// log2 of the send window: at most `2^LOG_SQ_WIN` WQEs per QP are fetched and not yet
+/// completed (`roce_req` stops fetching at the bound; `sq_win` has that many entries per QP).
+pub const LOG_SQ_WIN: u32 = 4;
+
+/// A send WQE the requester has fetched and not yet completed: one `sq_win` entry (written by
+/// `roce_req` when it fetches and when it starts the WQE, retired by `roce_comp` advancing the
+/// SQ consumer index past it). The model keeps the decoded request; the HDL keeps the fields
+/// the completer needs (op, flags, length, wr_id, PSNs, status) and reads the WQE again from
+/// the SQ ring when it needs the rest.
 #[derive(Clone, Debug)]
 pub struct SqEntry {
     /// The request.
     pub wr: SendWr,
-    /// Cycle at which its WQE fetch completes.
-    pub ready_at: u64,
     /// First PSN (assigned when the first packet is generated).
     pub first_psn: u32,
-    /// PSNs the request spans (packets of SEND/WRITE, response packets of READ, 1 for atomics).
+    /// PSNs the request spans (packets of SEND/WRITE, response packets of READ, 1 for atomics),
+    /// set when it starts.
     pub npkts: u32,
-    /// Whether PSNs have been assigned.
-    pub started: bool,
-    /// READ/atomic: response packets received in order.
-    pub resp_pkts: u32,
-    /// Finished (acknowledged, or all response data in).
-    pub done: bool,
-    /// Completion status if it ended in error.
+    /// Completion status if it ended in error (a malformed WQE, a local error while sending).
     pub error: Option<WcStatus>,
 }
 
 impl SqEntry {
     /// Last PSN of the request.
     pub fn last_psn(&self) -> u32 {
-        psn_add(self.first_psn, self.npkts - 1)
+        psn_add(self.first_psn, self.npkts.max(1) - 1)
     }
 }
 
-/// Requester state (`roce_req`, `roce_comp`).
+/// log2 of the WQE bodies the requester holds per QP: the WQE being sent and the next ones
+/// (slot `SQ index mod 2^LOG_REQ_AHEAD`), so a WQE is read while its predecessor is sent.
+pub const LOG_REQ_AHEAD: u32 = 1;
+
+/// A WQE body the requester holds (or is reading).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Body {
+    /// SQ index of the WQE.
+    pub idx: u32,
+    /// Cycle its read completes (the block lockstep: `u64::MAX` until the HDL took the data).
+    pub ready_at: u64,
+}
+
+/// Requester state (`roce_req`'s table, and `sq_win`). SQ indices are free-running 32-bit
+/// (the ring slot is the index modulo the ring size); the completer owns the consumer index
+/// (`Qp::sq.ci`), the requester the producer index (`Qp::sq.pi`).
 #[derive(Clone, Debug, Default)]
 pub struct ReqState {
     /// PSN of the next packet to generate.
     pub next_psn: u32,
-    /// Oldest unacknowledged PSN.
-    pub una_psn: u32,
-    /// Fetched, uncompleted requests, oldest first.
-    pub wqes: VecDeque<SqEntry>,
-    /// Index in `wqes` of the request being sent.
-    pub cur: usize,
+    /// SQ index of the WQE being sent.
+    pub cur: u32,
     /// Packet index within it.
     pub cur_pkt: u32,
-    /// Local ACK timeout deadline.
-    pub timer: Option<u64>,
+    /// One past the highest PSN ever sent (packets below it are retransmissions).
+    pub max_sent: u32,
+    /// The rewind generation last applied (`CompState::rewind.gen`).
+    pub gen: u32,
+    /// SQ index one past the last fetched WQE.
+    pub fetched: u32,
+    /// SQ index one past the last started WQE (PSNs assigned).
+    pub started: u32,
+    /// The WQE bodies held, slot `idx mod 2^LOG_REQ_AHEAD` (the HDL keeps these per QP; any
+    /// other WQE is read again from the ring before it is sent).
+    pub bodies: [Option<Body>; 1 << LOG_REQ_AHEAD],
+    /// READ/atomic WQEs started (wrapping; outstanding = this - `CompState::rd_done`).
+    pub rd_started: u32,
+    /// Local ACK timer deadline (IB timer ticks) set when a packet went out while nothing was
+    /// outstanding; the completer's timer runs from the later of this and its own deadline.
+    pub busy_deadline: Option<u64>,
+    /// `sq_win`: the fetched, uncompleted WQEs, oldest (SQ index `Qp::sq.ci`) first; at most
+    /// `2^LOG_SQ_WIN`.
+    pub win: VecDeque<SqEntry>,
+}
+
+/// A rewind the completer asks of the requester: go back to PSN `psn`, the packet `pkt` of
+/// the WQE at SQ index `idx`. The requester applies it at its next visit to the QP when
+/// `gen` differs from `ReqState::gen`; packets made before that are stale.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RewindReq {
+    /// PSN to resend from.
+    pub psn: u32,
+    /// SQ index of the WQE that carries it.
+    pub idx: u32,
+    /// Its packet index within that WQE.
+    pub pkt: u32,
+    /// Generation (bumped by every request).
+    pub gen: u32,
+}
+
+/// Completer state (`roce_comp`'s table).
+#[derive(Clone, Debug, Default)]
+pub struct CompState {
+    /// Oldest unacknowledged PSN.
+    pub una: u32,
+    /// Response packets received for the READ at the SQ consumer index.
+    pub rd_pkts: u32,
+    /// READ/atomic WQEs completed (wrapping).
+    pub rd_done: u32,
     /// Transport retries left.
     pub retries_left: u8,
     /// RNR retries left (7 = infinite).
     pub rnr_left: u8,
+    /// Local ACK timer deadline (ticks), set on progress and on a timeout.
+    pub deadline: Option<u64>,
     /// No transmission before this cycle (RNR NAK back-off).
     pub rnr_until: u64,
-    /// READ/atomic requests outstanding.
-    pub outstanding_rd: u32,
-    /// Bumped on every rewind; queued packets of an older generation are dropped.
-    pub gen: u32,
-    /// One past the highest PSN ever sent (packets below it are retransmissions).
-    pub max_sent: u32,
+    /// The last rewind requested.
+    pub rewind: RewindReq,
     /// The PSN of the last rewind, until progress: repeated triggers for it are ignored.
     pub rewound_to: Option<u32>,
 }
@@ -267,6 +321,8 @@ pub struct Qp {
     pub recv_cq: u32,
     /// Requester.
     pub req: ReqState,
+    /// Completer.
+    pub comp: CompState,
     /// Responder.
     pub resp: RespState,
     /// Congestion control (`roce_dcqcn`): rate limiter and CNP interval.
@@ -313,6 +369,7 @@ impl Qp {
             send_cq: u32::from(c.send_cq),
             recv_cq: u32::from(c.recv_cq),
             req: ReqState::default(),
+            comp: CompState::default(),
             resp: RespState::default(),
             cc: super::dcqcn::QpCc::default(),
         };
@@ -330,6 +387,7 @@ impl Qp {
         match op {
             CtxOp::Reset => {
                 self.req = ReqState::default();
+                self.comp = CompState::default();
                 self.resp = RespState::default();
                 self.sq.pi = 0;
                 self.sq.ci = 0;
@@ -339,12 +397,12 @@ impl Qp {
             CtxOp::SetRqPsn(p) => self.resp.epsn = p,
             CtxOp::SetSqPsn(p) => {
                 self.req.next_psn = p;
-                self.req.una_psn = p;
                 self.req.max_sent = p;
+                self.comp.una = p;
             }
             CtxOp::EnterRts { retry_cnt, rnr_retry } => {
-                self.req.retries_left = retry_cnt;
-                self.req.rnr_left = rnr_retry;
+                self.comp.retries_left = retry_cnt;
+                self.comp.rnr_left = rnr_retry;
             }
             CtxOp::EnterErr => {}
         }

@@ -1,31 +1,29 @@
-//! `roce_req`: the RC requester — segmentation to the path MTU, PSN assignment, AckReq,
-//! outstanding-READ limit, unacknowledged window, go-back-N rewind, local ACK timeout and
-//! RNR back-off, and the DCQCN rate limiter's pacing.
+//! `roce_req`: the RC requester — WQE fetch into the send window, segmentation to the path
+//! MTU, PSN assignment, AckReq, outstanding-READ limit, fence, unacknowledged window, the
+//! rewinds the completer asks for (go-back-N), RNR back-off, and the DCQCN rate limiter's
+//! pacing.
 //!
-//! A packet's payload is gathered by DMA (`roce_mr_check` on each SGE's L_Key); the packet
-//! is ready when its DMA read completes. Latency: [`LATENCY`] cycles plus the DMA read.
+//! The requester owns `ReqState` (with the send window `sq_win`) and reads the completer's
+//! state (`CompView`) at the start of each visit; the completer asks for rewinds through its
+//! own table (`CompState::rewind`, applied at the requester's next visit). A packet's payload
+//! is gathered by DMA (`roce_mr_check` on each SGE's L_Key, all checked before any read); the
+//! packet is ready when its DMA read completes. Latency: [`LATENCY`] cycles plus the DMA
+//! read.
 
 use crate::wire::{AtomicEthFields, BthFields, ExtHeaders, IethFields, ImmDtFields, Opcode, RethFields};
 
+use crate::contract::SqWqe;
+
 use super::dcqcn;
+use super::fetch;
 use super::mem::Dma;
 use super::mr::walk_sges;
-use super::qp::Qp;
+use super::qp::{Body, Qp, ReqState, RewindReq, SqEntry, LOG_REQ_AHEAD, LOG_SQ_WIN};
 use super::types::*;
 use super::{Engine, TxKind, TxPkt};
 
 /// Requester pipeline latency in cycles (WQE decode, header fields).
 pub const LATENCY: u64 = 3;
-
-/// Why a QP cannot send now.
-pub(crate) enum Blocked {
-    /// Nothing to do until something external happens (doorbell, ACK).
-    Idle,
-    /// Try again at this cycle.
-    Until(u64),
-    /// A local error (bad L_Key, short buffers): the QP must go to ERR.
-    Failed,
-}
 
 /// The opcode of packet `i` of `n` of a SEND or WRITE message.
 fn seg_opcode(op: SendOp, i: u32, n: u32) -> Opcode {
@@ -76,39 +74,177 @@ pub fn npkts(wr: &SendWr, mtu: u32) -> u32 {
     }
 }
 
+/// What the requester sees of the completer's table (`roce_comp`'s `comp` row, read at the
+/// start of a visit): the engine passes the live state, the block lockstep the values the HDL
+/// read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CompView {
+    /// Oldest unacknowledged PSN.
+    pub una: u32,
+    /// SQ consumer index.
+    pub sq_ci: u32,
+    /// READ/atomic WQEs completed.
+    pub rd_done: u32,
+    /// RNR back-off: no transmission before this cycle.
+    pub rnr_until: u64,
+    /// The last rewind requested.
+    pub rewind: RewindReq,
+}
+
+impl CompView {
+    /// The live view of a QP.
+    pub fn of(qp: &Qp) -> Self {
+        CompView { una: qp.comp.una, sq_ci: qp.sq.ci, rd_done: qp.comp.rd_done, rnr_until: qp.comp.rnr_until, rewind: qp.comp.rewind }
+    }
+}
+
+/// What one visit of the requester to a QP did (`roce_req`'s observable actions).
+#[derive(Clone, Debug, Default)]
+pub struct ReqVisit {
+    /// The packet generated.
+    pub pkt: Option<TxPkt>,
+    /// WQEs read from the SQ ring (SQ index, DMA address, newly fetched (else read again)).
+    pub reads: Vec<(u32, u64, bool)>,
+    /// A fetched WQE is malformed: its status (the completer completes it in order).
+    pub malformed: Option<WcStatus>,
+    /// A local error while making the packet (L_Key check, gather list): the WQE's status; the
+    /// QP goes to ERR.
+    pub failed: Option<WcStatus>,
+    /// The pacing question was asked (the HDL asks `roce_dcqcn` at this point only).
+    pub paced: bool,
+    /// Nothing sent: why.
+    pub blocked: Option<Blocked>,
+    /// Payload DMA reads that failed (the packet carries zeros).
+    pub dma_errors: u32,
+}
+
+/// Why a QP cannot send now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Blocked {
+    /// Nothing to do until something external happens (doorbell, ACK, completer progress).
+    Idle,
+    /// Try again at this cycle (RNR back-off, pacing, a WQE read in flight).
+    Until(u64),
+    /// A local error: the QP must go to ERR.
+    Failed,
+}
+
+/// `a` is before `b` (free-running SQ indices).
+fn idx_before(a: u32, b: u32) -> bool {
+    (a.wrapping_sub(b) as i32) < 0
+}
+
+/// Whether the send window is full (`2^LOG_SQ_WIN` WQEs fetched and not completed).
+fn window_full(r: &ReqState, sq_ci: u32) -> bool {
+    r.fetched.wrapping_sub(sq_ci) >= 1 << LOG_SQ_WIN
+}
+
 impl Engine {
-    /// Local ACK timeout in cycles (None = infinite).
-    pub(crate) fn ack_timeout(&self, qp: &Qp) -> Option<u64> {
-        (qp.timeout != 0).then(|| self.cfg.tick_cycles << qp.timeout.min(31))
+    /// Local ACK timeout in IB timer ticks (None = infinite).
+    pub(crate) fn ack_timeout_ticks(qp: &Qp) -> Option<u64> {
+        (qp.timeout != 0).then(|| 1u64 << qp.timeout.min(30))
     }
 
-    /// Whether `qp` can generate a request packet at `now` (the conditions `req_next` checks).
-    pub(crate) fn req_ready(&self, qp: &Qp, now: u64) -> Result<(), Blocked> {
+    /// The IB timer tick of cycle `now` (TICK_CYCLES).
+    pub fn tick_of(&self, now: u64) -> u64 {
+        now / self.cfg.tick_cycles.max(1)
+    }
+
+    /// The body slot of SQ index `idx`.
+    fn slot(idx: u32) -> usize {
+        (idx & ((1 << LOG_REQ_AHEAD) - 1)) as usize
+    }
+
+    /// The body of SQ index `idx`, if the requester holds it or is reading it.
+    pub fn body_of(qp: &Qp, idx: u32) -> Option<Body> {
+        qp.req.bodies[Self::slot(idx)].filter(|b| b.idx == idx)
+    }
+
+    /// Read the WQE at SQ index `idx`: a fetch into the send window when `idx` is the fetch
+    /// index, else a read again of a fetched one.
+    fn read_wqe(&mut self, qp: &mut Qp, idx: u32, now: u64, mem: &mut impl Dma, v: &mut ReqVisit) {
+        let addr = qp.sq.slot(idx, SqWqe::SIZE as u64);
+        let ready_at = self.dma_read_done(now, SqWqe::SIZE) + fetch::LATENCY;
+        let fetch = idx == qp.req.fetched;
+        if fetch {
+            let mut b = [0u8; SqWqe::SIZE];
+            let ok = mem.dma_read(addr, &mut b).is_ok();
+            if !ok {
+                self.counters.dma_errors += 1;
+            }
+            let (wr, error) = match fetch::fetch_decode(&b, ok) {
+                Ok(wr) => (wr, None),
+                Err((wr_id, st)) => {
+                    let wr = SendWr { wr_id, op: SendOp::Send, signaled: true, solicited: false, fence: false, sges: Vec::new(), inline: None, remote_addr: 0, rkey: 0 };
+                    (wr, Some(st))
+                }
+            };
+            qp.req.win.push_back(SqEntry { wr, first_psn: 0, npkts: 0, error });
+            qp.req.fetched = idx.wrapping_add(1);
+            if error.is_some() {
+                v.malformed = error;
+            }
+        }
+        qp.req.bodies[Self::slot(idx)] = Some(Body { idx, ready_at });
+        v.reads.push((idx, addr, fetch));
+    }
+
+    /// Hold the bodies of the send index and the `2^LOG_REQ_AHEAD - 1` WQEs after it: read
+    /// the missing ones in order, fetching into the window up to the producer index and the
+    /// window's bound.
+    fn fill(&mut self, qp: &mut Qp, now: u64, c: &CompView, mem: &mut impl Dma, v: &mut ReqVisit) {
+        for k in 0..1u32 << LOG_REQ_AHEAD {
+            let idx = qp.req.cur.wrapping_add(k);
+            if !idx_before(idx, qp.sq.pi) {
+                break;
+            }
+            if Self::body_of(qp, idx).is_some() {
+                continue;
+            }
+            if idx == qp.req.fetched {
+                if window_full(&qp.req, c.sq_ci) {
+                    break;
+                }
+            } else if !idx_before(idx, qp.req.fetched) {
+                break;
+            }
+            self.read_wqe(qp, idx, now, mem, v);
+        }
+    }
+
+    /// The window entry of SQ index `idx`.
+    pub(crate) fn win_entry(qp: &Qp, idx: u32) -> Option<&SqEntry> {
+        qp.req.win.get(idx.wrapping_sub(qp.sq.ci) as usize)
+    }
+
+    fn win_entry_mut(qp: &mut Qp, idx: u32) -> Option<&mut SqEntry> {
+        let i = idx.wrapping_sub(qp.sq.ci) as usize;
+        qp.req.win.get_mut(i)
+    }
+
+    /// Whether `qp` could generate a request packet at `now` with the completer's state `c`
+    /// (the checks of [`Engine::req_visit`] up to the pacing question; `Ok` also when the
+    /// visit would read a WQE).
+    pub(crate) fn req_ready(&self, qp: &Qp, now: u64, c: &CompView) -> Result<(), Blocked> {
         if qp.state != QpState::Rts {
             return Err(Blocked::Idle);
         }
-        let r = &qp.req;
-        let Some(e) = r.wqes.get(r.cur) else { return Err(Blocked::Idle) };
-        if e.done {
-            // a malformed WQE waiting for its turn to complete with an error
-            return Err(Blocked::Idle);
-        }
-        if psn_diff(r.next_psn, r.una_psn) >= self.cfg.max_unacked as i32 {
-            return Err(Blocked::Idle);
-        }
-        if !e.started {
-            let earlier_rd = r.wqes.iter().take(r.cur).any(|w| w.wr.op.is_read_like() && !w.done);
-            if e.wr.fence && earlier_rd {
+        let (cur, next_psn) =
+            if c.rewind.gen != qp.req.gen { (c.rewind.idx, c.rewind.psn) } else { (qp.req.cur, qp.req.next_psn) };
+        let Some(b) = Self::body_of(qp, cur) else {
+            if cur == qp.req.fetched && (qp.sq.pi == qp.req.fetched || window_full(&qp.req, c.sq_ci)) {
                 return Err(Blocked::Idle);
             }
-            if e.wr.op.is_read_like() && r.outstanding_rd >= u32::from(qp.max_rd_atomic.max(1)) {
-                return Err(Blocked::Idle);
-            }
+            return Ok(());
+        };
+        if b.ready_at > now {
+            return Err(Blocked::Until(b.ready_at));
         }
-        let wait = r.rnr_until.max(e.ready_at);
-        if wait > now {
-            return Err(Blocked::Until(wait));
+        let Some(e) = Self::win_entry(qp, cur) else { return Err(Blocked::Idle) };
+        if e.error.is_some() {
+            return Err(Blocked::Idle);
         }
+        self.req_limits(qp, e, cur, next_psn, now, c)?;
         // roce_dcqcn pacing: the last packet is paid for at the current rate
         if !dcqcn::rp_allowed(&qp.cc.rp, now) {
             return Err(Blocked::Until(dcqcn::rp_wake(&qp.cc.rp, self.dcqcn_scan(), qp.qpn).max(now + 1)));
@@ -116,81 +252,160 @@ impl Engine {
         Ok(())
     }
 
-    /// Generate the next request packet of `qp`, or say why it cannot.
-    pub(crate) fn req_next(&mut self, qp: &mut Qp, now: u64, mem: &mut impl Dma) -> Result<TxPkt, Blocked> {
-        self.req_ready(qp, now)?;
-        let mtu = qp.mtu;
-        let next_psn = qp.req.next_psn;
-        let cur = qp.req.cur;
-        let e = &mut qp.req.wqes[cur];
-        if !e.started {
-            e.started = true;
-            e.first_psn = next_psn;
-            e.npkts = npkts(&e.wr, mtu);
-            if e.wr.op.is_read_like() {
-                qp.req.outstanding_rd += 1;
+    /// The window, READ/atomic, fence and RNR limits for the WQE at `cur`.
+    fn req_limits(&self, qp: &Qp, e: &SqEntry, cur: u32, next_psn: u32, now: u64, c: &CompView) -> Result<(), Blocked> {
+        let r = &qp.req;
+        if psn_diff(next_psn, c.una) >= self.cfg.max_unacked as i32 {
+            return Err(Blocked::Idle);
+        }
+        if cur == r.started {
+            let rd_out = r.rd_started.wrapping_sub(c.rd_done);
+            if e.wr.fence && rd_out != 0 {
+                return Err(Blocked::Idle);
+            }
+            if e.wr.op.is_read_like() && rd_out >= u32::from(qp.max_rd_atomic.max(1)) {
+                return Err(Blocked::Idle);
             }
         }
-        let e = &qp.req.wqes[cur];
-        let wr = e.wr.clone();
-        let (first_psn, n) = (e.first_psn, e.npkts);
+        if c.rnr_until > now {
+            return Err(Blocked::Until(c.rnr_until));
+        }
+        Ok(())
+    }
+
+    /// One visit of the requester to `qp` at cycle `now`, seeing the completer's state `c`;
+    /// `pace` answers the pacing question (`roce_dcqcn`) if it is asked. In order: a pending
+    /// rewind is applied; without the body of the WQE at the send index, the bodies it lacks
+    /// are read (`fill`: fetched into the window up to the producer index and the bound, or
+    /// read again) unless nothing is posted or the window is full, and the visit ends; a body
+    /// still being read ends it too; then the limits (a malformed WQE, the unacknowledged
+    /// window, fence and READ/atomic count for a WQE not started, RNR back-off, pacing); then
+    /// the packet, and the bodies of the WQEs after it are read (`fill`).
+    pub fn req_visit(&mut self, qp: &mut Qp, now: u64, c: &CompView, pace: impl FnOnce(&Qp) -> bool, mem: &mut impl Dma) -> ReqVisit {
+        let mut v = ReqVisit::default();
+        if qp.state != QpState::Rts {
+            v.blocked = Some(Blocked::Idle);
+            return v;
+        }
+        if c.rewind.gen != qp.req.gen {
+            let r = &mut qp.req;
+            r.cur = c.rewind.idx;
+            r.cur_pkt = c.rewind.pkt;
+            r.next_psn = c.rewind.psn;
+            r.gen = c.rewind.gen;
+        }
+        let cur = qp.req.cur;
+        let Some(b) = Self::body_of(qp, cur) else {
+            if cur == qp.req.fetched && (qp.sq.pi == qp.req.fetched || window_full(&qp.req, c.sq_ci)) {
+                v.blocked = Some(Blocked::Idle);
+                return v;
+            }
+            self.fill(qp, now, c, mem, &mut v);
+            let at = Self::body_of(qp, cur).map_or(now, |b| b.ready_at);
+            v.blocked = Some(Blocked::Until(at));
+            return v;
+        };
+        if b.ready_at > now {
+            v.blocked = Some(Blocked::Until(b.ready_at));
+            return v;
+        }
+        let Some(e) = Self::win_entry(qp, cur) else {
+            v.blocked = Some(Blocked::Idle);
+            return v;
+        };
+        if e.error.is_some() {
+            v.blocked = Some(Blocked::Idle);
+            return v;
+        }
+        if let Err(b) = self.req_limits(qp, e, cur, qp.req.next_psn, now, c) {
+            v.blocked = Some(b);
+            return v;
+        }
+        v.paced = true;
+        if !pace(qp) {
+            v.blocked = Some(Blocked::Until(now + 1));
+            return v;
+        }
+        match self.req_packet(qp, now, c, mem, &mut v) {
+            Ok(p) => v.pkt = Some(p),
+            Err(st) => {
+                if let Some(e) = Self::win_entry_mut(qp, cur) {
+                    e.error = Some(st);
+                }
+                v.failed = Some(st);
+                v.blocked = Some(Blocked::Failed);
+                return v;
+            }
+        }
+        // the bodies of the next WQEs
+        self.fill(qp, now, c, mem, &mut v);
+        v
+    }
+
+    /// The packet at the send index (the caller checked the limits), or the local error.
+    fn req_packet(&mut self, qp: &mut Qp, now: u64, c: &CompView, mem: &mut impl Dma, v: &mut ReqVisit) -> Result<TxPkt, WcStatus> {
+        let mtu = qp.mtu;
+        let psn = qp.req.next_psn;
+        let cur = qp.req.cur;
         let i = qp.req.cur_pkt;
-        let psn = psn_add(first_psn, i);
+        let start = cur == qp.req.started;
+        let Some(e) = Self::win_entry(qp, cur) else { return Err(WcStatus::LocQpOpErr) };
+        let wr = e.wr.clone();
+        let n = npkts(&wr, mtu);
         let len = wr.len();
         let mut bth = BthFields::new(seg_opcode(wr.op, i, n), qp.dest_qpn, psn);
         let mut ext = ExtHeaders::NONE;
         let mut payload = Vec::new();
         let mut ready = now + LATENCY;
+        let next;
+        let mut last = true;
         match wr.op {
             SendOp::Read => {
                 let off = u64::from(i) * u64::from(mtu);
-                ext.reth = Some(RethFields {
-                    va: wr.remote_addr + off,
-                    rkey: wr.rkey,
-                    dma_len: (len - off.min(len)) as u32,
-                });
+                ext.reth = Some(RethFields { va: wr.remote_addr + off, rkey: wr.rkey, dma_len: (len - off.min(len)) as u32 });
                 bth.ack_req = true;
-                qp.req.next_psn = psn_add(first_psn, n);
-                qp.req.cur += 1;
-                qp.req.cur_pkt = 0;
+                next = psn_add(psn, n - i.min(n));
             }
             SendOp::CmpSwap { compare, swap } => {
                 ext.atomic_eth = Some(AtomicEthFields { va: wr.remote_addr, rkey: wr.rkey, swap_add: swap, compare });
                 bth.ack_req = true;
-                qp.req.next_psn = psn_add(psn, 1);
-                qp.req.cur += 1;
+                next = psn_add(psn, 1);
             }
             SendOp::FetchAdd { add } => {
                 ext.atomic_eth = Some(AtomicEthFields { va: wr.remote_addr, rkey: wr.rkey, swap_add: add, compare: 0 });
                 bth.ack_req = true;
-                qp.req.next_psn = psn_add(psn, 1);
-                qp.req.cur += 1;
+                next = psn_add(psn, 1);
             }
             _ => {
                 let off = u64::from(i) * u64::from(mtu);
-                let plen = (len - off).min(u64::from(mtu)) as usize;
+                let plen = (len - off.min(len)).min(u64::from(mtu)) as usize;
                 payload = vec![0u8; plen];
                 if let Some(d) = &wr.inline {
                     payload.copy_from_slice(&d[off as usize..off as usize + plen]);
                 } else {
-                    let buf = &mut payload;
-                    let r = walk_sges(&self.mrs, qp.pd, &wr.sges, off, plen as u64, 0, |dma, range| {
-                        mem.dma_read(dma, &mut buf[range]).map_err(|_| WcStatus::LocAccessErr)
-                    });
-                    if let Err(st) = r {
-                        qp.req.wqes[cur].error = Some(if st == WcStatus::LocLenErr { WcStatus::LocLenErr } else { WcStatus::LocProtErr });
-                        qp.req.wqes[cur].done = true;
-                        return Err(Blocked::Failed);
+                    // L_Key checks first (roce_mr_check), then the reads
+                    let mut pieces = Vec::new();
+                    walk_sges(&self.mrs, qp.pd, &wr.sges, off, plen as u64, 0, |dma, range| {
+                        pieces.push((dma, range));
+                        Ok(())
+                    })
+                    .map_err(|st| if st == WcStatus::LocLenErr { WcStatus::LocLenErr } else { WcStatus::LocProtErr })?;
+                    for (dma, range) in pieces {
+                        if mem.dma_read(dma, &mut payload[range.clone()]).is_err() {
+                            payload[range].fill(0);
+                            v.dma_errors += 1;
+                            self.counters.dma_errors += 1;
+                        }
                     }
                     ready = self.dma_read_done(now, plen) + LATENCY;
                 }
-                let last = i + 1 == n;
+                last = i + 1 >= n;
                 if i == 0 && wr.op.is_rdma() {
                     ext.reth = Some(RethFields { va: wr.remote_addr, rkey: wr.rkey, dma_len: len as u32 });
                 }
                 if last {
                     match wr.op {
-                        SendOp::SendImm(v) | SendOp::WriteImm(v) => ext.immdt = Some(ImmDtFields { imm: v }),
+                        SendOp::SendImm(x) | SendOp::WriteImm(x) => ext.immdt = Some(ImmDtFields { imm: x }),
                         SendOp::SendInv(k) => ext.ieth = Some(IethFields { rkey: k }),
                         _ => {}
                     }
@@ -198,41 +413,152 @@ impl Engine {
                     bth.solicited = wr.solicited && (!wr.op.is_rdma() || matches!(wr.op, SendOp::WriteImm(_)));
                 }
                 bth.ack_req = last || (i + 1) % self.cfg.ack_every.max(1) == 0;
-                qp.req.next_psn = psn_add(psn, 1);
-                if last {
-                    qp.req.cur += 1;
-                    qp.req.cur_pkt = 0;
-                } else {
-                    qp.req.cur_pkt += 1;
-                }
+                next = psn_add(psn, 1);
             }
         }
-        if psn_diff(psn, qp.req.max_sent) < 0 {
+        // the WQE starts: its PSNs go into the send window
+        if start {
+            if let Some(e) = Self::win_entry_mut(qp, cur) {
+                e.first_psn = psn;
+                e.npkts = n;
+            }
+            qp.req.started = cur.wrapping_add(1);
+            if wr.op.is_read_like() {
+                qp.req.rd_started = qp.req.rd_started.wrapping_add(1);
+            }
+        }
+        let r = &mut qp.req;
+        r.next_psn = next;
+        if last {
+            r.cur = cur.wrapping_add(1);
+            r.cur_pkt = 0;
+        } else {
+            r.cur_pkt = i + 1;
+        }
+        // nothing was outstanding: the local ACK timer starts now
+        if c.una == r.max_sent {
+            let t = Self::ack_timeout_ticks(qp);
+            let tick = self.tick_of(now);
+            qp.req.busy_deadline = t.map(|t| tick + t);
+        }
+        let r = &mut qp.req;
+        if psn_diff(psn, r.max_sent) < 0 {
             self.counters.retransmits += 1;
         } else {
-            qp.req.max_sent = qp.req.next_psn;
+            r.max_sent = next;
         }
-        if qp.req.timer.is_none() {
-            qp.req.timer = self.ack_timeout(qp).map(|t| now + t);
-        }
-        // roce_dcqcn: the packet's bytes (payload + 80 for headers, ICRC, FCS, preamble and
-        // gap) toward the pacing debt and the byte counter
-        let bytes = u32::try_from(payload.len() + 80).unwrap_or(u32::MAX).min(0xFFFF);
-        let (cfg, scan) = (self.dcqcn, self.dcqcn_scan());
-        dcqcn::rp_sent(&mut qp.cc.rp, &cfg, scan, qp.qpn, now, bytes, &mut self.dcqcn_events);
         Ok(TxPkt { qpn: qp.qpn, bth, ext, payload, ready, gen: qp.req.gen, kind: TxKind::Request })
     }
 
-    /// Go back to PSN `psn`: the next packet generated is the one that carries it.
-    pub(crate) fn rewind(&mut self, qp: &mut Qp, psn: u32) {
-        let r = &mut qp.req;
-        let Some(i) = r.wqes.iter().position(|e| e.started && psn_diff(psn, e.first_psn) >= 0 && psn_diff(psn, psn_add(e.first_psn, e.npkts)) < 0) else {
-            return;
-        };
-        r.cur = i;
-        r.cur_pkt = psn_diff(psn, r.wqes[i].first_psn) as u32;
-        r.next_psn = psn;
-        r.gen = r.gen.wrapping_add(1);
-        r.rewound_to = Some(psn);
+    /// The bytes a request packet costs toward DCQCN pacing (payload + 80 for headers, ICRC,
+    /// FCS, preamble and gap): `roce_req`'s report on `roce_dcqcn`'s `s_sent`.
+    pub fn sent_bytes(p: &TxPkt) -> u32 {
+        u32::try_from(p.payload.len() + 80).unwrap_or(u32::MAX).min(0xFFFF)
+    }
+
+    /// The engine's requester turn for `qp`: DCQCN timers, a visit with the live completer
+    /// state and the rate limiter's answer, and the consequences (the pacing debt of the
+    /// packet, the completer's turn on a malformed WQE, the QP error of a local error).
+    pub(crate) fn req_turn(&mut self, qp: &mut Qp, now: u64, mem: &mut impl Dma) -> ReqVisit {
+        let (cfg, scan) = (self.dcqcn, self.dcqcn_scan());
+        dcqcn::rp_advance(&mut qp.cc.rp, &cfg, scan, qp.qpn, now, &mut self.dcqcn_events);
+        let c = CompView::of(qp);
+        let v = self.req_visit(qp, now, &c, |q| dcqcn::rp_allowed(&q.cc.rp, now), mem);
+        if v.paced && v.pkt.is_none() && v.failed.is_none() {
+            // paced: ask again when the debt is paid
+            let w = dcqcn::rp_wake(&qp.cc.rp, scan, qp.qpn).max(now + 1);
+            return ReqVisit { blocked: Some(Blocked::Until(w)), ..v };
+        }
+        if let Some(p) = &v.pkt {
+            dcqcn::rp_sent(&mut qp.cc.rp, &cfg, scan, qp.qpn, now, Self::sent_bytes(p), &mut self.dcqcn_events);
+        }
+        if v.malformed.is_some() {
+            self.comp_kick(qp, now, mem);
+        }
+        if let Some(st) = v.failed {
+            self.qp_failed(qp.qpn, st);
+            qp.state = QpState::Err;
+        }
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contract::{AccessFlags, CqCtx, MrCtx, PathMtu, QpAttrMask, QpCtx, QpType, SqData, SqFlags, SqOpcode};
+    use crate::engine::{EngineConfig, HostMem};
+
+    const SQ: u64 = 0x10_0000;
+
+    /// An engine with QP 2 in RTS (SQ of 64 at `SQ`), a CQ and one MR; `n` one-packet WRITEs
+    /// posted.
+    fn rig(n: u32) -> (Engine, HostMem) {
+        let mut e = Engine::new(EngineConfig::default());
+        e.regs.enabled = true;
+        let mut m = HostMem::new();
+        e.create_cq(1, &CqCtx { base: 0x40_0000, log_size: 8, valid: true, ..CqCtx::default() }).unwrap();
+        let all = AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ;
+        e.write_mr(1, &MrCtx { va: 0x1000, len: 1 << 20, iova: 0x20_0000, pd: 1, key: 0x105, access: all, valid: true }).unwrap();
+        let mut c = QpCtx { state: QpState::Init, qp_type: QpType::Rc, pd: 1, sq_base: SQ, sq_log_size: 6, rq_log_size: 4, send_cq: 1, recv_cq: 1, ..QpCtx::default() };
+        e.create_qp(2, &c).unwrap();
+        c.state = QpState::Rtr;
+        c.path_mtu = PathMtu::Mtu1024;
+        let rtr = QpAttrMask::STATE | QpAttrMask::AV | QpAttrMask::PATH_MTU | QpAttrMask::DEST_QPN | QpAttrMask::RQ_PSN | QpAttrMask::MAX_DEST_RD_ATOMIC | QpAttrMask::MIN_RNR_TIMER;
+        e.modify_qp(2, &c, rtr, &mut m).unwrap();
+        c.state = QpState::Rts;
+        c.timeout = 0;
+        let rts = QpAttrMask::STATE | QpAttrMask::SQ_PSN | QpAttrMask::TIMEOUT | QpAttrMask::RETRY_CNT | QpAttrMask::RNR_RETRY | QpAttrMask::MAX_QP_RD_ATOMIC;
+        e.modify_qp(2, &c, rts, &mut m).unwrap();
+        for i in 0..n {
+            let mut sge = [crate::contract::Sge::default(); 4];
+            sge[0] = crate::contract::Sge { addr: 0x1000 + 64 * u64::from(i), len: 64, lkey: 0x105 };
+            let w = SqWqe { wr_id: u64::from(i), opcode: SqOpcode::Write, flags: SqFlags::SIGNALED, num_sge: 1, remote_addr: 0x9000, rkey: 7, total_len: 64, data: SqData::Sge(sge), ..SqWqe::default() };
+            m.write(SQ + 128 * u64::from(i), &w.encode());
+        }
+        e.sq_doorbell(0, 2, n, &mut m);
+        (e, m)
+    }
+
+    #[test]
+    fn the_send_window_bounds_what_is_fetched() {
+        let (mut e, mut m) = rig(40);
+        let mut sent = 0;
+        for now in (0..200_000).step_by(100) {
+            while e.tx(now, &mut m).is_some() {
+                sent += 1;
+            }
+        }
+        // no ACK comes: the requester stops at 2^LOG_SQ_WIN WQEs fetched and not completed
+        let q = e.qp(2).unwrap();
+        assert_eq!(sent, 1 << LOG_SQ_WIN);
+        assert_eq!(q.req.win.len(), 1 << LOG_SQ_WIN);
+        assert_eq!(q.req.fetched.wrapping_sub(q.sq.ci), 1 << LOG_SQ_WIN);
+        assert_eq!((q.req.started, q.req.cur, q.req.next_psn), (16, 16, 16));
+    }
+
+    #[test]
+    fn a_rewind_is_applied_at_the_next_visit() {
+        let (mut e, mut m) = rig(4);
+        let mut sent = Vec::new();
+        for now in (0..100_000).step_by(100) {
+            while let Some(f) = e.tx(now, &mut m) {
+                sent.push(crate::wire::parse_frame(&f).unwrap().roce().unwrap().bth().psn());
+            }
+        }
+        assert_eq!(sent, [0, 1, 2, 3]);
+        // the completer asks for PSN 1 (the WQE at SQ index 1)
+        let mut q = e.take_qp(2).unwrap();
+        q.comp.rewind = RewindReq { psn: 1, idx: 1, pkt: 0, gen: 1 };
+        let c = CompView::of(&q);
+        let v = e.req_visit(&mut q, 200_000, &c, |_| true, &mut m);
+        // its body was given up (slot 1 holds WQE 3): read again first; WQE 2's is held
+        assert_eq!(v.reads.iter().map(|r| (r.0, r.2)).collect::<Vec<_>>(), [(1, false)]);
+        assert_eq!((q.req.cur, q.req.next_psn, q.req.gen), (1, 1, 1));
+        let v = e.req_visit(&mut q, 300_000, &c, |_| true, &mut m);
+        let p = v.pkt.expect("the packet of PSN 1");
+        assert_eq!((p.bth.psn, p.gen), (1, 1));
+        assert_eq!(e.counters.retransmits, 1);
+        e.put_qp(q);
     }
 }

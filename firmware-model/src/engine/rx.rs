@@ -129,6 +129,29 @@ pub fn rx_verdict(f: &RxFacts, mac: [u8; 6], ipv4: Ipv4Addr, gid: Ipv6Addr, can_
     }
 }
 
+/// The packet record of a parsed RoCE frame, as the responder and completer take it (`at`:
+/// its arrival plus the receive pipeline latency). None for a frame without a BTH.
+pub fn rx_pkt<'a>(f: &Frame<'a>, at: u64) -> Option<RxPkt<'a>> {
+    let r = f.roce()?;
+    let ce = match f.l3() {
+        L3::Ipv4(h) => h.ecn() == 3,
+        L3::Ipv6(h) | L3::Grh(h) => h.ecn() == 3,
+        L3::Other(_) => false,
+    };
+    let bth = r.bth();
+    Some(RxPkt {
+        at,
+        opcode: bth.opcode(),
+        qpn: bth.dest_qp(),
+        psn: bth.psn(),
+        ack_req: bth.ack_req(),
+        solicited: bth.solicited(),
+        ext: ext_of(&r),
+        payload: r.payload(),
+        ce,
+    })
+}
+
 impl Engine {
     /// A frame arrives from the MAC at cycle `now`.
     pub fn rx(&mut self, now: u64, frame: &[u8], mem: &mut impl Dma) {
@@ -179,25 +202,13 @@ impl Engine {
             }
             _ => {}
         }
-        let Some(r) = f.roce() else { return };
         // roce_icrc (check): a RoCE frame whose ICRC is wrong, or whose IP header the ICRC
         // block does not accept (options), is dropped.
         if crate::icrc::check(frame) != Ok(true) {
             self.counters.rx_icrc_errors += 1;
             return;
         }
-        let bth = r.bth();
-        let pkt = RxPkt {
-            at: at + super::qp::LATENCY,
-            opcode: bth.opcode(),
-            qpn: bth.dest_qp(),
-            psn: bth.psn(),
-            ack_req: bth.ack_req(),
-            solicited: bth.solicited(),
-            ext: ext_of(&r),
-            payload: r.payload(),
-            ce: roce.is_some_and(|x| x.4),
-        };
+        let Some(pkt) = rx_pkt(&f, at + super::qp::LATENCY) else { return };
         match verdict {
             RxVerdict::Cnp(qpn) => {
                 self.counters.cnp_rcvd += 1;

@@ -185,21 +185,13 @@ impl Engine {
                 tries -= 1;
                 continue;
             };
-            // roce_dcqcn: the rate timers up to now
-            let (cfg, scan) = (self.dcqcn, self.dcqcn_scan());
-            super::dcqcn::rp_advance(&mut qp.cc.rp, &cfg, scan, qpn, now, &mut self.dcqcn_events);
-            let r = self.req_next(&mut qp, now, mem);
-            let failed = matches!(r, Err(Blocked::Failed));
-            match r {
-                Ok(p) => {
+            let v = self.req_turn(&mut qp, now, mem);
+            match v.pkt {
+                Some(p) => {
                     self.req_q.push_back(p);
                     tries = self.req_rr.len() + 1;
                 }
-                Err(_) => tries -= 1,
-            }
-            if failed {
-                self.retire(&mut qp, now, mem);
-                qp.state = QpState::Err;
+                None => tries -= 1,
             }
             let err = qp.state == QpState::Err;
             self.put_qp(qp);
@@ -319,11 +311,11 @@ impl Engine {
         }
         for &q in &self.req_rr {
             let Some(qp) = self.qp(q) else { continue };
-            if let Some(tm) = qp.req.timer {
+            if let Some(tm) = self.timer_due(qp) {
                 min_into(&mut t, tm);
             }
             if self.req_q.len() < self.cfg.tx_prefetch {
-                match self.req_ready(qp, 0) {
+                match self.req_ready(qp, 0, &super::req::CompView::of(qp)) {
                     Ok(()) => min_into(&mut t, mac),
                     Err(Blocked::Until(w)) => min_into(&mut t, w.max(mac)),
                     Err(_) => {}

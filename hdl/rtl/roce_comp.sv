@@ -1,0 +1,1315 @@
+// SPDX-License-Identifier: Apache-2.0 OR MIT
+//
+// roce_comp: the RC completer. It owns, per QP (2^LOG_N), the completer state in BRAM (una,
+// the SQ consumer index, READ response packets of the READ at the head, READs done, retries
+// and RNR retries left, the local ACK timer deadline, the RNR back-off, the last rewind
+// request with its generation, the PSN of the last rewind) and processes one operation at a
+// time, exactly as the engine model's completer (firmware-model engine::comp):
+//   responses (s_rsp: rx_hdr_t, the QP's qp_attr_t and state from the RX dispatch, payload
+//     on s_axis_pay): a QP not in RTS/SQD, dead, or a PSN never sent (not in
+//     [una - 1, max_sent)) is ignored. ACK: the send window is walked from the consumer
+//     index one entry per read (s_win of roce_req), completing the WQEs the PSN covers
+//     (CQE on m_cpl when signaled), stopping at a READ/atomic whose response is missing
+//     (go back to it). RNR NAK: the same up to PSN - 1, then the back-off (RNR timer x
+//     US_CYCLES), go back to the PSN, rnr_retry (7: forever). NAK PSN sequence error: the
+//     same, go back unless already going back there, retry_cnt. NAK invalid request / remote
+//     access / remote operational / other: the WQE at the head completes with the error.
+//     READ response: the WQEs before the oldest READ/atomic complete; at its expected PSN
+//     the payload is placed through the WQE's SGEs (read again from the SQ ring by DMA,
+//     kept per QP while that WQE is at the head; L_Key checks with LOCAL_WRITE on
+//     roce_mr_check; roce_pay_scatter); a later PSN goes back, an earlier one is dropped;
+//     the last packet completes the READ. ATOMIC Acknowledge: the original data (8 bytes)
+//     placed the same way, the atomic completes. A later una than where the requester will
+//     send from asks for a rewind there. Progress resets the retry counters and restarts the
+//     timer.
+//   timeouts: a scanner visits one QP per cycle (roce_req's second read port s_rd2 and a
+//     copy of una and the timer deadline): with requests outstanding (una != max_sent) and
+//     the later of the two deadlines (ours, roce_req's busy_deadline) passed, the QP's
+//     timeout operation is queued; it checks again, then goes back to una (retry_cnt) or,
+//     with no retries left, completes the head with RETRY_EXC_ERR.
+//   kicks from roce_req: complete a malformed WQE at the head (flush 0); flush the WQEs
+//     posted to a QP in ERR (flush 1).
+//   context ops: RESET (row cleared), SET_SQ_PSN (una), ENTER_RTS (retry counters),
+//     ENTER_ERR (flush: the fetched WQEs from the window with their status or WR_FLUSH_ERR,
+//     then the posted ones with WR_FLUSH_ERR, their wr_id read from the ring by DMA; the
+//     timer stops); state reads (sq_ci).
+// "Go back" is a rewind request in the row (PSN, the WQE that carries it and its packet,
+//   found by walking the window; a new generation) that roce_req reads on s_comp (comp_rd_t)
+//   and applies at its next visit. After an operation that changed what s_comp shows, the
+//   QP is sent on m_wake. An error completion reports the QP on m_err (roce_qp_ctx answers
+//   ENTER_ERR) and marks it dead until then.
+// Model: firmware-model blocks::roce_comp (Engine::comp_response, comp_timeout,
+//   comp_kick_with, comp_flush with the values the HDL read); lockstep test
+//   tests/tests/comp_cosim.rs. The operation starts are given on dbg_op_* for the lockstep
+//   (which operation, which QP: the timer scanner's choices); the engine leaves them open.
+//
+// Latency: an ACK completing the WQE at the head: its CQE is valid about 12 cycles after
+//   the response is taken (row, roce_req's state and one window entry read); each further
+//   WQE it completes 4 cycles more. A READ response: plus the WQE read (DMA latency) when
+//   its SGEs are not kept, the L_Key checks (4) and the payload's DMA writes.
+// Throughput: one operation at a time; payload placed at one beat per cycle.
+//
+// Resources (roce-synth, Yosys 0.23 synth_xilinx out of context, before place and route, the
+//   defaults): UltraScale+ 14582 LUTs, 8104 FFs, 2 RAMB36 + 61 RAMB18, 1 DSP. The per-QP rows,
+//   the comp_rd_t copy for roce_req, the timer copy and the kept SGEs (1024 x 515 bits) are
+//   the block RAM; the operation registers (header and attribute records, the WQE read
+//   again, the SGE and piece muxes) and the scatter most of the logic.
+//
+// Parameters:
+//   LOG_N    log2 of the number of QPs (default 10 = 1024). (The send window is roce_req's:
+//            entries are read by SQ index on s_win.)
+
+`resetall
+`default_nettype none
+
+module roce_comp #(
+  parameter int LOG_N = 10,
+  localparam int HDR_W = 8 * roce_rec_pkg::RX_HDR_BYTES,
+  localparam int ATTR_W = 8 * roce_rec_pkg::QP_ATTR_BYTES,
+  localparam int CRD_W = 8 * roce_rec_pkg::COMP_RD_BYTES,
+  localparam int RRD_W = 8 * roce_rec_pkg::REQ_RD_BYTES,
+  localparam int WIN_W = 8 * roce_rec_pkg::SQ_WIN_BYTES
+) (
+  input  wire logic              clk,
+  input  wire logic              rst,
+  input  wire logic              soft_reset,
+  output      logic              init_done,
+  input  wire logic [31:0]       now,            // cycle counter (RNR back-off)
+  input  wire logic [31:0]       now_tick,       // IB timer ticks (TICK_CYCLES)
+  input  wire logic [11:0]       cfg_us_cycles,  // US_CYCLES
+
+  // responses (RX dispatch) and their payload
+  input  wire logic              s_rsp_valid,
+  output      logic              s_rsp_ready,
+  input  wire logic [HDR_W-1:0]  s_rsp_hdr,
+  input  wire logic [ATTR_W-1:0] s_rsp_attr,
+  input  wire logic [2:0]        s_rsp_state,
+  input  wire logic [511:0]      s_axis_pay_tdata,
+  input  wire logic [63:0]       s_axis_pay_tkeep,
+  input  wire logic              s_axis_pay_tvalid,
+  output      logic              s_axis_pay_tready,
+  input  wire logic              s_axis_pay_tlast,
+
+  // kicks from roce_req
+  input  wire logic              s_kick_valid,
+  output      logic              s_kick_ready,
+  input  wire logic [23:0]       s_kick_qpn,
+  input  wire logic              s_kick_flush,
+
+  // context ops (roce_qp_ctx)
+  input  wire logic              s_ctx_valid,
+  output      logic              s_ctx_ready,
+  input  wire logic [7:0]        s_ctx_op,
+  input  wire logic [23:0]       s_ctx_qpn,
+  input  wire logic [31:0]       s_ctx_arg,
+  output      logic              ctx_done,
+
+  // state reads (QP_READ)
+  input  wire logic              s_strd_valid,
+  output      logic              s_strd_ready,
+  input  wire logic [23:0]       s_strd_qpn,
+  output      logic              strd_done,
+  output      logic [15:0]       strd_sq_ci,
+
+  // attribute lookup (roce_qp_ctx): timeouts, kicks, flushes
+  output      logic              m_attr_valid,
+  input  wire logic              m_attr_ready,
+  output      logic [23:0]       m_attr_qpn,
+  input  wire logic              s_attr_valid,
+  input  wire logic [ATTR_W-1:0] s_attr_data,
+  input  wire logic [2:0]        s_attr_state,
+
+  // roce_req's state (req_rd_t): the operations, the timer scanner
+  output      logic              m_rd_valid,
+  output      logic [23:0]       m_rd_qpn,
+  input  wire logic              s_rd_valid,
+  input  wire logic [RRD_W-1:0]  s_rd_data,
+  output      logic              m_rd2_valid,
+  output      logic [23:0]       m_rd2_qpn,
+  input  wire logic              s_rd2_valid,
+  input  wire logic [RRD_W-1:0]  s_rd2_data,
+  // roce_req's send window (sq_win_t)
+  output      logic              m_win_valid,
+  output      logic [23:0]       m_win_qpn,
+  output      logic [31:0]       m_win_idx,
+  input  wire logic              s_win_valid,
+  input  wire logic [WIN_W-1:0]  s_win_data,
+
+  // our state for roce_req (comp_rd_t; latency 2, one per cycle, always ready)
+  input  wire logic              s_comp_valid,
+  input  wire logic [23:0]       s_comp_qpn,
+  output      logic              m_comp_valid,
+  output      logic [CRD_W-1:0]  m_comp_data,
+
+  // wakes toward roce_req
+  output      logic              m_wake_valid,
+  input  wire logic              m_wake_ready,
+  output      logic [23:0]       m_wake_qpn,
+
+  // L_Key checks (roce_mr_check; results in order)
+  output      logic              m_mr_valid,
+  input  wire logic              m_mr_ready,
+  output      logic [31:0]       m_mr_key,
+  output      logic [31:0]       m_mr_pd,
+  output      logic [63:0]       m_mr_va,
+  output      logic [31:0]       m_mr_len,
+  output      logic [3:0]        m_mr_need,
+  output      logic [1:0]        m_mr_user,
+  input  wire logic              s_mr_valid,
+  input  wire logic [2:0]        s_mr_status,
+  input  wire logic [63:0]       s_mr_dma,
+  input  wire logic [1:0]        s_mr_user,
+
+  // DMA reads (WQEs again, wr_id of flushed WQEs): lane-0 aligned data, tuser = failed
+  output      logic              m_dma_rd_valid,
+  input  wire logic              m_dma_rd_ready,
+  output      logic [63:0]       m_dma_rd_addr,
+  output      logic [15:0]       m_dma_rd_len,
+  input  wire logic [511:0]      s_dma_rd_tdata,
+  input  wire logic              s_dma_rd_tvalid,
+  output      logic              s_dma_rd_tready,
+  input  wire logic              s_dma_rd_tlast,
+  input  wire logic              s_dma_rd_tuser,
+
+  // DMA writes (READ data, atomic results)
+  output      logic              m_dma_wr_valid,
+  input  wire logic              m_dma_wr_ready,
+  output      logic [63:0]       m_dma_wr_addr,
+  output      logic [15:0]       m_dma_wr_len,
+  output      logic [511:0]      m_axis_dma_wr_tdata,
+  output      logic [63:0]       m_axis_dma_wr_tkeep,
+  output      logic              m_axis_dma_wr_tvalid,
+  input  wire logic              m_axis_dma_wr_tready,
+  output      logic              m_axis_dma_wr_tlast,
+
+  // send completions (CQE image, CQ index): roce_cq's s_axis_cpl
+  output      logic              m_cpl_valid,
+  input  wire logic              m_cpl_ready,
+  output      logic [255:0]      m_cpl_tdata,
+  output      logic [15:0]       m_cpl_tuser,
+
+  // QP errors (roce_qp_ctx): cause = the CQE status code
+  output      logic              m_err_valid,
+  input  wire logic              m_err_ready,
+  output      logic [23:0]       m_err_qpn,
+  output      logic [7:0]        m_err_cause,
+
+  // operation starts (for the lockstep): 0 response, 1 timeout, 2 kick, 3 flush kick, 4 ctx
+  output      logic              dbg_op_valid,
+  output      logic [2:0]        dbg_op_kind,
+  output      logic [23:0]       dbg_op_qpn,
+
+  // counters: one-cycle pulses
+  output      logic              cnt_nak,
+  output      logic              cnt_rnr,
+  output      logic              cnt_timeout,
+  output      logic              cnt_dma_err
+);
+
+  localparam int N = 1 << LOG_N;
+
+  // ---------------------------------------------------------------- codes
+  localparam logic [7:0] OP_RD_FIRST = 8'h0D;
+  localparam logic [7:0] OP_RD_MIDDLE = 8'h0E;
+  localparam logic [7:0] OP_RD_LAST = 8'h0F;
+  localparam logic [7:0] OP_RD_ONLY = 8'h10;
+  localparam logic [7:0] OP_ACK = 8'h11;
+  localparam logic [7:0] OP_ATOMIC_ACK = 8'h12;
+  localparam logic [2:0] ST_RTS = 3'd3;
+  localparam logic [2:0] ST_SQD = 3'd4;
+  localparam logic [3:0] ACC_LOCAL_WRITE = 4'b0001;
+
+  // the RNR NAK timer codes in microseconds (IBTA Vol 1 table 45)
+  function automatic logic [19:0] rnr_us(input logic [4:0] t);
+    case (t)
+      5'd0: rnr_us = 20'd655360;  5'd1: rnr_us = 20'd10;      5'd2: rnr_us = 20'd20;
+      5'd3: rnr_us = 20'd30;      5'd4: rnr_us = 20'd40;      5'd5: rnr_us = 20'd60;
+      5'd6: rnr_us = 20'd80;      5'd7: rnr_us = 20'd120;     5'd8: rnr_us = 20'd160;
+      5'd9: rnr_us = 20'd240;     5'd10: rnr_us = 20'd320;    5'd11: rnr_us = 20'd480;
+      5'd12: rnr_us = 20'd640;    5'd13: rnr_us = 20'd960;    5'd14: rnr_us = 20'd1280;
+      5'd15: rnr_us = 20'd1920;   5'd16: rnr_us = 20'd2560;   5'd17: rnr_us = 20'd3840;
+      5'd18: rnr_us = 20'd5120;   5'd19: rnr_us = 20'd7680;   5'd20: rnr_us = 20'd10240;
+      5'd21: rnr_us = 20'd15360;  5'd22: rnr_us = 20'd20480;  5'd23: rnr_us = 20'd30720;
+      5'd24: rnr_us = 20'd40960;  5'd25: rnr_us = 20'd61440;  5'd26: rnr_us = 20'd81920;
+      5'd27: rnr_us = 20'd122880; 5'd28: rnr_us = 20'd163840; 5'd29: rnr_us = 20'd245760;
+      5'd30: rnr_us = 20'd327680; default: rnr_us = 20'd491520;
+    endcase
+  endfunction
+
+  function automatic logic signed [23:0] psn_diff(input logic [23:0] x, input logic [23:0] y);
+    psn_diff = x - y;
+  endfunction
+  function automatic logic idx_before(input logic [31:0] x, input logic [31:0] y);
+    idx_before = x - y >= 32'h8000_0000;
+  endfunction
+
+  function automatic logic [255:0] cqe_img(input logic [63:0] wr_id, input logic [31:0] len,
+                                          input logic [23:0] qp, input logic [7:0] op,
+                                          input logic [7:0] status, input logic [23:0] src);
+    cqe_img = '0;
+    cqe_img[8*roce_desc_pkg::CQE_WR_ID_OFF +: 64] = wr_id;
+    cqe_img[8*roce_desc_pkg::CQE_BYTE_LEN_OFF +: 32] = len;
+    cqe_img[8*roce_desc_pkg::CQE_QPN_OFF +: 24] = qp;
+    cqe_img[8*roce_desc_pkg::CQE_OPCODE_OFF +: 8] = op;
+    cqe_img[8*roce_desc_pkg::CQE_STATUS_OFF +: 8] = status;
+    cqe_img[8*roce_desc_pkg::CQE_SRC_QP_OFF +: 24] = src;
+  endfunction
+
+  // ---------------------------------------------------------------- per-QP state
+  typedef struct packed {
+    logic         dead;       // an error completion or ENTER_ERR: nothing more until RESET
+    logic         sg_v;       // sg_mem holds the SGEs of the WQE at sg_idx
+    logic [31:0]  sg_idx;
+    logic [23:0]  una;
+    logic [23:0]  rd_pkts;    // response packets of the READ at the head
+    logic [7:0]   rd_done;
+    logic [2:0]   retries;
+    logic [2:0]   rnr_left;
+    logic         dl_v;
+    logic [31:0]  dl;         // local ACK timer deadline (ticks)
+    logic [31:0]  rnr_until;  // cycles
+    logic [23:0]  rw_psn;
+    logic [31:0]  rw_idx;
+    logic [23:0]  rw_pkt;
+    logic [7:0]   rw_gen;
+    logic         rewound_v;
+    logic [23:0]  rewound;
+    logic [31:0]  sq_ci;
+  } row_t;
+  localparam int ROW_W = 306;  // (Yosys 0.23 has no $bits of a type)
+
+  (* ram_style = "block" *) logic [ROW_W-1:0] row_mem [N];
+  (* ram_style = "block" *) logic [CRD_W-1:0] crd_mem [N];
+  (* ram_style = "block" *) logic [56:0]      tmr_mem [N];  // {dl_v, dl, una}
+  (* ram_style = "block" *) logic [514:0]     sg_mem [N];   // {num_sge, SGEs}
+
+  logic [LOG_N:0] init_idx;
+  assign init_done = init_idx[LOG_N];
+
+  // ---------------------------------------------------------------- FSM
+  typedef enum logic [5:0] {
+    S_IDLE, S_WAIT, S_GO,
+    S_R_START, S_W_NEXT, S_W_CHECK, S_W_DONE, S_R_AETH,
+    S_O_NEXT, S_O_CHECK, S_O_CPL, S_O_CPL2, S_O_DONE,
+    S_R_READ, S_R_ATOM, S_SG, S_SG_RD, S_SG_DATA,
+    S_PC_WALK, S_PC_MRW, S_PC_CHK, S_SCAT_WAIT, S_R_PLACED,
+    S_R_FIN, S_R_FIN2, S_R_FIN3, S_R_FIN4,
+    S_WIN_WAIT, S_CPL, S_CPL_WAIT,
+    S_RW_NEXT, S_RW_CHECK,
+    S_T_GO, S_T_CPL,
+    S_K_GO, S_K_CPL,
+    S_F_NEXT, S_F_CPL, S_U_NEXT, S_U_DATA, S_U_CPL,
+    S_DROP, S_DROP_WAIT, S_WB, S_WAKE
+  } state_t;
+  state_t st, ret, rw_ret;
+
+  typedef enum logic [2:0] { K_RSP, K_TMO, K_KICK, K_FLUSH, K_CTX, K_STRD } kind_t;
+  kind_t kind;
+
+  logic [LOG_N-1:0] q;
+  logic [23:0]      q24;
+  row_t             r;
+  logic [CRD_W-1:0] pub0;     // what s_comp showed before the operation
+  logic [ROW_W-1:0] row_q;
+  logic [LOG_N-1:0] row_raddr;
+  logic             row_we;
+  assign row_we = st == S_WB;
+
+  // the comp_rd_t of the row
+  logic [CRD_W-1:0] r_pub;
+  always_comb begin
+    r_pub = '0;
+    r_pub[8*roce_rec_pkg::COMP_RD_UNA_OFF +: 24] = r.una;
+    r_pub[8*roce_rec_pkg::COMP_RD_RW_PSN_OFF +: 24] = r.rw_psn;
+    r_pub[8*roce_rec_pkg::COMP_RD_SQ_CI_OFF +: 32] = r.sq_ci;
+    r_pub[8*roce_rec_pkg::COMP_RD_RW_IDX_OFF +: 32] = r.rw_idx;
+    r_pub[8*roce_rec_pkg::COMP_RD_RW_PKT_OFF +: 24] = r.rw_pkt;
+    r_pub[8*roce_rec_pkg::COMP_RD_RNR_UNTIL_OFF +: 32] = r.rnr_until;
+    r_pub[8*roce_rec_pkg::COMP_RD_RD_DONE_OFF +: 8] = r.rd_done;
+    r_pub[8*roce_rec_pkg::COMP_RD_RW_GEN_OFF +: 8] = r.rw_gen;
+  end
+
+  always_ff @(posedge clk) begin
+    row_q <= row_mem[row_raddr];
+    if (!init_done) row_mem[init_idx[LOG_N-1:0]] <= '0;
+    else if (row_we) row_mem[q] <= r;
+  end
+  always_ff @(posedge clk) begin
+    if (!init_done) begin
+      crd_mem[init_idx[LOG_N-1:0]] <= '0;
+      tmr_mem[init_idx[LOG_N-1:0]] <= '0;
+    end else if (row_we) begin
+      crd_mem[q] <= r_pub;
+      tmr_mem[q] <= {r.dl_v, r.dl, r.una};
+    end
+  end
+  // roce_req's read port (the BRAM read, then the output register)
+  logic crd_v1;
+  logic [CRD_W-1:0] crd_q1;
+  always_ff @(posedge clk) begin
+    crd_v1 <= s_comp_valid;
+    m_comp_valid <= crd_v1;
+    crd_q1 <= crd_mem[s_comp_qpn[LOG_N-1:0]];
+    m_comp_data <= crd_q1;
+    if (rst) begin
+      crd_v1 <= 1'b0;
+      m_comp_valid <= 1'b0;
+    end
+  end
+
+  // the SGEs kept for the WQE at the head
+  logic         sg_we;
+  logic [514:0] sg_wd, sg_q;
+  always_ff @(posedge clk) begin
+    sg_q <= sg_mem[q];
+    if (sg_we) sg_mem[q] <= sg_wd;
+  end
+
+  // ---------------------------------------------------------------- timer scanner
+  logic [LOG_N-1:0] sc_idx, sc_q1, sc_q2;
+  logic             sc_v1, sc_v2;
+  logic [56:0]      sc_t1, sc_t2;
+  localparam int TQ = 4;
+  logic [LOG_N-1:0] tq [TQ];
+  logic [2:0]       tq_wr, tq_rd;
+  logic [2:0]       tq_used;
+  assign tq_used = tq_wr - tq_rd;
+  logic [N-1:0]     tmo_pend;
+  logic             sc_run;
+  assign sc_run = init_done && tq_used < 3'd2;
+  assign m_rd2_valid = sc_run;
+  assign m_rd2_qpn = 24'(sc_idx);
+
+  /* verilator lint_off UNUSEDSIGNAL */
+  roce_rec_pkg::req_rd_t sc_rv;
+  /* verilator lint_on UNUSEDSIGNAL */
+  assign sc_rv = s_rd2_data;
+  logic [31:0] sc_later;
+  logic        sc_exp;
+  always_comb begin
+    logic dv;
+    logic [31:0] dl;
+    logic [23:0] una;
+    {dv, dl, una} = sc_t2;
+    if (dv && sc_rv.busy) sc_later = $signed(dl - sc_rv.busy_deadline) >= 0 ? dl : sc_rv.busy_deadline;
+    else sc_later = dv ? dl : sc_rv.busy_deadline;
+    sc_exp = sc_v2 && s_rd2_valid && una != sc_rv.max_sent && (dv || sc_rv.busy) &&
+             $signed(now_tick - sc_later) >= 0;
+  end
+
+  logic tq_pop;
+  always_ff @(posedge clk) begin
+    sc_v1 <= sc_run;
+    sc_q1 <= sc_idx;
+    sc_t1 <= tmr_mem[sc_idx];
+    sc_v2 <= sc_v1;
+    sc_q2 <= sc_q1;
+    sc_t2 <= sc_t1;
+    if (sc_run) sc_idx <= sc_idx + 1'b1;
+    if (sc_exp && !tmo_pend[sc_q2]) begin
+      tq[tq_wr[1:0]] <= sc_q2;
+      tq_wr <= tq_wr + 1'b1;
+      tmo_pend[sc_q2] <= 1'b1;
+    end
+    if (tq_pop) begin
+      tq_rd <= tq_rd + 1'b1;
+      tmo_pend[tq[tq_rd[1:0]]] <= 1'b0;
+    end
+    if (rst || soft_reset) begin
+      sc_idx <= '0;
+      sc_v1 <= 1'b0;
+      sc_v2 <= 1'b0;
+      tq_wr <= '0;
+      tq_rd <= '0;
+      tmo_pend <= '0;
+    end
+  end
+
+  // ---------------------------------------------------------------- operation registers
+  /* verilator lint_off UNUSEDSIGNAL */
+  roce_rec_pkg::rx_hdr_t  h;
+  roce_rec_pkg::qp_attr_t a;
+  roce_rec_pkg::req_rd_t  rv;
+  roce_rec_pkg::sq_win_t  e;
+  /* verilator lint_on UNUSEDSIGNAL */
+  logic [2:0]  a_state;
+  logic        got_rv, got_attr, need_attr;
+  logic [1:0]  row_wait;
+  logic [31:0] now_l, tick_l;
+  logic [7:0]  k_op;
+  logic [31:0] k_arg;
+  logic        pay_pending;   // the response's payload is still to be consumed
+
+  logic unused_in;  // QPNs beyond the table alias (the engine gives none)
+  assign unused_in = ^s_comp_qpn[23:LOG_N] ^ ^k_arg[31:24];
+
+  logic [3:0]  log_mtu;
+  assign log_mtu = 4'd7 + a.path_mtu[3:0];
+
+  // the entry e
+  logic e_readlike, e_atomic;
+  assign e_readlike = e.opcode == roce_desc_pkg::SQ_OP_READ || e_atomic;
+  assign e_atomic = e.opcode == roce_desc_pkg::SQ_OP_ATOMIC_CAS || e.opcode == roce_desc_pkg::SQ_OP_ATOMIC_FAA;
+  logic [23:0] e_last;
+  assign e_last = e.first_psn + e.npkts - 24'd1;
+  logic [7:0] e_cqe_op;
+  always_comb begin
+    unique case (e.opcode)
+      roce_desc_pkg::SQ_OP_WRITE, roce_desc_pkg::SQ_OP_WRITE_IMM: e_cqe_op = roce_desc_pkg::CQE_OP_WRITE;
+      roce_desc_pkg::SQ_OP_READ: e_cqe_op = roce_desc_pkg::CQE_OP_READ;
+      roce_desc_pkg::SQ_OP_ATOMIC_CAS: e_cqe_op = roce_desc_pkg::CQE_OP_ATOMIC_CAS;
+      roce_desc_pkg::SQ_OP_ATOMIC_FAA: e_cqe_op = roce_desc_pkg::CQE_OP_ATOMIC_FAA;
+      default: e_cqe_op = roce_desc_pkg::CQE_OP_SEND;
+    endcase
+  end
+
+  // walk / completion / rewind registers
+  logic [23:0] ack_psn, una_w, lost_psn, rw_target;
+  logic        lost;
+  logic [7:0]  fatal;          // 0: none, else the completion status
+  logic [7:0]  cpl_status;     // CPL: 0 = the entry's own status
+  logic        cpl_flush;      // CPL: a flush completion (byte_len 0, WR_FLUSH_ERR default)
+  logic        err_done;       // this operation reported the QP in error
+  logic [31:0] rw_i;
+  logic [31:0] ol_k;           // oldest READ
+  logic [23:0] ol_first;
+
+  // READ/atomic placement
+  logic [35:0] rd_off;
+  logic [31:0] rd_rest;
+  logic [12:0] rd_plen;
+  assign rd_off = {12'd0, r.rd_pkts} << log_mtu;
+  assign rd_rest = {4'd0, rd_off} >= {8'd0, e.len} ? 32'd0 : e.len - rd_off[31:0];
+  assign rd_plen = rd_rest > (32'd1 << log_mtu) ? 13'(32'd1 << log_mtu) : rd_rest[12:0];
+  logic        pl_atomic;      // placing an atomic's 8 bytes (else READ data)
+  logic [12:0] pl_len;
+  logic [31:0] pl_off;
+  logic [2:0]  sgn;            // the WQE's SGEs
+  logic [511:0] sgs;
+  logic [2:0]  wk_i;
+  logic [31:0] wk_skip;
+  logic [12:0] wk_done;
+  logic [2:0]  pc_n, mr_i, mr_got;
+  logic [4*32-1:0] pc_key, pc_len;
+  logic [4*64-1:0] pc_va, pc_dma;
+  logic [3:0]  pc_ok;
+  logic [63:0] sg_addr;
+  logic [31:0] sg_len, sg_key;
+  always_comb begin
+    sg_addr = sgs[63:0];
+    sg_len = sgs[95:64];
+    sg_key = sgs[127:96];
+    for (int k = 1; k < 4; k++) begin
+      if (wk_i == 3'(k)) begin
+        sg_addr = sgs[128*k +: 64];
+        sg_len = sgs[128*k + 64 +: 32];
+        sg_key = sgs[128*k + 96 +: 32];
+      end
+    end
+  end
+  logic [31:0] wk_rest, wk_n;
+  assign wk_rest = {19'd0, pl_len - wk_done};
+  assign wk_n = (sg_len - wk_skip) < wk_rest ? sg_len - wk_skip : wk_rest;
+  always_comb begin
+    m_mr_key = pc_key[31:0];
+    m_mr_va = pc_va[63:0];
+    m_mr_len = pc_len[31:0];
+    for (int k = 1; k < 4; k++) begin
+      if (mr_i == 3'(k)) begin
+        m_mr_key = pc_key[32*k +: 32];
+        m_mr_va = pc_va[64*k +: 64];
+        m_mr_len = pc_len[32*k +: 32];
+      end
+    end
+  end
+  assign m_mr_pd = a.pd;
+  assign m_mr_need = ACC_LOCAL_WRITE;
+  assign m_mr_user = mr_i[1:0];
+
+  // the scatter: the response's payload, or the atomic's original data as one beat
+  logic         sc_valid, sc_ready, sc_pay;
+  logic [3:0]   sc_we;
+  logic [63:0]  sc_len;
+  logic [255:0] sc_addr;
+  logic         at_beat;   // the atomic's beat is offered
+  logic [511:0] sp_data;
+  logic [63:0]  sp_keep;
+  logic         sp_valid, sp_ready, sp_last;
+  assign sp_data = pl_atomic ? {448'd0, h.atomic_orig} : s_axis_pay_tdata;
+  assign sp_keep = pl_atomic ? 64'hFF : s_axis_pay_tkeep;
+  assign sp_valid = pl_atomic ? at_beat : s_axis_pay_tvalid;
+  assign sp_last = pl_atomic ? 1'b1 : s_axis_pay_tlast;
+  assign s_axis_pay_tready = !pl_atomic && sp_ready;
+  roce_pay_scatter #(.NSEG(4)) u_scatter (
+    .clk, .rst,
+    .s_cmd_valid(sc_valid), .s_cmd_ready(sc_ready), .s_cmd_pay(sc_pay), .s_cmd_we(sc_we),
+    .s_cmd_len(sc_len), .s_cmd_addr(sc_addr),
+    .s_axis_pay_tdata(sp_data), .s_axis_pay_tkeep(sp_keep), .s_axis_pay_tvalid(sp_valid),
+    .s_axis_pay_tready(sp_ready), .s_axis_pay_tlast(sp_last),
+    .m_dma_wr_valid, .m_dma_wr_ready, .m_dma_wr_addr, .m_dma_wr_len,
+    .m_axis_dma_wr_tdata, .m_axis_dma_wr_tkeep, .m_axis_dma_wr_tvalid, .m_axis_dma_wr_tready,
+    .m_axis_dma_wr_tlast
+  );
+  logic sc_idle;
+  assign sc_idle = !sc_valid && sc_ready && !m_dma_wr_valid && !m_axis_dma_wr_tvalid && !at_beat;
+
+  // DMA read data
+  /* verilator lint_off UNUSEDSIGNAL */
+  logic [1023:0] dr_data;  // (the WQE: its SGEs are kept)
+  /* verilator lint_on UNUSEDSIGNAL */
+  logic          dr_err, dr_hi;
+
+  // ---------------------------------------------------------------- input handshakes
+  logic idle;
+  assign idle = st == S_IDLE && init_done;
+  logic tq_go;
+  assign tq_go = tq_used != 3'd0;
+  assign s_ctx_ready = idle;
+  assign s_strd_ready = idle && !s_ctx_valid;
+  assign s_kick_ready = idle && !s_ctx_valid && !s_strd_valid;
+  assign s_rsp_ready = idle && !s_ctx_valid && !s_strd_valid && !s_kick_valid && !tq_go;
+  assign tq_pop = idle && !s_ctx_valid && !s_strd_valid && !s_kick_valid && tq_go;
+  always_comb begin
+    dbg_op_valid = 1'b0;
+    dbg_op_kind = 3'd0;
+    dbg_op_qpn = 24'd0;
+    if (idle) begin
+      if (s_ctx_valid) begin
+        dbg_op_valid = 1'b1;
+        dbg_op_kind = 3'd4;
+        dbg_op_qpn = s_ctx_qpn;
+      end else if (s_strd_valid) begin
+        dbg_op_valid = 1'b0;
+      end else if (s_kick_valid) begin
+        dbg_op_valid = 1'b1;
+        dbg_op_kind = s_kick_flush ? 3'd3 : 3'd2;
+        dbg_op_qpn = s_kick_qpn;
+      end else if (tq_go) begin
+        dbg_op_valid = 1'b1;
+        dbg_op_kind = 3'd1;
+        dbg_op_qpn = 24'(tq[tq_rd[1:0]]);
+      end else if (s_rsp_valid) begin
+        dbg_op_valid = 1'b1;
+        dbg_op_kind = 3'd0;
+        dbg_op_qpn = s_rsp_hdr[8*roce_rec_pkg::RX_HDR_DEST_QP_OFF +: 24];
+      end
+    end
+  end
+  always_comb begin
+    row_raddr = q;
+    if (idle) begin
+      if (s_ctx_valid) row_raddr = s_ctx_qpn[LOG_N-1:0];
+      else if (s_strd_valid) row_raddr = s_strd_qpn[LOG_N-1:0];
+      else row_raddr = dbg_op_qpn[LOG_N-1:0];
+    end
+  end
+  assign s_dma_rd_tready = 1'b1;
+
+  // ---------------------------------------------------------------- the sequencer
+  always_ff @(posedge clk) begin
+    ctx_done <= 1'b0;
+    strd_done <= 1'b0;
+    cnt_nak <= 1'b0;
+    cnt_rnr <= 1'b0;
+    cnt_timeout <= 1'b0;
+    cnt_dma_err <= 1'b0;
+    sg_we <= 1'b0;
+    if (!init_done) init_idx <= init_idx + 1'b1;
+    if (m_attr_valid && m_attr_ready) m_attr_valid <= 1'b0;
+    if (m_rd_valid) m_rd_valid <= 1'b0;
+    if (m_win_valid) m_win_valid <= 1'b0;
+    if (m_cpl_valid && m_cpl_ready) m_cpl_valid <= 1'b0;
+    if (m_err_valid && m_err_ready) m_err_valid <= 1'b0;
+    if (m_wake_valid && m_wake_ready) m_wake_valid <= 1'b0;
+    if (m_dma_rd_valid && m_dma_rd_ready) m_dma_rd_valid <= 1'b0;
+    if (sc_valid && sc_ready) sc_valid <= 1'b0;
+    if (at_beat && sp_ready) at_beat <= 1'b0;
+    if (m_mr_valid && m_mr_ready) begin
+      mr_i <= mr_i + 1'b1;
+      if (mr_i + 1'b1 == pc_n) m_mr_valid <= 1'b0;
+    end
+    if (s_mr_valid) begin
+      mr_got <= mr_got + 1'b1;
+      for (int k = 0; k < 4; k++) begin
+        if (s_mr_user == 2'(k)) begin
+          pc_ok[k] <= s_mr_status == 3'd0;
+          pc_dma[64*k +: 64] <= s_mr_dma;
+        end
+      end
+    end
+    if (s_rd_valid && st == S_WAIT) begin
+      rv <= s_rd_data;
+      got_rv <= 1'b1;
+    end
+    if (s_attr_valid && st == S_WAIT) begin
+      a <= s_attr_data;
+      a_state <= s_attr_state;
+      got_attr <= 1'b1;
+    end
+
+    case (st)
+      S_IDLE: if (init_done) begin
+        fatal <= 8'd0;
+        err_done <= 1'b0;
+        lost <= 1'b0;
+        pl_atomic <= 1'b0;
+        pay_pending <= 1'b0;
+        got_rv <= 1'b0;
+        got_attr <= 1'b0;
+        need_attr <= 1'b1;
+        row_wait <= 2'd0;
+        now_l <= now;
+        tick_l <= now_tick;
+        if (s_ctx_valid) begin
+          kind <= K_CTX;
+          q <= s_ctx_qpn[LOG_N-1:0];
+          q24 <= s_ctx_qpn;
+          k_op <= s_ctx_op;
+          k_arg <= s_ctx_arg;
+          m_rd_valid <= 1'b1;
+          m_rd_qpn <= s_ctx_qpn;
+          m_attr_valid <= 1'b1;
+          m_attr_qpn <= s_ctx_qpn;
+          st <= S_WAIT;
+        end else if (s_strd_valid) begin
+          kind <= K_STRD;
+          q <= s_strd_qpn[LOG_N-1:0];
+          q24 <= s_strd_qpn;
+          need_attr <= 1'b0;
+          got_rv <= 1'b1;
+          st <= S_WAIT;
+        end else if (s_kick_valid || tq_go) begin
+          kind <= s_kick_valid ? (s_kick_flush ? K_FLUSH : K_KICK) : K_TMO;
+          q <= dbg_op_qpn[LOG_N-1:0];
+          q24 <= dbg_op_qpn;
+          m_rd_valid <= 1'b1;
+          m_rd_qpn <= dbg_op_qpn;
+          m_attr_valid <= 1'b1;
+          m_attr_qpn <= dbg_op_qpn;
+          st <= S_WAIT;
+        end else if (s_rsp_valid) begin
+          kind <= K_RSP;
+          h <= s_rsp_hdr;
+          a <= s_rsp_attr;
+          a_state <= s_rsp_state;
+          need_attr <= 1'b0;
+          pay_pending <= s_rsp_hdr[8*roce_rec_pkg::RX_HDR_FLAGS_OFF + roce_rec_pkg::RX_FLAG_PAYLOAD_BIT];
+          q <= dbg_op_qpn[LOG_N-1:0];
+          q24 <= dbg_op_qpn;
+          m_rd_valid <= 1'b1;
+          m_rd_qpn <= dbg_op_qpn;
+          st <= S_WAIT;
+        end
+      end
+
+      S_WAIT: begin
+        if (row_wait != 2'd2) row_wait <= row_wait + 2'd1;
+        if (row_wait == 2'd1) begin
+          r <= row_q;
+          pub0 <= '0;
+        end
+        if (row_wait == 2'd2 && got_rv && (got_attr || !need_attr) && !m_attr_valid) begin
+          pub0 <= r_pub;
+          st <= S_GO;
+        end
+      end
+
+      S_GO: begin
+        unique case (kind)
+          K_STRD: begin
+            strd_done <= 1'b1;
+            strd_sq_ci <= r.sq_ci[15:0];
+            st <= S_IDLE;
+          end
+          K_CTX: begin
+            st <= S_WB;
+            if (k_op == roce_rec_pkg::CTX_OP_RESET) begin
+              r <= '0;
+            end else if (k_op == roce_rec_pkg::CTX_OP_SET_SQ_PSN) begin
+              r.una <= k_arg[23:0];
+            end else if (k_op == roce_rec_pkg::CTX_OP_ENTER_RTS) begin
+              r.retries <= k_arg[roce_rec_pkg::CTX_RTS_RETRY_CNT_LSB +: 3];
+              r.rnr_left <= k_arg[roce_rec_pkg::CTX_RTS_RNR_RETRY_LSB +: 3];
+            end else if (k_op == roce_rec_pkg::CTX_OP_ENTER_ERR) begin
+              r.dead <= 1'b1;
+              st <= S_F_NEXT;
+            end
+          end
+          K_TMO: st <= S_T_GO;
+          K_KICK: st <= S_K_GO;
+          K_FLUSH: st <= (a_state == 3'd6 || r.dead) ? S_U_NEXT : S_WB;
+          default: st <= S_R_START;
+        endcase
+      end
+
+      // ------------------------------------------------------------ responses
+      S_R_START: begin
+        // a QP not in RTS/SQD ignores it; a PSN never sent changes nothing but the rules at
+        // the end
+        st <= (a_state == ST_RTS || a_state == ST_SQD) && !r.dead ? S_R_FIN : S_R_FIN4;
+        if ((a_state == ST_RTS || a_state == ST_SQD) && !r.dead &&
+            psn_diff(h.psn, rv.max_sent) < 0 && psn_diff(h.psn, r.una - 24'd1) >= 0) begin
+          if (h.opcode == OP_ACK) begin
+            if (h.aeth_syndrome[7:5] == 3'b000) begin
+              ack_psn <= h.psn;
+              una_w <= r.una;
+              st <= S_W_NEXT;
+            end else if (h.aeth_syndrome[7:5] == 3'b001 || h.aeth_syndrome[7:5] == 3'b011) begin
+              cnt_nak <= 1'b1;
+              cnt_rnr <= h.aeth_syndrome[7:5] == 3'b001;
+              ack_psn <= h.psn - 24'd1;
+              una_w <= r.una;
+              st <= S_W_NEXT;
+            end
+          end else if (h.opcode == OP_ATOMIC_ACK || h.opcode == OP_RD_FIRST || h.opcode == OP_RD_MIDDLE ||
+                       h.opcode == OP_RD_LAST || h.opcode == OP_RD_ONLY) begin
+            rw_i <= r.sq_ci;
+            st <= S_O_NEXT;
+          end
+        end
+      end
+
+      // the walk: complete what ack_psn covers
+      S_W_NEXT: begin
+        if (!idx_before(r.sq_ci, rv.started)) begin
+          st <= S_W_DONE;
+        end else begin
+          m_win_valid <= 1'b1;
+          m_win_qpn <= q24;
+          m_win_idx <= r.sq_ci;
+          ret <= S_W_CHECK;
+          st <= S_WIN_WAIT;
+        end
+      end
+      S_W_CHECK: begin
+        st <= S_W_DONE;
+        if (psn_diff(e.first_psn, ack_psn) > 0) begin
+          st <= S_W_DONE;
+        end else if (e_readlike) begin
+          if (psn_diff(e.first_psn + r.rd_pkts, ack_psn) <= 0) begin
+            lost <= 1'b1;
+            lost_psn <= e.first_psn + r.rd_pkts;
+          end
+          una_w <= e.first_psn + r.rd_pkts;
+        end else if (psn_diff(e_last, ack_psn) <= 0) begin
+          una_w <= e_last + 24'd1;
+          cpl_status <= 8'd0;
+          cpl_flush <= 1'b0;
+          ret <= S_W_NEXT;
+          st <= S_CPL;
+        end else begin
+          una_w <= ack_psn + 24'd1;
+        end
+      end
+      S_W_DONE: begin
+        st <= S_R_AETH;
+        if (psn_diff(una_w, r.una) > 0) begin
+          r.una <= una_w;
+          r.retries <= a.retry_cnt;
+          r.rnr_left <= a.rnr_retry;
+          r.rewound_v <= 1'b0;
+          r.dl_v <= a.timeout != 5'd0;
+          r.dl <= tick_l + (32'd1 << (a.timeout > 5'd30 ? 5'd30 : a.timeout));
+        end
+        if (lost && !(r.rewound_v && r.rewound == lost_psn &&
+                      !(psn_diff(una_w, r.una) > 0))) begin
+          rw_target <= lost_psn;
+          rw_i <= r.sq_ci;
+          rw_ret <= S_R_AETH;
+          st <= S_RW_NEXT;
+        end
+      end
+      S_R_AETH: begin
+        st <= S_R_FIN;
+        if (h.opcode == OP_ACK && h.aeth_syndrome[7:5] == 3'b001) begin
+          // RNR NAK
+          if (r.rewound_v && r.rewound == h.psn && $signed(r.rnr_until - now_l) > 0) begin
+            st <= S_R_FIN;
+          end else if (r.rnr_left == 3'd0) begin
+            fatal <= roce_desc_pkg::WC_STATUS_RNR_RETRY_EXC_ERR;
+          end else begin
+            if (r.rnr_left != 3'd7) r.rnr_left <= r.rnr_left - 3'd1;
+            r.rnr_until <= now_l + rnr_us(h.aeth_syndrome[4:0]) * {20'd0, cfg_us_cycles};
+            r.rewound_v <= 1'b0;
+            rw_target <= h.psn;
+            rw_i <= r.sq_ci;
+            rw_ret <= S_R_FIN;
+            st <= S_RW_NEXT;
+          end
+        end else if (h.opcode == OP_ACK && h.aeth_syndrome[7:5] == 3'b011) begin
+          unique case (h.aeth_syndrome[4:0])
+            5'd0: begin
+              if (!(r.rewound_v && r.rewound == h.psn)) begin
+                if (r.retries == 3'd0) begin
+                  fatal <= roce_desc_pkg::WC_STATUS_RETRY_EXC_ERR;
+                end else begin
+                  r.retries <= r.retries - 3'd1;
+                  rw_target <= h.psn;
+                  rw_i <= r.sq_ci;
+                  rw_ret <= S_R_FIN;
+                  st <= S_RW_NEXT;
+                end
+              end
+            end
+            5'd1: fatal <= roce_desc_pkg::WC_STATUS_REM_INV_REQ_ERR;
+            5'd2: fatal <= roce_desc_pkg::WC_STATUS_REM_ACCESS_ERR;
+            5'd3: fatal <= roce_desc_pkg::WC_STATUS_REM_OP_ERR;
+            default: fatal <= roce_desc_pkg::WC_STATUS_BAD_RESP_ERR;
+          endcase
+        end
+      end
+
+      // the oldest READ/atomic: find it, complete the WQEs before it
+      S_O_NEXT: begin
+        if (!idx_before(rw_i, rv.started)) begin
+          st <= S_R_FIN;  // none
+        end else begin
+          m_win_valid <= 1'b1;
+          m_win_qpn <= q24;
+          m_win_idx <= rw_i;
+          ret <= S_O_CHECK;
+          st <= S_WIN_WAIT;
+        end
+      end
+      S_O_CHECK: begin
+        if (e_readlike) begin
+          ol_k <= rw_i;
+          ol_first <= e.first_psn;
+          st <= S_O_CPL;
+        end else begin
+          rw_i <= rw_i + 32'd1;
+          st <= S_O_NEXT;
+        end
+      end
+      S_O_CPL: begin  // complete the head until the READ is there
+        if (r.sq_ci == ol_k) begin
+          st <= S_O_DONE;
+        end else begin
+          m_win_valid <= 1'b1;
+          m_win_qpn <= q24;
+          m_win_idx <= r.sq_ci;
+          ret <= S_O_CPL2;
+          st <= S_WIN_WAIT;
+        end
+      end
+      S_O_CPL2: begin
+        cpl_status <= 8'd0;
+        cpl_flush <= 1'b0;
+        ret <= S_O_CPL;
+        st <= S_CPL;
+      end
+      S_O_DONE: begin
+        if (psn_diff(ol_first, r.una) > 0) r.una <= ol_first;
+        m_win_valid <= 1'b1;
+        m_win_qpn <= q24;
+        m_win_idx <= r.sq_ci;
+        ret <= h.opcode == OP_ATOMIC_ACK ? S_R_ATOM : S_R_READ;
+        st <= S_WIN_WAIT;
+      end
+
+      // READ response for the READ at the head (e)
+      S_R_READ: begin
+        st <= S_R_FIN;
+        if (e.opcode == roce_desc_pkg::SQ_OP_READ) begin
+          if (psn_diff(h.psn, e.first_psn + r.rd_pkts) > 0) begin
+            // a response was lost: go back to it
+            if (!(r.rewound_v && r.rewound == e.first_psn + r.rd_pkts)) begin
+              rw_target <= e.first_psn + r.rd_pkts;
+              rw_i <= r.sq_ci;
+              rw_ret <= S_R_FIN;
+              st <= S_RW_NEXT;
+            end
+          end else if (psn_diff(h.psn, e.first_psn + r.rd_pkts) == 0) begin
+            logic last, op_ok;
+            last = r.rd_pkts + 24'd1 == e.npkts;
+            op_ok = last ? (h.opcode == OP_RD_LAST || h.opcode == OP_RD_ONLY)
+                         : (h.opcode == OP_RD_FIRST || h.opcode == OP_RD_MIDDLE);
+            if (!op_ok || h.payload_len != {3'd0, rd_plen}) begin
+              fatal <= roce_desc_pkg::WC_STATUS_BAD_RESP_ERR;
+            end else begin
+              pl_len <= rd_plen;
+              pl_off <= rd_off[31:0];
+              st <= S_SG;
+            end
+          end
+        end
+      end
+      // ATOMIC Acknowledge for the atomic at the head (e)
+      S_R_ATOM: begin
+        st <= S_R_FIN;
+        if (e_atomic && e.first_psn == h.psn) begin
+          pl_atomic <= 1'b1;
+          pl_len <= 13'd8;
+          pl_off <= 32'd0;
+          st <= S_SG;
+        end
+      end
+
+      // the WQE's SGEs: kept, or read again from the SQ ring
+      S_SG: begin
+        if (r.sg_v && r.sg_idx == r.sq_ci) begin
+          {sgn, sgs} <= sg_q;
+          wk_i <= 3'd0;
+          wk_skip <= pl_off;
+          wk_done <= 13'd0;
+          pc_n <= 3'd0;
+          st <= S_PC_WALK;
+        end else begin
+          m_dma_rd_valid <= 1'b1;
+          m_dma_rd_addr <= a.sq_base + {42'd0, r.sq_ci[14:0] & ((15'd1 << a.sq_log_size) - 15'd1), 7'd0};
+          m_dma_rd_len <= 16'd128;
+          dr_hi <= 1'b0;
+          dr_err <= 1'b0;
+          st <= S_SG_RD;
+        end
+      end
+      S_SG_RD: if (s_dma_rd_tvalid) begin
+        if (!dr_hi) dr_data[511:0] <= s_dma_rd_tdata;
+        else dr_data[1023:512] <= s_dma_rd_tdata;
+        dr_hi <= 1'b1;
+        if (s_dma_rd_tuser) dr_err <= 1'b1;
+        if (s_dma_rd_tlast) st <= S_SG_DATA;
+      end
+      S_SG_DATA: begin
+        if (dr_err) cnt_dma_err <= 1'b1;
+        sgn <= dr_data[8*roce_desc_pkg::SQ_WQE_NUM_SGE_OFF +: 3];
+        sgs <= dr_data[8*roce_desc_pkg::SQ_WQE_DATA_OFF +: 512];
+        sg_we <= 1'b1;
+        sg_wd <= {dr_data[8*roce_desc_pkg::SQ_WQE_NUM_SGE_OFF +: 3], dr_data[8*roce_desc_pkg::SQ_WQE_DATA_OFF +: 512]};
+        r.sg_v <= 1'b1;
+        r.sg_idx <= r.sq_ci;
+        wk_i <= 3'd0;
+        wk_skip <= pl_off;
+        wk_done <= 13'd0;
+        pc_n <= 3'd0;
+        st <= S_PC_WALK;
+      end
+      // pieces of [pl_off, pl_off + pl_len) over the SGEs
+      S_PC_WALK: begin
+        if (wk_i == sgn || wk_done == pl_len || wk_i == 3'd4) begin
+          mr_i <= 3'd0;
+          mr_got <= 3'd0;
+          pc_ok <= 4'd0;
+          m_mr_valid <= pc_n != 3'd0;
+          st <= S_PC_MRW;
+        end else begin
+          if (wk_skip >= sg_len) begin
+            wk_skip <= wk_skip - sg_len;
+          end else begin
+            for (int k = 0; k < 4; k++) begin
+              if (pc_n == 3'(k)) begin
+                pc_key[32*k +: 32] <= sg_key;
+                pc_va[64*k +: 64] <= sg_addr + {32'd0, wk_skip};
+                pc_len[32*k +: 32] <= wk_n;
+              end
+            end
+            pc_n <= pc_n + 3'd1;
+            wk_done <= wk_done + wk_n[12:0];
+            wk_skip <= 32'd0;
+          end
+          wk_i <= wk_i + 3'd1;
+        end
+      end
+      S_PC_MRW: if (!m_mr_valid && mr_got == pc_n) st <= S_PC_CHK;
+      S_PC_CHK: begin
+        logic [3:0] wen;
+        logic bad;
+        bad = 1'b0;
+        for (int k = 0; k < 4; k++) begin
+          wen[k] = pc_n > 3'(k) && !bad && pc_ok[k];
+          if (pc_n > 3'(k) && !pc_ok[k]) bad = 1'b1;
+        end
+        // the pieces up to the first failed check are written (the payload goes through)
+        sc_valid <= 1'b1;
+        sc_pay <= pl_atomic || pay_pending;  // (an empty READ response has no payload)
+        sc_we <= wen;
+        for (int k = 0; k < 4; k++) begin
+          sc_len[16*k +: 16] <= pc_len[32*k +: 16];
+          sc_addr[64*k +: 64] <= pc_dma[64*k +: 64];
+        end
+        if (pl_atomic) at_beat <= 1'b1;
+        pay_pending <= 1'b0;
+        if (bad) fatal <= roce_desc_pkg::WC_STATUS_LOC_PROT_ERR;
+        else if (wk_done != pl_len) fatal <= roce_desc_pkg::WC_STATUS_LOC_LEN_ERR;
+        st <= S_SCAT_WAIT;
+      end
+      S_SCAT_WAIT: if (sc_idle) st <= fatal != 8'd0 ? S_R_FIN : S_R_PLACED;
+      S_R_PLACED: begin
+        st <= S_R_FIN;
+        r.retries <= a.retry_cnt;
+        r.rnr_left <= a.rnr_retry;
+        r.rewound_v <= 1'b0;
+        r.dl_v <= a.timeout != 5'd0;
+        r.dl <= tick_l + (32'd1 << (a.timeout > 5'd30 ? 5'd30 : a.timeout));
+        if (pl_atomic) begin
+          r.una <= h.psn + 24'd1;
+          cpl_status <= 8'd0;
+          cpl_flush <= 1'b0;
+          ret <= S_R_FIN;
+          st <= S_CPL;
+        end else begin
+          if (psn_diff(h.psn + 24'd1, r.una) > 0) r.una <= h.psn + 24'd1;
+          if (r.rd_pkts + 24'd1 == e.npkts) begin
+            cpl_status <= 8'd0;
+            cpl_flush <= 1'b0;
+            ret <= S_R_FIN;
+            st <= S_CPL;
+          end else begin
+            r.rd_pkts <= r.rd_pkts + 24'd1;
+          end
+        end
+      end
+
+      // after a response: skip what is acknowledged, the error, a malformed WQE at the head
+      S_R_FIN: begin
+        logic [23:0] nxt;
+        nxt = r.rw_gen != rv.gen ? r.rw_psn : rv.next_psn;
+        st <= S_R_FIN2;
+        if (fatal == 8'd0 && psn_diff(r.una, nxt) > 0) begin
+          rw_target <= r.una;
+          rw_i <= r.sq_ci;
+          rw_ret <= S_R_FIN2;
+          st <= S_RW_NEXT;
+        end
+      end
+      S_R_FIN2: begin
+        st <= S_R_FIN3;
+        if (fatal != 8'd0 && idx_before(r.sq_ci, rv.fetched)) begin
+          m_win_valid <= 1'b1;
+          m_win_qpn <= q24;
+          m_win_idx <= r.sq_ci;
+          ret <= S_CPL;
+          cpl_status <= fatal;
+          cpl_flush <= 1'b0;
+          st <= S_WIN_WAIT;
+        end
+      end
+      S_R_FIN3: begin
+        // (after S_CPL, which returns to S_CPL's ret: set below)
+        st <= S_R_FIN4;
+        if (!err_done && idx_before(r.sq_ci, rv.fetched) && !idx_before(r.sq_ci, rv.started)) begin
+          m_win_valid <= 1'b1;
+          m_win_qpn <= q24;
+          m_win_idx <= r.sq_ci;
+          ret <= S_K_CPL;
+          st <= S_WIN_WAIT;
+        end
+      end
+      S_R_FIN4: st <= pay_pending ? S_DROP : S_WB;
+
+      // ------------------------------------------------------------ window entry read
+      S_WIN_WAIT: if (s_win_valid) begin
+        e <= s_win_data;
+        st <= ret;
+        if (ret == S_CPL) ret <= S_R_FIN3;
+      end
+
+      // ------------------------------------------------------------ a completion (entry e)
+      S_CPL: if (!m_cpl_valid && !m_err_valid) begin
+        logic [7:0] stat;
+        stat = cpl_status != 8'd0 ? cpl_status :
+               cpl_flush && e.status == 8'd0 ? roce_desc_pkg::WC_STATUS_WR_FLUSH_ERR : e.status;
+        if (e.flags[roce_desc_pkg::SQ_FLAG_SIGNALED_BIT] || stat != 8'd0) begin
+          m_cpl_valid <= 1'b1;
+          m_cpl_tdata <= cqe_img(e.wr_id, cpl_flush ? 32'd0 : e.len, q24, e_cqe_op, stat, a.dest_qpn);
+          m_cpl_tuser <= {2'b00, a.send_cq};
+        end
+        r.sq_ci <= r.sq_ci + 32'd1;
+        r.rd_pkts <= 24'd0;
+        if (stat == 8'd0 && e_readlike) r.rd_done <= r.rd_done + 8'd1;
+        if (stat != 8'd0 && !cpl_flush && !err_done && !r.dead) begin
+          m_err_valid <= 1'b1;
+          m_err_qpn <= q24;
+          m_err_cause <= stat;
+          err_done <= 1'b1;
+          r.dead <= 1'b1;
+        end
+        st <= ret;
+      end
+
+      // ------------------------------------------------------------ rewind: find rw_target
+      S_RW_NEXT: begin
+        if (!idx_before(rw_i, rv.started)) begin
+          st <= rw_ret;
+          if (rw_target == rv.max_sent) begin
+            r.rw_psn <= rw_target;
+            r.rw_idx <= rv.started;
+            r.rw_pkt <= 24'd0;
+            r.rw_gen <= r.rw_gen + 8'd1;
+            r.rewound_v <= 1'b1;
+            r.rewound <= rw_target;
+          end
+        end else begin
+          m_win_valid <= 1'b1;
+          m_win_qpn <= q24;
+          m_win_idx <= rw_i;
+          ret <= S_RW_CHECK;
+          st <= S_WIN_WAIT;
+        end
+      end
+      S_RW_CHECK: begin
+        if (psn_diff(rw_target, e.first_psn) >= 0 && psn_diff(rw_target, e.first_psn + e.npkts) < 0) begin
+          r.rw_psn <= rw_target;
+          r.rw_idx <= rw_i;
+          r.rw_pkt <= rw_target - e.first_psn;
+          r.rw_gen <= r.rw_gen + 8'd1;
+          r.rewound_v <= 1'b1;
+          r.rewound <= rw_target;
+          st <= rw_ret;
+        end else begin
+          rw_i <= rw_i + 32'd1;
+          st <= S_RW_NEXT;
+        end
+      end
+
+      // ------------------------------------------------------------ timeout
+      S_T_GO: begin
+        logic [31:0] later;
+        logic expired;
+        if (r.dl_v && rv.busy) later = $signed(r.dl - rv.busy_deadline) >= 0 ? r.dl : rv.busy_deadline;
+        else later = r.dl_v ? r.dl : rv.busy_deadline;
+        expired = r.una != rv.max_sent && (r.dl_v || rv.busy) && $signed(tick_l - later) >= 0;
+        st <= S_WB;
+        if ((a_state == ST_RTS || a_state == ST_SQD) && !r.dead && expired) begin
+          cnt_timeout <= 1'b1;
+          if (r.retries == 3'd0) begin
+            if (idx_before(r.sq_ci, rv.fetched)) begin
+              m_win_valid <= 1'b1;
+              m_win_qpn <= q24;
+              m_win_idx <= r.sq_ci;
+              ret <= S_CPL;
+              cpl_status <= roce_desc_pkg::WC_STATUS_RETRY_EXC_ERR;
+              cpl_flush <= 1'b0;
+              st <= S_T_CPL;
+            end
+          end else begin
+            r.retries <= r.retries - 3'd1;
+            r.rewound_v <= 1'b0;
+            r.dl_v <= a.timeout != 5'd0;
+            r.dl <= tick_l + (32'd1 << (a.timeout > 5'd30 ? 5'd30 : a.timeout));
+            rw_target <= r.una;
+            rw_i <= r.sq_ci;
+            rw_ret <= S_WB;
+            st <= S_RW_NEXT;
+          end
+        end
+      end
+      S_T_CPL: if (s_win_valid) begin
+        e <= s_win_data;
+        ret <= S_WB;
+        st <= S_CPL;
+      end
+
+      // ------------------------------------------------------------ kick: a malformed head
+      S_K_GO: begin
+        st <= S_WB;
+        if (a_state != 3'd6 && !r.dead && idx_before(r.sq_ci, rv.fetched) &&
+            !idx_before(r.sq_ci, rv.started)) begin
+          m_win_valid <= 1'b1;
+          m_win_qpn <= q24;
+          m_win_idx <= r.sq_ci;
+          ret <= S_K_CPL;
+          st <= S_WIN_WAIT;
+        end
+      end
+      S_K_CPL: begin
+        st <= kind == K_RSP ? S_R_FIN4 : S_WB;
+        if (e.status != 8'd0) begin
+          cpl_status <= 8'd0;
+          cpl_flush <= 1'b0;
+          ret <= kind == K_RSP ? S_R_FIN4 : S_WB;
+          st <= S_CPL;
+        end
+      end
+
+      // ------------------------------------------------------------ ENTER_ERR: flush
+      S_F_NEXT: begin
+        if (!idx_before(r.sq_ci, rv.fetched)) begin
+          st <= S_U_NEXT;
+        end else begin
+          m_win_valid <= 1'b1;
+          m_win_qpn <= q24;
+          m_win_idx <= r.sq_ci;
+          ret <= S_F_CPL;
+          st <= S_WIN_WAIT;
+        end
+      end
+      S_F_CPL: begin
+        cpl_status <= 8'd0;
+        cpl_flush <= 1'b1;
+        ret <= S_F_NEXT;
+        st <= S_CPL;
+      end
+      // the WQEs posted and not fetched: wr_id from the ring
+      S_U_NEXT: begin
+        if (!idx_before(r.sq_ci, rv.sq_pi)) begin
+          if (kind == K_CTX) begin
+            r.rd_pkts <= 24'd0;
+            r.dl_v <= 1'b0;
+            r.una <= rv.max_sent;
+          end
+          st <= S_WB;
+        end else if (!m_dma_rd_valid) begin
+          m_dma_rd_valid <= 1'b1;
+          m_dma_rd_addr <= a.sq_base + {42'd0, r.sq_ci[14:0] & ((15'd1 << a.sq_log_size) - 15'd1), 7'd0};
+          m_dma_rd_len <= 16'd8;
+          st <= S_U_DATA;
+        end
+      end
+      S_U_DATA: if (s_dma_rd_tvalid) begin
+        e <= '0;
+        e.wr_id <= s_dma_rd_tuser ? 64'd0 : s_dma_rd_tdata[63:0];
+        if (s_dma_rd_tuser) cnt_dma_err <= 1'b1;
+        st <= S_U_CPL;
+      end
+      S_U_CPL: begin
+        cpl_status <= roce_desc_pkg::WC_STATUS_WR_FLUSH_ERR;
+        cpl_flush <= 1'b1;
+        ret <= S_U_NEXT;
+        st <= S_CPL;
+      end
+
+      // ------------------------------------------------------------ end of an operation
+      S_DROP: if (!sc_valid) begin
+        sc_valid <= 1'b1;
+        sc_pay <= 1'b1;
+        sc_we <= 4'd0;
+        pay_pending <= 1'b0;
+        st <= S_DROP_WAIT;
+      end
+      S_DROP_WAIT: if (sc_idle) st <= S_WB;
+
+      S_WB: begin  // the row is written this cycle
+        ctx_done <= kind == K_CTX;
+        st <= r_pub != pub0 && kind != K_CTX ? S_WAKE : S_IDLE;
+      end
+      S_WAKE: if (!m_wake_valid) begin
+        m_wake_valid <= 1'b1;
+        m_wake_qpn <= q24;
+        st <= S_IDLE;
+      end
+
+      default: st <= S_IDLE;
+    endcase
+
+    if (rst || soft_reset) begin
+      init_idx <= '0;
+      st <= S_IDLE;
+      m_attr_valid <= 1'b0;
+      m_rd_valid <= 1'b0;
+      m_win_valid <= 1'b0;
+      m_cpl_valid <= 1'b0;
+      m_err_valid <= 1'b0;
+      m_wake_valid <= 1'b0;
+      m_dma_rd_valid <= 1'b0;
+      m_mr_valid <= 1'b0;
+      sc_valid <= 1'b0;
+      at_beat <= 1'b0;
+      ctx_done <= 1'b0;
+      strd_done <= 1'b0;
+    end
+  end
+
+endmodule
+
+`resetall

@@ -1,0 +1,1382 @@
+// SPDX-License-Identifier: Apache-2.0 OR MIT
+//
+// roce_req: the RC requester, with the SQ doorbells and the WQE fetch (the block plan's
+// roce_sq_fetch is part of it: fetching is a step of a visit to a QP, see below). It owns,
+// per QP (2^LOG_N), the requester state in BRAM (next PSN, the WQE being sent and its packet
+// index, the highest PSN sent, the rewind generation applied, fetch/start indices, the SQ
+// producer index, READs started, the busy timer deadline, the bodies held) and the send
+// window sq_win (2^LOG_WIN entries per QP: the WQEs fetched and not completed; read by
+// roce_comp on s_win), and makes the request packets exactly as the engine model's requester
+// (firmware-model engine::req, Engine::req_visit):
+//   A round-robin ring of QPs with work (a FIFO of QPNs, one entry per QP) is visited one
+//   QP at a time. A visit reads the QP's row, its attributes (m_attr: qp_attr_t and state)
+//   and roce_comp's state of it (m_comp: comp_rd_t), then, in order:
+//   1. a QP not in RTS (or in RTR with ENTER_RTS seen: the command is on its way), or dead
+//      (ENTER_ERR), drops off the ring;
+//   2. a rewind request (comp_rd_t rw_gen differs from the generation applied) is applied:
+//      send index, packet index and next PSN from the request;
+//   3. the bodies of the WQE at the send index and the next 2^LOG_AHEAD - 1 are held in
+//      per-QP slots (SQ index mod 2^LOG_AHEAD). Without the first: if nothing more is
+//      posted or the window is full the QP drops off the ring; else the missing bodies are
+//      read (m_wqe_rd, 128 bytes each): a WQE at the fetch index is fetched into the window,
+//      any other read again; the QP waits off the ring until its body arrives;
+//   4. limits: a malformed WQE (drops off), the unacknowledged window (next PSN - una >=
+//      MAX_UNACKED: drops off), for a WQE not started the fence and the READ/atomic count
+//      (drop off), RNR back-off (stays on), then roce_dcqcn's pacing answer (m_query /
+//      s_pace: a refused QP stays on);
+//   5. the packet: opcode by position, PSN, RETH on the first packet of a WRITE and every
+//      READ request (VA and length from the packet's offset), AtomicETH, ImmDt/IETH and SE on
+//      the last, AckReq on the last and every 2^LOG_ACK_EVERY-th, payload of
+//      min(len - i*MTU, MTU) bytes: inline from the body, else gathered through the WQE's
+//      SGEs: L_Key checks of every piece on roce_mr_check (m_mr, need 0) first, a failed one
+//      (LOC_PROT_ERR) or a short list (LOC_LEN_ERR) marks the window entry and reports the
+//      QP on m_err (roce_qp_ctx answers ENTER_ERR), else one DMA read per piece (m_dma_rd)
+//      into the payload FIFO, packed by a realigner. A WQE's first packet writes its PSNs
+//      into the window. The packet's bytes (payload + 80) go to roce_dcqcn (m_sent);
+//   6. the bodies after the new send index are read (3. without waiting);
+//   the QP goes back on the ring unless it dropped off.
+// Other operations, one at a time between visits: context ops (RESET clears the row and
+//   starts a new epoch, SET_SQ_PSN, ENTER_RTS puts the QP on the ring, ENTER_ERR marks it
+//   dead), state reads (sq_psn, sq_pi), WQE arrivals (decoded with roce_desc_pkg::sq_wqe_bad
+//   and the model's checks; a fetched one is written into the window, published to roce_comp
+//   (req_rd_t fetched) and, when malformed, announced on m_kick for its completion in
+//   order), wakes from roce_comp (its state changed: the QP goes on the ring) and SQ
+//   doorbells (QPN + 16-bit PI, extended; the QP goes on the ring; a dead QP's doorbell asks
+//   roce_comp to flush on m_kick).
+// Output: each packet is a roce_rec_pkg::tx_desc_t on m_desc, offered once its payload is
+//   complete in the payload FIFO and the previous packet's payload was handed over, then its
+//   payload on m_axis_pay (lane-0 aligned, tlast). A packet whose QP was reset, marked dead
+//   or rewound since it was made is dropped instead (cnt_stale), as the model's TX arbiter
+//   drops stale requests.
+// Read ports for roce_comp (latency 2, one per cycle each, always ready): s_rd and s_rd2
+//   (req_rd_t; two copies: the completer's pipeline and its timer scanner), s_win (sq_win_t
+//   of SQ index s_win_idx).
+// Model: firmware-model blocks::roce_req (Engine::req_visit with the values the HDL read);
+//   lockstep test tests/tests/req_cosim.rs.
+//
+// Latency: a visit to a QP whose body is held: the descriptor is pushed about 20 cycles
+//   after the visit starts plus the pacing answer and the MR checks (+4); the descriptor is
+//   offered 2 cycles after its last payload beat is in the FIFO (DMA latency L: L + 30).
+// Throughput: one visit at a time (about 25 cycles for a packet with one SGE piece); payload
+//   one beat per cycle in and out; 4096-byte WRITE packets stream at the DMA bandwidth once
+//   the payload FIFO is primed: 67 cycles each with 250 cycles of DMA latency, one QP with
+//   64 KiB WRITEs or four QPs with 4 KiB WRITEs (100 Gb/s needs 83.8; req_cosim measures it).
+//   One QP with one-packet WQEs is limited by its two bodies: a WQE read per WQE, about
+//   DMA latency / 2 cycles per packet.
+//
+// Resources (roce-synth, Yosys 0.23 synth_xilinx out of context, before place and route, the
+//   defaults): UltraScale+ 12617 LUTs, 7461 FFs, 147 LUTRAM, 128 RAMB36 + 45 RAMB18, no DSP.
+//   The send window (16k entries x 168 bits) is most of the block RAM, the per-QP bodies
+//   (2k x 682 bits) and the 32 KiB payload FIFO the rest; the descriptor queue (16 x 573 bits
+//   in FFs, a 16:1 read mux) and the payload rotator most of the LUTs.
+//
+// Parameters:
+//   LOG_N          log2 of the number of QPs (default 10 = 1024).
+//   LOG_WIN        log2 of the send window per QP (LOG_SQ_WIN, default 4 = 16 WQEs).
+//   LOG_AHEAD      log2 of the WQE bodies held per QP (default 1: the one sent and the next).
+//   DEPTH          payload FIFO depth in 64-byte beats (default 512 = 32 KiB).
+//   DESC_DEPTH     packets in flight (default 16).
+//   MAX_UNACKED    unacknowledged PSNs per QP (EngineConfig.max_unacked, default 4096).
+//   LOG_ACK_EVERY  AckReq at least every 2^LOG_ACK_EVERY packets (default 5 = 32).
+
+`resetall
+`default_nettype none
+
+module roce_req #(
+  parameter int LOG_N = 10,
+  parameter int LOG_WIN = 4,
+  parameter int LOG_AHEAD = 1,
+  parameter int DEPTH = 512,
+  parameter int DESC_DEPTH = 16,
+  parameter int MAX_UNACKED = 4096,
+  parameter int LOG_ACK_EVERY = 5,
+  localparam int ATTR_W = 8 * roce_rec_pkg::QP_ATTR_BYTES,
+  localparam int DESC_W = 8 * roce_rec_pkg::TX_DESC_BYTES,
+  localparam int CRD_W = 8 * roce_rec_pkg::COMP_RD_BYTES,
+  localparam int RRD_W = 8 * roce_rec_pkg::REQ_RD_BYTES,
+  localparam int WIN_W = 8 * roce_rec_pkg::SQ_WIN_BYTES
+) (
+  input  wire logic              clk,
+  input  wire logic              rst,
+  input  wire logic              soft_reset,
+  output      logic              init_done,
+  input  wire logic [31:0]       now,       // cycle counter (RNR back-off)
+  input  wire logic [31:0]       now_tick,  // IB timer ticks (TICK_CYCLES)
+
+  // SQ doorbells
+  input  wire logic              s_db_valid,
+  output      logic              s_db_ready,
+  input  wire logic [23:0]       s_db_qpn,
+  input  wire logic [15:0]       s_db_pi,
+
+  // wakes from roce_comp (its state of the QP changed)
+  input  wire logic              s_wake_valid,
+  output      logic              s_wake_ready,
+  input  wire logic [23:0]       s_wake_qpn,
+
+  // context ops (roce_qp_ctx)
+  input  wire logic              s_ctx_valid,
+  output      logic              s_ctx_ready,
+  input  wire logic [7:0]        s_ctx_op,
+  input  wire logic [23:0]       s_ctx_qpn,
+  input  wire logic [31:0]       s_ctx_arg,
+  output      logic              ctx_done,
+
+  // state reads (QP_READ)
+  input  wire logic              s_strd_valid,
+  output      logic              s_strd_ready,
+  input  wire logic [23:0]       s_strd_qpn,
+  output      logic              strd_done,
+  output      logic [23:0]       strd_sq_psn,
+  output      logic [15:0]       strd_sq_pi,
+
+  // attribute lookup (roce_qp_ctx's TX port)
+  output      logic              m_attr_valid,
+  input  wire logic              m_attr_ready,
+  output      logic [23:0]       m_attr_qpn,
+  input  wire logic              s_attr_valid,
+  input  wire logic [ATTR_W-1:0] s_attr_data,
+  input  wire logic [2:0]        s_attr_state,
+
+  // roce_comp's state of a QP
+  output      logic              m_comp_valid,
+  input  wire logic              m_comp_ready,
+  output      logic [23:0]       m_comp_qpn,
+  input  wire logic              s_comp_valid,
+  input  wire logic [CRD_W-1:0]  s_comp_data,
+
+  // pacing (roce_dcqcn): may the QP send; the bytes it sent
+  output      logic              m_query_valid,
+  input  wire logic              m_query_ready,
+  output      logic [23:0]       m_query_qpn,
+  input  wire logic              s_pace_valid,
+  input  wire logic [23:0]       s_pace_qpn,
+  input  wire logic              s_pace_allowed,
+  output      logic              m_sent_valid,
+  input  wire logic              m_sent_ready,
+  output      logic [23:0]       m_sent_qpn,
+  output      logic [15:0]       m_sent_bytes,
+
+  // L_Key checks (roce_mr_check; results in order)
+  output      logic              m_mr_valid,
+  input  wire logic              m_mr_ready,
+  output      logic [31:0]       m_mr_key,
+  output      logic [31:0]       m_mr_pd,
+  output      logic [63:0]       m_mr_va,
+  output      logic [31:0]       m_mr_len,
+  output      logic [1:0]        m_mr_user,
+  input  wire logic              s_mr_valid,
+  input  wire logic [2:0]        s_mr_status,
+  input  wire logic [63:0]       s_mr_dma,
+  input  wire logic [1:0]        s_mr_user,
+
+  // WQE reads (128 bytes, two beats, in order; tuser = the read failed)
+  output      logic              m_wqe_rd_valid,
+  input  wire logic              m_wqe_rd_ready,
+  output      logic [63:0]       m_wqe_rd_addr,
+  output      logic [15:0]       m_wqe_rd_len,
+  input  wire logic [511:0]      s_wqe_rd_tdata,
+  input  wire logic              s_wqe_rd_tvalid,
+  output      logic              s_wqe_rd_tready,
+  input  wire logic              s_wqe_rd_tlast,
+  input  wire logic              s_wqe_rd_tuser,
+
+  // payload reads (lane-0 aligned data, in order; tuser = the read failed)
+  output      logic              m_dma_rd_valid,
+  input  wire logic              m_dma_rd_ready,
+  output      logic [63:0]       m_dma_rd_addr,
+  output      logic [15:0]       m_dma_rd_len,
+  input  wire logic [511:0]      s_dma_rd_tdata,
+  input  wire logic              s_dma_rd_tvalid,
+  output      logic              s_dma_rd_tready,
+  input  wire logic              s_dma_rd_tlast,
+  input  wire logic              s_dma_rd_tuser,
+
+  // packets toward the TX arbiter
+  output      logic              m_desc_valid,
+  input  wire logic              m_desc_ready,
+  output      logic [DESC_W-1:0] m_desc,
+  output      logic [511:0]      m_axis_pay_tdata,
+  output      logic [63:0]       m_axis_pay_tkeep,
+  output      logic              m_axis_pay_tvalid,
+  input  wire logic              m_axis_pay_tready,
+  output      logic              m_axis_pay_tlast,
+
+  // toward roce_comp: complete a malformed WQE at the head (flush 0) / flush the SQ (1)
+  output      logic              m_kick_valid,
+  input  wire logic              m_kick_ready,
+  output      logic [23:0]       m_kick_qpn,
+  output      logic              m_kick_flush,
+
+  // QP errors (roce_qp_ctx): cause = the CQE status code
+  output      logic              m_err_valid,
+  input  wire logic              m_err_ready,
+  output      logic [23:0]       m_err_qpn,
+  output      logic [7:0]        m_err_cause,
+
+  // read ports for roce_comp
+  input  wire logic              s_rd_valid,
+  input  wire logic [23:0]       s_rd_qpn,
+  output      logic              m_rd_valid,
+  output      logic [RRD_W-1:0]  m_rd_data,
+  input  wire logic              s_rd2_valid,
+  input  wire logic [23:0]       s_rd2_qpn,
+  output      logic              m_rd2_valid,
+  output      logic [RRD_W-1:0]  m_rd2_data,
+  input  wire logic              s_win_valid,
+  input  wire logic [23:0]       s_win_qpn,
+  input  wire logic [31:0]       s_win_idx,
+  output      logic              m_win_valid,
+  output      logic [WIN_W-1:0]  m_win_data,
+
+  // counters: one-cycle pulses
+  output      logic              cnt_retransmit,
+  output      logic              cnt_stale,
+  output      logic              cnt_dma_err,
+  output      logic              cnt_wqe_err
+);
+
+  localparam int N = 1 << LOG_N;
+  localparam int A = 1 << LOG_AHEAD;
+
+  // QPNs beyond the table alias (the engine gives none); WQE data is two beats
+  logic unused_in;
+  assign unused_in = ^s_wake_qpn[23:LOG_N] ^ ^s_rd_qpn[23:LOG_N] ^ ^s_rd2_qpn[23:LOG_N] ^
+                     ^s_win_qpn[23:LOG_N] ^ ^s_win_idx[31:LOG_WIN] ^ s_wqe_rd_tlast;
+  localparam int W = 1 << LOG_WIN;
+  localparam int AW = $clog2(DEPTH);
+  localparam int QW = $clog2(DESC_DEPTH);
+  localparam int PQ_DEPTH = 4 * DESC_DEPTH;  // payload pieces in flight
+  localparam int PW = $clog2(PQ_DEPTH);
+  localparam int IQ_DEPTH = 4;               // inline payloads in flight
+  localparam int TQ_DEPTH = 16;              // WQE reads in flight
+  localparam int TW = $clog2(TQ_DEPTH);
+
+  // ---------------------------------------------------------------- codes
+  localparam logic [2:0] OP_SEND = 3'd0;
+  localparam logic [2:0] OP_SEND_IMM = 3'd1;
+  localparam logic [2:0] OP_SEND_INV = 3'd2;
+  localparam logic [2:0] OP_WRITE = 3'd3;
+  localparam logic [2:0] OP_WRITE_IMM = 3'd4;
+  localparam logic [2:0] OP_READ = 3'd5;
+  localparam logic [2:0] OP_CAS = 3'd6;
+  localparam logic [2:0] OP_FAA = 3'd7;
+  localparam int F_SOLICITED = roce_desc_pkg::SQ_FLAG_SOLICITED_BIT;
+  localparam int F_INLINE = roce_desc_pkg::SQ_FLAG_INLINE_BIT;
+  localparam int F_FENCE = roce_desc_pkg::SQ_FLAG_FENCE_BIT;
+
+  // body slot states
+  localparam logic [1:0] T_NONE = 2'd0;
+  localparam logic [1:0] T_PEND = 2'd1;
+  localparam logic [1:0] T_OK = 2'd2;
+  localparam logic [1:0] T_BAD = 2'd3;
+
+  // ---------------------------------------------------------------- per-QP state
+  typedef struct packed {
+    logic [A*32-1:0] tag_idx;   // body slot k: the SQ index it holds
+    logic [A*2-1:0]  tag_st;    // body slot k: T_*
+    logic [3:0]   epoch;        // bumped by RESET (WQE reads of an earlier epoch are dropped)
+    logic         rts;          // ENTER_RTS seen (until RESET / ENTER_ERR)
+    logic         dead;         // ENTER_ERR seen (until RESET)
+    logic         busy;         // busy_dl valid
+    logic [31:0]  busy_dl;      // local ACK timer deadline set when sending from idle (ticks)
+    logic [7:0]   rd_started;   // READ/atomic WQEs started
+    logic [7:0]   gen;          // rewind generation applied
+    logic [23:0]  cur_pkt;
+    logic [23:0]  max_sent;
+    logic [23:0]  next_psn;
+    logic [31:0]  cur;          // SQ index of the WQE being sent
+    logic [31:0]  fetched;      // SQ index one past the last WQE fetched (reads issued)
+    logic [31:0]  fetched_pub;  // SQ index one past the last fetched WQE arrived
+    logic [31:0]  started;      // SQ index one past the last WQE started
+    logic [31:0]  sq_pi;        // SQ producer index (extended)
+  } row_t;
+  localparam int ROW_W = 287 + 34 * A;  // (Yosys 0.23 has no $bits of a type)
+
+  // a WQE body as a visit needs it
+  typedef struct packed {
+    logic [511:0] data;         // SGEs or inline bytes; atomics: {swap, compare_add} in [127:0]
+    logic [31:0]  total_len;
+    logic [31:0]  rkey;
+    logic [63:0]  remote_addr;
+    logic [31:0]  imm;
+    logic [2:0]   num_sge;
+    logic [3:0]   flags;
+    logic [2:0]   opcode;
+  } body_t;
+  localparam int BODY_W = 682;
+
+  (* ram_style = "block" *) logic [ROW_W-1:0] row_mem [N];
+  (* ram_style = "block" *) logic [RRD_W-1:0] rd1_mem [N];
+  (* ram_style = "block" *) logic [RRD_W-1:0] rd2_mem [N];
+  (* ram_style = "block" *) logic [BODY_W-1:0] body_mem [N * A];
+  (* ram_style = "block" *) logic [111:0] wina_mem [N * W];  // {flags, opcode, len, wr_id}
+  (* ram_style = "block" *) logic [7:0]   wins_mem [N * W];  // status
+  (* ram_style = "block" *) logic [47:0]  winp_mem [N * W];  // {npkts, first_psn}
+  (* ram_style = "distributed" *) logic [12:0] out_mem [N];  // {epoch, gen, dead}
+
+  logic [LOG_N:0] init_idx;
+  assign init_done = init_idx[LOG_N];
+
+  // ---------------------------------------------------------------- helpers
+  function automatic logic signed [23:0] psn_diff(input logic [23:0] x, input logic [23:0] y);
+    psn_diff = x - y;
+  endfunction
+  function automatic logic idx_before(input logic [31:0] x, input logic [31:0] y);
+    idx_before = x - y >= 32'h8000_0000;
+  endfunction
+
+
+  // ---------------------------------------------------------------- the ring of QPs
+  (* ram_style = "distributed" *) logic [LOG_N-1:0] ring [N];
+  logic [LOG_N:0]   ring_wr, ring_rd;
+  logic [N-1:0]     on_ring;
+  logic             ring_empty;
+  logic [LOG_N-1:0] ring_head;
+  assign ring_empty = ring_wr == ring_rd;
+  assign ring_head = ring[ring_rd[LOG_N-1:0]];
+  logic             push_en;
+  logic [LOG_N-1:0] push_q;
+  always_ff @(posedge clk) begin
+    if (push_en) ring[ring_wr[LOG_N-1:0]] <= push_q;
+  end
+
+  // ---------------------------------------------------------------- FSM
+  typedef enum logic [4:0] {
+    S_IDLE, S_RD0, S_RD1, S_DISPATCH, S_KICK,
+    S_A1, S_A2, S_A3,
+    S_V_WAIT, S_V_REW, S_V_HOLD, S_V_B0, S_V_LIM, S_V_PACE, S_V_PACEW,
+    S_V_PKT, S_V_WALK, S_V_MRW, S_V_CHK, S_V_ISSUE, S_V_DESC,
+    S_FILL, S_WB
+  } state_t;
+  state_t st;
+
+  typedef enum logic [2:0] { K_CTX, K_STRD, K_DB, K_ARR, K_VISIT } kind_t;
+  kind_t kind;
+
+  logic [LOG_N-1:0] q;
+  logic [23:0]      q24;
+  row_t             r;
+  logic [ROW_W-1:0] row_q;
+  logic [LOG_N-1:0] row_raddr;
+  logic             row_we;    // the write-back: in the cycle of S_WB, so the next read sees it
+  logic             requeue;
+
+  always_ff @(posedge clk) begin
+    row_q <= row_mem[row_raddr];
+    if (!init_done) row_mem[init_idx[LOG_N-1:0]] <= '0;
+    else if (row_we) row_mem[q] <= r;
+  end
+  // the req_rd_t the row publishes
+  logic [RRD_W-1:0] r_pub;
+  always_comb begin
+    r_pub = '0;
+    r_pub[8*roce_rec_pkg::REQ_RD_MAX_SENT_OFF +: 24] = r.max_sent;
+    r_pub[8*roce_rec_pkg::REQ_RD_NEXT_PSN_OFF +: 24] = r.next_psn;
+    r_pub[8*roce_rec_pkg::REQ_RD_STARTED_OFF +: 32] = r.started;
+    r_pub[8*roce_rec_pkg::REQ_RD_FETCHED_OFF +: 32] = r.fetched_pub;
+    r_pub[8*roce_rec_pkg::REQ_RD_SQ_PI_OFF +: 32] = r.sq_pi;
+    r_pub[8*roce_rec_pkg::REQ_RD_BUSY_DEADLINE_OFF +: 32] = r.busy_dl;
+    r_pub[8*roce_rec_pkg::REQ_RD_GEN_OFF +: 8] = r.gen;
+    r_pub[8*roce_rec_pkg::REQ_RD_BUSY_OFF] = r.busy;
+  end
+  always_ff @(posedge clk) begin
+    if (!init_done) begin
+      rd1_mem[init_idx[LOG_N-1:0]] <= '0;
+      rd2_mem[init_idx[LOG_N-1:0]] <= '0;
+    end else if (row_we) begin
+      rd1_mem[q] <= r_pub;
+      rd2_mem[q] <= r_pub;
+    end
+  end
+  always_ff @(posedge clk) begin
+    // also when a packet is pushed: it must not meet the generation before its own
+    if (!init_done) out_mem[init_idx[LOG_N-1:0]] <= '0;
+    else if (row_we || st == S_V_DESC) out_mem[q] <= {r.epoch, r.gen, r.dead};
+  end
+
+  // read ports for roce_comp
+  logic [RRD_W-1:0] rd_q1, rd2_q1;
+  logic [WIN_W-1:0] win_q1;
+  always_ff @(posedge clk) begin
+    logic [RRD_W-1:0] a1, a2;
+    logic [WIN_W-1:0] w0;
+    logic [111:0] wa;
+    logic [7:0] ws;
+    logic [47:0] wp;
+    a1 = rd1_mem[s_rd_qpn[LOG_N-1:0]];
+    a2 = rd2_mem[s_rd2_qpn[LOG_N-1:0]];
+    wa = wina_mem[{s_win_qpn[LOG_N-1:0], s_win_idx[LOG_WIN-1:0]}];
+    ws = wins_mem[{s_win_qpn[LOG_N-1:0], s_win_idx[LOG_WIN-1:0]}];
+    wp = winp_mem[{s_win_qpn[LOG_N-1:0], s_win_idx[LOG_WIN-1:0]}];
+    w0 = '0;
+    w0[8*roce_rec_pkg::SQ_WIN_WR_ID_OFF +: 64] = wa[63:0];
+    w0[8*roce_rec_pkg::SQ_WIN_LEN_OFF +: 32] = wa[95:64];
+    w0[8*roce_rec_pkg::SQ_WIN_OPCODE_OFF +: 8] = wa[103:96];
+    w0[8*roce_rec_pkg::SQ_WIN_FLAGS_OFF +: 8] = wa[111:104];
+    w0[8*roce_rec_pkg::SQ_WIN_STATUS_OFF +: 8] = ws;
+    w0[8*roce_rec_pkg::SQ_WIN_FIRST_PSN_OFF +: 24] = wp[23:0];
+    w0[8*roce_rec_pkg::SQ_WIN_NPKTS_OFF +: 24] = wp[47:24];
+    // the BRAM read, then the output registers (latency 2: the data of the address given
+    // two cycles before, one read per cycle)
+    rd_q1 <= a1;
+    rd2_q1 <= a2;
+    win_q1 <= w0;
+    m_rd_data <= rd_q1;
+    m_rd2_data <= rd2_q1;
+    m_win_data <= win_q1;
+  end
+  logic rd_v1, rd2_v1, win_v1;
+  always_ff @(posedge clk) begin
+    rd_v1 <= s_rd_valid;
+    rd2_v1 <= s_rd2_valid;
+    win_v1 <= s_win_valid;
+    m_rd_valid <= rd_v1;
+    m_rd2_valid <= rd2_v1;
+    m_win_valid <= win_v1;
+    if (rst) begin
+      rd_v1 <= 1'b0;
+      rd2_v1 <= 1'b0;
+      win_v1 <= 1'b0;
+      m_rd_valid <= 1'b0;
+      m_rd2_valid <= 1'b0;
+      m_win_valid <= 1'b0;
+    end
+  end
+
+  // window writes
+  logic             wina_we, wins_we, winp_we;
+  logic [LOG_N+LOG_WIN-1:0] wina_addr, wins_addr, winp_addr;
+  logic [111:0]     wina_d;
+  logic [7:0]       wins_d;
+  logic [47:0]      winp_d;
+  always_ff @(posedge clk) begin
+    if (wina_we) wina_mem[wina_addr] <= wina_d;
+    if (wins_we) wins_mem[wins_addr] <= wins_d;
+    if (winp_we) winp_mem[winp_addr] <= winp_d;
+  end
+
+  // bodies
+  logic                    body_we;
+  logic [LOG_N+LOG_AHEAD-1:0] body_waddr;
+  body_t                   body_wd;
+  logic [BODY_W-1:0]       body_q;
+  always_ff @(posedge clk) begin
+    body_q <= body_mem[{q, r.cur[LOG_AHEAD-1:0]}];
+    if (body_we) body_mem[body_waddr] <= body_wd;
+  end
+
+  // ---------------------------------------------------------------- WQE reads in flight
+  // {epoch, fetch, idx, qpn}
+  localparam int TQ_W = 4 + 1 + 32 + LOG_N;
+  (* ram_style = "distributed" *) logic [TQ_W-1:0] tq [TQ_DEPTH];
+  logic [TW:0] tq_wr, tq_rd;
+  logic        tq_empty;
+  logic [TW:0] tq_used;
+  assign tq_empty = tq_wr == tq_rd;
+  assign tq_used = tq_wr - tq_rd;
+  logic [3:0]       t_epoch;
+  logic             t_fetch;
+  logic [31:0]      t_idx;
+  logic [LOG_N-1:0] t_q;
+  assign {t_epoch, t_fetch, t_idx, t_q} = tq[tq_rd[TW-1:0]];
+
+  // ---------------------------------------------------------------- payload path
+  // pieces: {inline, last of packet, len}
+  localparam int PQ_W = 2 + 13;
+  (* ram_style = "distributed" *) logic [PQ_W-1:0] pq [PQ_DEPTH];
+  logic [PW:0]  pq_wr, pq_rd;
+  logic [PW:0]  pq_used;
+  assign pq_used = pq_wr - pq_rd;
+  logic [511:0] iq [IQ_DEPTH];
+  logic [2:0]   iq_wr, iq_rd;
+  logic [2:0]   iq_used;
+  assign iq_used = iq_wr - iq_rd;
+
+  // descriptors: {desc, beats, qpn, epoch, gen}
+  localparam int DQ_W = DESC_W + AW + 1 + LOG_N + 4 + 8;
+  logic [DQ_W-1:0] dq [DESC_DEPTH];
+  logic [QW:0]     dq_wr, dq_rd;
+  logic            dq_full, dq_empty;
+  assign dq_full = dq_wr - dq_rd == (QW + 1)'(DESC_DEPTH);
+  assign dq_empty = dq_wr == dq_rd;
+
+  logic [AW:0] credit_used;
+  logic [AW:0] arrived;
+  logic [AW+1:0] credit_free;
+  assign credit_free = (AW + 2)'(DEPTH) - {1'b0, credit_used};
+
+  // ---------------------------------------------------------------- the visit's registers
+  // (the records carry fields other blocks use)
+  /* verilator lint_off UNUSEDSIGNAL */
+  roce_rec_pkg::comp_rd_t c;
+  roce_rec_pkg::qp_attr_t a;
+  /* verilator lint_on UNUSEDSIGNAL */
+  logic [2:0]  a_state;
+  logic        got_attr, got_comp;
+  logic [1:0]  row_wait;
+  body_t       b;
+  logic [31:0] now_l, tick_l;
+
+  logic [3:0]  log_mtu;
+  assign log_mtu = 4'd7 + a.path_mtu[3:0];
+
+  // body slot of an index
+  logic [LOG_AHEAD-1:0] cur_slot;
+  assign cur_slot = r.cur[LOG_AHEAD-1:0];
+  logic [31:0] slot_idx;
+  logic [1:0]  slot_st;
+  always_comb begin
+    slot_idx = r.tag_idx[31:0];
+    slot_st = r.tag_st[1:0];
+    for (int k = 1; k < A; k++) begin
+      if (cur_slot == LOG_AHEAD'(k)) begin
+        slot_idx = r.tag_idx[32*k +: 32];
+        slot_st = r.tag_st[2*k +: 2];
+      end
+    end
+  end
+  logic held;
+  assign held = slot_idx == r.cur && slot_st != T_NONE;
+
+  logic win_full;
+  assign win_full = r.fetched - c.sq_ci >= 32'(W);
+
+  // the packet
+  logic        is_read, is_atomic, is_rdma, is_send;
+  assign is_read = b.opcode == OP_READ;
+  assign is_atomic = b.opcode == OP_CAS || b.opcode == OP_FAA;
+  assign is_rdma = b.opcode == OP_WRITE || b.opcode == OP_WRITE_IMM;
+  assign is_send = b.opcode == OP_SEND || b.opcode == OP_SEND_IMM || b.opcode == OP_SEND_INV;
+  logic [31:0] p_len;      // message length
+  assign p_len = is_atomic ? 32'd8 : b.total_len;
+  logic [32:0] np_x;
+  assign np_x = ({1'b0, p_len} + (33'd1 << log_mtu) - 33'd1) >> log_mtu;
+  logic unused_np;
+  assign unused_np = ^np_x[32:24];
+  logic [23:0] p_n;        // PSNs of the WQE
+  assign p_n = is_atomic ? 24'd1 : (p_len == 32'd0 ? 24'd1 : np_x[23:0]);
+  logic [35:0] p_off;      // offset of packet i
+  assign p_off = {12'd0, r.cur_pkt} << log_mtu;
+  logic [31:0] p_rest;     // bytes from the offset on
+  assign p_rest = {4'd0, p_off} >= {8'd0, p_len} ? 32'd0 : p_len - p_off[31:0];
+  logic [12:0] p_plen;     // payload of packet i (SEND/WRITE)
+  assign p_plen = p_rest > (32'd1 << log_mtu) ? 13'(32'd1 << log_mtu) : p_rest[12:0];
+  logic        p_first, p_last;
+  assign p_first = r.cur_pkt == 24'd0;
+  assign p_last = r.cur_pkt + 24'd1 >= p_n;
+  logic [LOG_ACK_EVERY-1:0] p_ack_lo;
+  assign p_ack_lo = LOG_ACK_EVERY'(r.cur_pkt + 24'd1);
+
+  logic [7:0] p_opcode;
+  always_comb begin
+    unique case (b.opcode)
+      OP_SEND: p_opcode = p_first && p_last ? 8'h04 : p_first ? 8'h00 : p_last ? 8'h02 : 8'h01;
+      OP_SEND_IMM: p_opcode = p_first && p_last ? 8'h05 : p_first ? 8'h00 : p_last ? 8'h03 : 8'h01;
+      OP_SEND_INV: p_opcode = p_first && p_last ? 8'h17 : p_first ? 8'h00 : p_last ? 8'h16 : 8'h01;
+      OP_WRITE: p_opcode = p_first && p_last ? 8'h0A : p_first ? 8'h06 : p_last ? 8'h08 : 8'h07;
+      OP_WRITE_IMM: p_opcode = p_first && p_last ? 8'h0B : p_first ? 8'h06 : p_last ? 8'h09 : 8'h07;
+      OP_READ: p_opcode = 8'h0C;
+      OP_CAS: p_opcode = 8'h13;
+      default: p_opcode = 8'h14;
+    endcase
+  end
+
+  // the descriptor and what the packet changes
+  logic [DESC_W-1:0] p_desc;
+  logic [23:0]       p_next;     // next PSN after it
+  logic              p_adv;      // the WQE is done: the send index moves on
+  logic [12:0]       p_pay;      // payload bytes
+  always_comb begin
+    logic se, ack;
+    p_desc = '0;
+    p_pay = 13'd0;
+    se = 1'b0;
+    ack = 1'b1;
+    p_adv = 1'b1;
+    p_next = r.next_psn + 24'd1;
+    p_desc[8*roce_rec_pkg::TX_DESC_QPN_OFF +: 24] = q24;
+    p_desc[8*roce_rec_pkg::TX_DESC_OPCODE_OFF +: 8] = p_opcode;
+    p_desc[8*roce_rec_pkg::TX_DESC_PSN_OFF +: 24] = r.next_psn;
+    if (is_read) begin
+      p_desc[8*roce_rec_pkg::TX_DESC_VA_OFF +: 64] = b.remote_addr + {28'd0, p_off};
+      p_desc[8*roce_rec_pkg::TX_DESC_RKEY_OFF +: 32] = b.rkey;
+      p_desc[8*roce_rec_pkg::TX_DESC_DMA_LEN_OFF +: 32] = p_rest;
+      p_next = r.next_psn + (p_n - (r.cur_pkt < p_n ? r.cur_pkt : p_n));
+    end else if (is_atomic) begin
+      p_desc[8*roce_rec_pkg::TX_DESC_VA_OFF +: 64] = b.remote_addr;
+      p_desc[8*roce_rec_pkg::TX_DESC_RKEY_OFF +: 32] = b.rkey;
+      p_desc[8*roce_rec_pkg::TX_DESC_SWAP_ADD_OFF +: 64] = b.opcode == OP_CAS ? b.data[127:64] : b.data[63:0];
+      p_desc[8*roce_rec_pkg::TX_DESC_COMPARE_OFF +: 64] = b.opcode == OP_CAS ? b.data[63:0] : 64'd0;
+    end else begin
+      p_pay = p_plen;
+      p_adv = p_last;
+      ack = p_last || p_ack_lo == '0;
+      if (p_first && is_rdma) begin
+        p_desc[8*roce_rec_pkg::TX_DESC_VA_OFF +: 64] = b.remote_addr;
+        p_desc[8*roce_rec_pkg::TX_DESC_RKEY_OFF +: 32] = b.rkey;
+        p_desc[8*roce_rec_pkg::TX_DESC_DMA_LEN_OFF +: 32] = p_len;
+      end
+      if (p_last && (b.opcode == OP_SEND_IMM || b.opcode == OP_WRITE_IMM || b.opcode == OP_SEND_INV))
+        p_desc[8*roce_rec_pkg::TX_DESC_IMM_OR_INV_OFF +: 32] = b.imm;
+      se = p_last && b.flags[F_SOLICITED] && (is_send || b.opcode == OP_WRITE_IMM);
+    end
+    p_desc[8*roce_rec_pkg::TX_DESC_PAYLOAD_LEN_OFF +: 16] = {3'd0, p_pay};
+    p_desc[8*roce_rec_pkg::TX_DESC_FLAGS_OFF + roce_rec_pkg::TX_DESC_FLAG_SE_BIT] = se;
+    p_desc[8*roce_rec_pkg::TX_DESC_FLAGS_OFF + roce_rec_pkg::TX_DESC_FLAG_ACK_REQ_BIT] = ack;
+  end
+  logic [AW:0] p_beats;
+  assign p_beats = (AW + 1)'((p_pay + 13'd63) >> 6);
+
+  // SGE walk: pieces of [off, off + plen) over the WQE's SGEs
+  logic [2:0]   wk_i;        // SGE
+  logic [31:0]  wk_skip;
+  logic [12:0]  wk_done;
+  logic [2:0]   pc_n;        // pieces
+  logic [4*32-1:0] pc_key, pc_len;
+  logic [4*64-1:0] pc_va, pc_dma;
+  logic [3:0]   pc_ok;
+  logic [2:0]   mr_i, mr_got;
+  logic [2:0]   is_i;        // reads issued
+  logic [63:0]  sg_addr;
+  logic [31:0]  sg_len, sg_key;
+  always_comb begin
+    sg_addr = b.data[63:0];
+    sg_len = b.data[95:64];
+    sg_key = b.data[127:96];
+    for (int k = 1; k < 4; k++) begin
+      if (wk_i == 3'(k)) begin
+        sg_addr = b.data[128*k +: 64];
+        sg_len = b.data[128*k + 64 +: 32];
+        sg_key = b.data[128*k + 96 +: 32];
+      end
+    end
+  end
+  logic [31:0] wk_rest, wk_n;
+  assign wk_rest = {19'd0, p_plen - wk_done};
+  assign wk_n = (sg_len - wk_skip) < wk_rest ? sg_len - wk_skip : wk_rest;
+
+  // m_mr: piece mr_i
+  always_comb begin
+    m_mr_key = pc_key[31:0];
+    m_mr_va = pc_va[63:0];
+    m_mr_len = pc_len[31:0];
+    for (int k = 1; k < 4; k++) begin
+      if (mr_i == 3'(k)) begin
+        m_mr_key = pc_key[32*k +: 32];
+        m_mr_va = pc_va[64*k +: 64];
+        m_mr_len = pc_len[32*k +: 32];
+      end
+    end
+  end
+  assign m_mr_pd = a.pd;
+  assign m_mr_user = mr_i[1:0];
+
+  // ---------------------------------------------------------------- WQE decode (arrival)
+  logic [1023:0] wq;         // the WQE (two beats)
+  logic          wq_err;     // the read failed
+  logic [7:0]    d_op, d_flags, d_nsge;
+  logic [31:0]   d_len;
+  logic [63:0]   d_raddr;
+  logic          d_inline, d_readlike, d_atomic;
+  logic [33:0]   d_have;
+  logic [7:0]    d_status;
+  always_comb begin
+    d_op = wq[8*roce_desc_pkg::SQ_WQE_OPCODE_OFF +: 8];
+    d_flags = wq[8*roce_desc_pkg::SQ_WQE_FLAGS_OFF +: 8];
+    d_nsge = wq[8*roce_desc_pkg::SQ_WQE_NUM_SGE_OFF +: 8];
+    d_len = wq[8*roce_desc_pkg::SQ_WQE_TOTAL_LEN_OFF +: 32];
+    d_raddr = wq[8*roce_desc_pkg::SQ_WQE_REMOTE_ADDR_OFF +: 64];
+    d_inline = d_flags[F_INLINE];
+    d_readlike = d_op == roce_desc_pkg::SQ_OP_READ || d_op == roce_desc_pkg::SQ_OP_ATOMIC_CAS ||
+                 d_op == roce_desc_pkg::SQ_OP_ATOMIC_FAA;
+    d_atomic = d_op == roce_desc_pkg::SQ_OP_ATOMIC_CAS || d_op == roce_desc_pkg::SQ_OP_ATOMIC_FAA;
+    d_have = '0;
+    for (int k = 0; k < 4; k++) begin
+      if (d_nsge > 8'(k))
+        d_have = d_have + {2'd0, wq[8*roce_desc_pkg::SQ_WQE_DATA_OFF + 128*k + 64 +: 32]};
+    end
+    d_status = roce_desc_pkg::WC_STATUS_SUCCESS;
+    if (wq_err || roce_desc_pkg::sq_wqe_bad(wq)) d_status = roce_desc_pkg::WC_STATUS_LOC_QP_OP_ERR;
+    else if (d_inline && (d_len > 32'd64 || d_readlike)) d_status = roce_desc_pkg::WC_STATUS_LOC_QP_OP_ERR;
+    else if (!d_inline && d_nsge > 8'd4) d_status = roce_desc_pkg::WC_STATUS_LOC_QP_OP_ERR;
+    else if (!d_inline && !d_atomic && d_have != {2'd0, d_len}) d_status = roce_desc_pkg::WC_STATUS_LOC_LEN_ERR;
+    else if (d_atomic && (d_have < 34'd8 || d_raddr[2:0] != 3'd0)) d_status = roce_desc_pkg::WC_STATUS_LOC_QP_OP_ERR;
+  end
+  logic d_bad;
+  assign d_bad = d_status != roce_desc_pkg::WC_STATUS_SUCCESS;
+  body_t d_body;
+  always_comb begin
+    d_body.data = wq[8*roce_desc_pkg::SQ_WQE_DATA_OFF +: 512];
+    if (d_atomic) begin
+      d_body.data[63:0] = wq[8*roce_desc_pkg::SQ_WQE_COMPARE_ADD_OFF +: 64];
+      d_body.data[127:64] = wq[8*roce_desc_pkg::SQ_WQE_SWAP_OFF +: 64];
+    end
+    d_body.total_len = d_len;
+    d_body.rkey = wq[8*roce_desc_pkg::SQ_WQE_RKEY_OFF +: 32];
+    d_body.remote_addr = d_raddr;
+    d_body.imm = wq[8*roce_desc_pkg::SQ_WQE_IMM_OR_INV_OFF +: 32];
+    d_body.num_sge = d_nsge[2:0];
+    d_body.flags = d_flags[3:0];
+    d_body.opcode = d_op[2:0];
+  end
+  // the window entry of a fetched WQE: {flags, opcode, len, wr_id} (a malformed one is a
+  // signaled SEND of length 0, as the model's stand-in request)
+  logic [111:0] d_win;
+  assign d_win = d_bad ? {8'h01, 8'h00, 32'd0, wq[63:0]}
+                       : {d_flags, d_op, d_atomic ? 32'd8 : d_len, wq[63:0]};
+
+  // ---------------------------------------------------------------- input handshakes
+  logic idle;
+  logic v_can;  // a visit may start: room for a packet of any size and its pieces
+  assign idle = st == S_IDLE && init_done;
+  assign v_can = !ring_empty && !dq_full && credit_free >= (AW + 2)'(64) &&
+                 pq_used <= (PW + 1)'(PQ_DEPTH - 4) && iq_used < 3'(IQ_DEPTH) &&
+                 tq_used <= (TW + 1)'(TQ_DEPTH - A) && !m_sent_valid && !m_err_valid &&
+                 !m_kick_valid && !m_wqe_rd_valid && !m_dma_rd_valid && !m_mr_valid;
+  logic arr_go;
+  assign arr_go = s_wqe_rd_tvalid && !tq_empty;
+  assign s_ctx_ready = idle;
+  assign s_strd_ready = idle && !s_ctx_valid;
+  assign s_wake_ready = idle && !s_ctx_valid && !s_strd_valid && !arr_go;
+  assign s_db_ready = idle && !s_ctx_valid && !s_strd_valid && !arr_go && !s_wake_valid;
+  assign s_wqe_rd_tready = (idle && !s_ctx_valid && !s_strd_valid && arr_go) || st == S_A1;
+
+  always_comb begin
+    row_raddr = q;
+    if (idle) begin
+      if (s_ctx_valid) row_raddr = s_ctx_qpn[LOG_N-1:0];
+      else if (s_strd_valid) row_raddr = s_strd_qpn[LOG_N-1:0];
+      else if (arr_go) row_raddr = t_q;
+      else if (s_db_valid) row_raddr = s_db_qpn[LOG_N-1:0];
+      else row_raddr = ring_head;
+    end
+  end
+
+  // ---------------------------------------------------------------- the sequencer
+  logic [2:0] fill_k;
+  logic       kick_flush_n;
+  logic [7:0] k_op;
+  logic [23:0] k_arg;
+  logic [15:0] k_pi;
+  logic       unused_arg;
+  assign unused_arg = ^s_ctx_arg[31:24];
+  logic [3:0]  t_epoch_l;
+  logic        t_fetch_l;
+  logic [31:0] t_idx_l;
+  logic       q_on;  // the QP is on the ring
+  assign q_on = on_ring[q];
+
+  assign row_we = st == S_WB;
+
+  always_ff @(posedge clk) begin
+    wina_we <= 1'b0;
+    wins_we <= 1'b0;
+    winp_we <= 1'b0;
+    cnt_wqe_err <= 1'b0;
+    body_we <= 1'b0;
+    push_en <= 1'b0;
+    ctx_done <= 1'b0;
+    strd_done <= 1'b0;
+    cnt_retransmit <= 1'b0;
+    if (!init_done) init_idx <= init_idx + 1'b1;
+    if (push_en) ring_wr <= ring_wr + 1'b1;
+    if (m_attr_valid && m_attr_ready) m_attr_valid <= 1'b0;
+    if (m_comp_valid && m_comp_ready) m_comp_valid <= 1'b0;
+    if (m_query_valid && m_query_ready) m_query_valid <= 1'b0;
+    if (m_sent_valid && m_sent_ready) m_sent_valid <= 1'b0;
+    if (m_kick_valid && m_kick_ready) m_kick_valid <= 1'b0;
+    if (m_err_valid && m_err_ready) m_err_valid <= 1'b0;
+    if (m_wqe_rd_valid && m_wqe_rd_ready) m_wqe_rd_valid <= 1'b0;
+    if (m_dma_rd_valid && m_dma_rd_ready) m_dma_rd_valid <= 1'b0;
+    if (m_mr_valid && m_mr_ready) begin
+      mr_i <= mr_i + 1'b1;
+      if (mr_i + 1'b1 == pc_n) m_mr_valid <= 1'b0;
+    end
+    if (s_mr_valid) begin
+      mr_got <= mr_got + 1'b1;
+      for (int k = 0; k < 4; k++) begin
+        if (s_mr_user == 2'(k)) begin
+          pc_ok[k] <= s_mr_status == 3'd0;
+          pc_dma[64*k +: 64] <= s_mr_dma;
+        end
+      end
+    end
+    if (s_attr_valid && st == S_V_WAIT) begin
+      a <= s_attr_data;
+      a_state <= s_attr_state;
+      got_attr <= 1'b1;
+    end
+    if (s_comp_valid && st == S_V_WAIT) begin
+      c <= s_comp_data;
+      got_comp <= 1'b1;
+    end
+
+    case (st)
+      S_IDLE: if (init_done) begin
+        requeue <= 1'b0;
+        if (s_ctx_valid) begin
+          kind <= K_CTX;
+          q <= s_ctx_qpn[LOG_N-1:0];
+          q24 <= s_ctx_qpn;
+          k_op <= s_ctx_op;
+          k_arg <= s_ctx_arg[23:0];
+          st <= S_RD0;
+        end else if (s_strd_valid) begin
+          kind <= K_STRD;
+          q <= s_strd_qpn[LOG_N-1:0];
+          q24 <= s_strd_qpn;
+          st <= S_RD0;
+        end else if (arr_go) begin
+          // WQE data: the first beat now
+          kind <= K_ARR;
+          q <= t_q;
+          q24 <= 24'(t_q);
+          t_epoch_l <= t_epoch;
+          t_fetch_l <= t_fetch;
+          t_idx_l <= t_idx;
+          wq[511:0] <= s_wqe_rd_tdata;
+          wq_err <= s_wqe_rd_tuser;
+          st <= S_A1;
+        end else if (s_wake_valid) begin
+          if (!on_ring[s_wake_qpn[LOG_N-1:0]]) begin
+            on_ring[s_wake_qpn[LOG_N-1:0]] <= 1'b1;
+            push_en <= 1'b1;
+            push_q <= s_wake_qpn[LOG_N-1:0];
+          end
+        end else if (s_db_valid) begin
+          kind <= K_DB;
+          q <= s_db_qpn[LOG_N-1:0];
+          q24 <= s_db_qpn;
+          k_pi <= s_db_pi;
+          st <= S_RD0;
+        end else if (v_can) begin
+          kind <= K_VISIT;
+          q <= ring_head;
+          q24 <= 24'(ring_head);
+          on_ring[ring_head] <= 1'b0;
+          ring_rd <= ring_rd + 1'b1;
+          m_attr_valid <= 1'b1;
+          m_attr_qpn <= 24'(ring_head);
+          m_comp_valid <= 1'b1;
+          m_comp_qpn <= 24'(ring_head);
+          got_attr <= 1'b0;
+          got_comp <= 1'b0;
+          row_wait <= 2'd0;
+          now_l <= now;
+          tick_l <= now_tick;
+          st <= S_V_WAIT;
+        end
+      end
+
+      S_RD0: st <= S_RD1;
+      S_RD1: begin
+        r <= row_q;
+        st <= S_DISPATCH;
+      end
+
+      S_DISPATCH: begin
+        st <= S_WB;
+        case (kind)
+          K_CTX: begin
+            ctx_done <= 1'b1;
+            if (k_op == roce_rec_pkg::CTX_OP_RESET) begin
+              r <= '0;
+              r.epoch <= r.epoch + 4'd1;
+            end else if (k_op == roce_rec_pkg::CTX_OP_SET_SQ_PSN) begin
+              r.next_psn <= k_arg;
+              r.max_sent <= k_arg;
+            end else if (k_op == roce_rec_pkg::CTX_OP_ENTER_RTS) begin
+              r.rts <= 1'b1;
+              requeue <= 1'b1;
+            end else if (k_op == roce_rec_pkg::CTX_OP_ENTER_ERR) begin
+              r.dead <= 1'b1;
+              r.rts <= 1'b0;
+            end
+          end
+          K_STRD: begin
+            strd_done <= 1'b1;
+            strd_sq_psn <= r.next_psn;
+            strd_sq_pi <= r.sq_pi[15:0];
+            st <= S_IDLE;
+          end
+          default: begin  // K_DB: the 16-bit PI extended against the free-running one
+            r.sq_pi <= r.sq_pi + {16'd0, k_pi - r.sq_pi[15:0]};
+            if (r.dead) begin
+              kick_flush_n <= 1'b1;
+              st <= S_KICK;
+            end else begin
+              requeue <= 1'b1;
+            end
+          end
+        endcase
+      end
+
+      // a kick for roce_comp once the output is free
+      S_KICK: if (!m_kick_valid) begin
+        m_kick_valid <= 1'b1;
+        m_kick_qpn <= q24;
+        m_kick_flush <= kick_flush_n;
+        st <= S_WB;
+      end
+
+      // ------------------------------------------------------------ WQE arrival
+      S_A1: if (s_wqe_rd_tvalid) begin
+        wq[1023:512] <= s_wqe_rd_tdata;
+        if (s_wqe_rd_tuser) wq_err <= 1'b1;
+        st <= S_A2;
+      end
+      S_A2: begin  // the row is in row_q
+        r <= row_q;
+        tq_rd <= tq_rd + 1'b1;
+        st <= S_A3;
+        if (wq_err) cnt_wqe_err <= 1'b1;
+      end
+      S_A3: begin
+        st <= S_WB;
+        if (r.epoch == t_epoch_l) begin
+          requeue <= 1'b1;
+          for (int k = 0; k < A; k++) begin
+            if (t_idx_l[LOG_AHEAD-1:0] == LOG_AHEAD'(k) && r.tag_idx[32*k +: 32] == t_idx_l &&
+                r.tag_st[2*k +: 2] == T_PEND) begin
+              r.tag_st[2*k +: 2] <= d_bad ? T_BAD : T_OK;
+              body_we <= 1'b1;
+            end
+          end
+          body_waddr <= {q, t_idx_l[LOG_AHEAD-1:0]};
+          body_wd <= d_body;
+          if (t_fetch_l) begin
+            wina_we <= 1'b1;
+            wina_addr <= {q, t_idx_l[LOG_WIN-1:0]};
+            wina_d <= d_win;
+            wins_we <= 1'b1;
+            wins_addr <= {q, t_idx_l[LOG_WIN-1:0]};
+            wins_d <= d_status;
+            r.fetched_pub <= t_idx_l + 32'd1;
+            if (d_bad && !r.dead) begin
+              kick_flush_n <= 1'b0;
+              st <= S_KICK;
+            end
+          end
+        end
+      end
+
+      // ------------------------------------------------------------ visit
+      S_V_WAIT: begin
+        if (row_wait != 2'd2) row_wait <= row_wait + 2'd1;
+        if (row_wait == 2'd1) r <= row_q;
+        if (row_wait == 2'd2 && got_attr && got_comp && !m_attr_valid && !m_comp_valid) begin
+          st <= S_V_REW;
+        end
+      end
+      S_V_REW: begin
+        if (r.dead || !(a_state == roce_desc_pkg::QP_STATE_RTS[2:0] ||
+                        (a_state == roce_desc_pkg::QP_STATE_RTR[2:0] && r.rts))) begin
+          st <= S_WB;
+        end else begin
+          if (c.rw_gen != r.gen) begin
+            r.cur <= c.rw_idx;
+            r.cur_pkt <= c.rw_pkt;
+            r.next_psn <= c.rw_psn;
+            r.gen <= c.rw_gen;
+          end
+          st <= S_V_HOLD;
+        end
+      end
+      S_V_HOLD: begin  // the body read for the send index is under way (body_q next cycle)
+        if (!held) begin
+          if (r.cur == r.fetched && (r.sq_pi == r.fetched || win_full)) begin
+            st <= S_WB;
+          end else begin
+            fill_k <= 3'd0;
+            st <= S_FILL;
+          end
+        end else if (slot_st == T_PEND || slot_st == T_BAD) begin
+          st <= S_WB;  // waits for its body / a malformed WQE waits for the flush
+        end else begin
+          st <= S_V_B0;
+        end
+      end
+      S_V_B0: begin
+        b <= body_q;
+        st <= S_V_LIM;
+      end
+      S_V_LIM: begin
+        logic [7:0] rd_out, rd_lim;
+        rd_out = r.rd_started - c.rd_done;
+        rd_lim = a.max_rd_atomic == 8'd0 ? 8'd1 : a.max_rd_atomic;
+        st <= S_V_PACE;
+        if (psn_diff(r.next_psn, c.una) >= $signed(24'(MAX_UNACKED))) begin
+          st <= S_WB;
+        end else if (r.cur == r.started && b.flags[F_FENCE] && rd_out != 8'd0) begin
+          st <= S_WB;
+        end else if (r.cur == r.started && (is_read || is_atomic) && rd_out >= rd_lim) begin
+          st <= S_WB;
+        end else if ($signed(c.rnr_until - now_l) > 0) begin
+          requeue <= 1'b1;
+          st <= S_WB;
+        end
+      end
+      S_V_PACE: begin
+        m_query_valid <= 1'b1;
+        m_query_qpn <= q24;
+        st <= S_V_PACEW;
+      end
+      S_V_PACEW: if (!m_query_valid && s_pace_valid && s_pace_qpn == q24) begin
+        if (!s_pace_allowed) begin
+          requeue <= 1'b1;
+          st <= S_WB;
+        end else begin
+          st <= S_V_PKT;
+        end
+      end
+      S_V_PKT: begin
+        wk_i <= 3'd0;
+        wk_skip <= p_off[31:0];
+        wk_done <= 13'd0;
+        pc_n <= 3'd0;
+        is_i <= 3'd0;
+        st <= S_V_DESC;
+        if (!is_read && !is_atomic && p_plen != 13'd0) begin
+          if (b.flags[F_INLINE]) begin
+            // the inline bytes are one piece of the payload path
+            iq[iq_wr[1:0]] <= b.data;
+            iq_wr <= iq_wr + 1'b1;
+            pq[pq_wr[PW-1:0]] <= {1'b1, 1'b1, p_plen};
+            pq_wr <= pq_wr + 1'b1;
+          end else begin
+            st <= S_V_WALK;
+          end
+        end
+      end
+      S_V_WALK: begin
+        if (wk_i == b.num_sge || wk_done == p_plen || wk_i == 3'd4) begin
+          mr_i <= 3'd0;
+          mr_got <= 3'd0;
+          pc_ok <= 4'd0;
+          m_mr_valid <= pc_n != 3'd0;
+          st <= S_V_MRW;
+        end else begin
+          if (wk_skip >= sg_len) begin
+            wk_skip <= wk_skip - sg_len;
+          end else begin
+            for (int k = 0; k < 4; k++) begin
+              if (pc_n == 3'(k)) begin
+                pc_key[32*k +: 32] <= sg_key;
+                pc_va[64*k +: 64] <= sg_addr + {32'd0, wk_skip};
+                pc_len[32*k +: 32] <= wk_n;
+              end
+            end
+            pc_n <= pc_n + 3'd1;
+            wk_done <= wk_done + wk_n[12:0];
+            wk_skip <= 32'd0;
+          end
+          wk_i <= wk_i + 3'd1;
+        end
+      end
+      S_V_MRW: if (!m_mr_valid && mr_got == pc_n) st <= S_V_CHK;
+      S_V_CHK: begin
+        logic bad;
+        bad = 1'b0;
+        for (int k = 0; k < 4; k++) begin
+          if (pc_n > 3'(k) && !pc_ok[k]) bad = 1'b1;
+        end
+        if (bad || wk_done != p_plen) begin
+          // a local error: the WQE completes with it, the QP goes to Err
+          wins_we <= 1'b1;
+          wins_addr <= {q, r.cur[LOG_WIN-1:0]};
+          wins_d <= bad ? roce_desc_pkg::WC_STATUS_LOC_PROT_ERR : roce_desc_pkg::WC_STATUS_LOC_LEN_ERR;
+          m_err_valid <= 1'b1;
+          m_err_qpn <= q24;
+          m_err_cause <= bad ? roce_desc_pkg::WC_STATUS_LOC_PROT_ERR : roce_desc_pkg::WC_STATUS_LOC_LEN_ERR;
+          st <= S_WB;
+        end else begin
+          st <= S_V_ISSUE;
+        end
+      end
+      S_V_ISSUE: if (!m_dma_rd_valid) begin
+        if (is_i == pc_n) begin
+          st <= S_V_DESC;
+        end else begin
+          m_dma_rd_valid <= 1'b1;
+          for (int k = 0; k < 4; k++) begin
+            if (is_i == 3'(k)) begin
+              m_dma_rd_addr <= pc_dma[64*k +: 64];
+              m_dma_rd_len <= pc_len[32*k +: 16];
+              pq[pq_wr[PW-1:0]] <= {1'b0, is_i + 3'd1 == pc_n, pc_len[32*k +: 13]};
+            end
+          end
+          pq_wr <= pq_wr + 1'b1;
+          is_i <= is_i + 3'd1;
+        end
+      end
+      S_V_DESC: begin
+        dq[dq_wr[QW-1:0]] <= {p_desc, p_beats, q, r.epoch, r.gen};
+        dq_wr <= dq_wr + 1'b1;
+        m_sent_valid <= 1'b1;
+        m_sent_qpn <= q24;
+        m_sent_bytes <= {3'd0, p_pay} + 16'd80;
+        if (r.cur == r.started) begin
+          r.started <= r.cur + 32'd1;
+          winp_we <= 1'b1;
+          winp_addr <= {q, r.cur[LOG_WIN-1:0]};
+          winp_d <= {p_n, r.next_psn};
+          if (is_read || is_atomic) r.rd_started <= r.rd_started + 8'd1;
+        end
+        r.next_psn <= p_next;
+        if (p_adv) begin
+          r.cur <= r.cur + 32'd1;
+          r.cur_pkt <= 24'd0;
+        end else begin
+          r.cur_pkt <= r.cur_pkt + 24'd1;
+        end
+        if (c.una == r.max_sent) begin
+          r.busy <= a.timeout != 5'd0;
+          r.busy_dl <= tick_l + (32'd1 << (a.timeout > 5'd30 ? 5'd30 : a.timeout));
+        end
+        if (psn_diff(r.next_psn, r.max_sent) < 0) cnt_retransmit <= 1'b1;
+        else r.max_sent <= p_next;
+        requeue <= 1'b1;
+        fill_k <= 3'd0;
+        st <= S_FILL;
+      end
+
+      // ------------------------------------------------------------ WQE reads
+      // slot k after the send index: held, or read (fetched at the fetch index)
+      S_FILL: if (!m_wqe_rd_valid) begin
+        logic [31:0] idx;
+        logic [1:0]  tst;
+        logic [31:0] tix;
+        idx = r.cur + 32'(fill_k);
+        tix = r.tag_idx[31:0];
+        tst = r.tag_st[1:0];
+        for (int k = 1; k < A; k++) begin
+          if (idx[LOG_AHEAD-1:0] == LOG_AHEAD'(k)) begin
+            tix = r.tag_idx[32*k +: 32];
+            tst = r.tag_st[2*k +: 2];
+          end
+        end
+        fill_k <= fill_k + 3'd1;
+        if (fill_k == 3'(A) || !idx_before(idx, r.sq_pi) ||
+            (idx == r.fetched && r.fetched - c.sq_ci >= 32'(W)) ||
+            (idx != r.fetched && !idx_before(idx, r.fetched))) begin
+          st <= S_WB;
+        end else if (!(tix == idx && tst != T_NONE)) begin
+          m_wqe_rd_valid <= 1'b1;
+          m_wqe_rd_addr <= a.sq_base + {42'd0, idx[14:0] & ((15'd1 << a.sq_log_size) - 15'd1), 7'd0};
+          m_wqe_rd_len <= 16'd128;
+          tq[tq_wr[TW-1:0]] <= {r.epoch, idx == r.fetched, idx, q};
+          tq_wr <= tq_wr + 1'b1;
+          for (int k = 0; k < A; k++) begin
+            if (idx[LOG_AHEAD-1:0] == LOG_AHEAD'(k)) begin
+              r.tag_idx[32*k +: 32] <= idx;
+              r.tag_st[2*k +: 2] <= T_PEND;
+            end
+          end
+          if (idx == r.fetched) r.fetched <= r.fetched + 32'd1;
+        end
+      end
+
+      // ------------------------------------------------------------ write back
+      S_WB: begin
+        if (requeue && !q_on) begin
+          on_ring[q] <= 1'b1;
+          push_en <= 1'b1;
+          push_q <= q;
+        end
+        st <= S_IDLE;
+      end
+
+      default: st <= S_IDLE;
+    endcase
+
+    if (rst || soft_reset) begin
+      init_idx <= '0;
+      st <= S_IDLE;
+      ring_wr <= '0;
+      ring_rd <= '0;
+      on_ring <= '0;
+      tq_wr <= '0;
+      tq_rd <= '0;
+      pq_wr <= '0;
+      iq_wr <= '0;
+      dq_wr <= '0;
+      m_attr_valid <= 1'b0;
+      m_comp_valid <= 1'b0;
+      m_query_valid <= 1'b0;
+      m_sent_valid <= 1'b0;
+      m_kick_valid <= 1'b0;
+      m_err_valid <= 1'b0;
+      m_wqe_rd_valid <= 1'b0;
+      m_dma_rd_valid <= 1'b0;
+      m_mr_valid <= 1'b0;
+      push_en <= 1'b0;
+      ctx_done <= 1'b0;
+      strd_done <= 1'b0;
+    end
+  end
+
+  // ---------------------------------------------------------------- payload: realigner
+  // Pieces in order (pq): a DMA read (lane-0 aligned beats, tlast on its last) or an inline
+  // beat; each beat is rotated by the bytes already in the partial beat (one 64:1 byte mux)
+  // and merged; full beats go into the payload FIFO, a packet's last partial beat after it.
+  logic [511:0] ra_acc;
+  logic [5:0]   ra_fill;
+  logic [12:0]  ra_off;     // bytes of the head piece taken
+  logic         ra_flush;   // the packet's partial beat goes out this cycle
+  logic         pq_empty;
+  logic         h_inl, h_plast;
+  logic [12:0]  h_len;
+  assign pq_empty = pq_wr == pq_rd;
+  assign {h_inl, h_plast, h_len} = pq[pq_rd[PW-1:0]];
+  logic         in_v;
+  logic [511:0] in_d;
+  assign in_v = !pq_empty && !ra_flush && (h_inl || s_dma_rd_tvalid);
+  assign in_d = h_inl ? iq[iq_rd[1:0]] : s_dma_rd_tdata;
+  assign s_dma_rd_tready = !pq_empty && !ra_flush && !h_inl;
+  logic [12:0]  in_rest;
+  logic [6:0]   in_n;
+  assign in_rest = h_len - ra_off;
+  assign in_n = in_rest >= 13'd64 ? 7'd64 : in_rest[6:0];
+  logic [1023:0] dbl;
+  logic [511:0]  rot, merged;
+  assign dbl = {in_d, in_d} << {ra_fill, 3'b000};
+  assign rot = dbl[1023:512];
+  logic unused_dbl;
+  assign unused_dbl = ^dbl[511:0];
+  always_comb begin
+    for (int j = 0; j < 64; j++) merged[8*j +: 8] = 6'(j) < ra_fill ? ra_acc[8*j +: 8] : rot[8*j +: 8];
+  end
+  logic [6:0] in_total;
+  assign in_total = {1'b0, ra_fill} + in_n;
+
+  (* ram_style = "block" *) logic [511:0] pf [DEPTH];
+  logic [AW:0]  pf_wr, pf_rd;
+  logic         pf_we;
+  logic [511:0] pf_wd;
+  always_ff @(posedge clk) begin
+    if (pf_we) pf[pf_wr[AW-1:0]] <= pf_wd;
+  end
+
+  always_ff @(posedge clk) begin
+    pf_we <= 1'b0;
+    cnt_dma_err <= 1'b0;
+    if (pf_we) pf_wr <= pf_wr + 1'b1;
+    if (ra_flush) begin
+      pf_we <= 1'b1;
+      pf_wd <= ra_acc;
+      ra_fill <= 6'd0;
+      ra_flush <= 1'b0;
+    end else if (in_v) begin
+      if (in_total >= 7'd64) begin
+        pf_we <= 1'b1;
+        pf_wd <= merged;
+        ra_acc <= rot;
+        ra_fill <= 6'(in_total - 7'd64);
+      end else begin
+        ra_acc <= merged;
+        ra_fill <= in_total[5:0];
+      end
+      if (!h_inl && s_dma_rd_tlast && s_dma_rd_tuser) cnt_dma_err <= 1'b1;
+      if ({6'd0, in_n} == in_rest) begin
+        // the piece is in
+        pq_rd <= pq_rd + 1'b1;
+        ra_off <= 13'd0;
+        if (h_inl) iq_rd <= iq_rd + 1'b1;
+        if (h_plast && in_total != 7'd0 && in_total != 7'd64) ra_flush <= 1'b1;
+      end else begin
+        ra_off <= ra_off + {6'd0, in_n};
+      end
+    end
+    if (rst || soft_reset) begin
+      pf_wr <= '0;
+      pq_rd <= '0;
+      iq_rd <= '0;
+      ra_fill <= 6'd0;
+      ra_off <= 13'd0;
+      ra_flush <= 1'b0;
+      pf_we <= 1'b0;
+      cnt_dma_err <= 1'b0;
+    end
+  end
+
+  // ---------------------------------------------------------------- output
+  logic [DESC_W-1:0] h_desc;
+  logic [AW:0]       h_beats;
+  logic [LOG_N-1:0]  h_q;
+  logic [3:0]        h_epoch;
+  logic [7:0]        h_gen;
+  assign {h_desc, h_beats, h_q, h_epoch, h_gen} = dq[dq_rd[QW-1:0]];
+  logic [15:0]       h_bytes;
+  assign h_bytes = h_desc[8*roce_rec_pkg::TX_DESC_PAYLOAD_LEN_OFF +: 16];
+  logic [12:0]       h_now;
+  assign h_now = out_mem[h_q];
+  logic              h_stale;
+  assign h_stale = h_now[0] || h_now[12:9] != h_epoch || h_now[8:1] != h_gen;
+
+  logic        streaming;
+  logic [AW:0] s_left;
+  logic [15:0] s_bytes;
+  logic        offer;
+  assign offer = !dq_empty && !streaming && !m_axis_pay_tvalid && !m_desc_valid && arrived >= h_beats;
+  logic        out_beat;
+  assign out_beat = m_axis_pay_tvalid && m_axis_pay_tready;
+
+  always_ff @(posedge clk) begin
+    cnt_stale <= 1'b0;
+    if (m_desc_valid && m_desc_ready) begin
+      m_desc_valid <= 1'b0;
+      streaming <= h_beats != '0;
+      s_left <= h_beats;
+      s_bytes <= h_bytes;
+      dq_rd <= dq_rd + 1'b1;
+    end else if (offer) begin
+      if (h_stale) begin
+        // dropped with its payload
+        dq_rd <= dq_rd + 1'b1;
+        pf_rd <= pf_rd + h_beats;
+        cnt_stale <= 1'b1;
+      end else begin
+        m_desc_valid <= 1'b1;
+        m_desc <= h_desc;
+      end
+    end
+    if (out_beat) m_axis_pay_tvalid <= 1'b0;
+    if (streaming && s_left != '0 && (!m_axis_pay_tvalid || m_axis_pay_tready)) begin
+      m_axis_pay_tvalid <= 1'b1;
+      m_axis_pay_tdata <= pf[pf_rd[AW-1:0]];
+      m_axis_pay_tkeep <= s_bytes >= 16'd64 ? '1 : ~({64{1'b1}} << s_bytes[5:0]);
+      m_axis_pay_tlast <= s_left == (AW + 1)'(1);
+      pf_rd <= pf_rd + 1'b1;
+      s_left <= s_left - 1'b1;
+      s_bytes <= s_bytes >= 16'd64 ? s_bytes - 16'd64 : 16'd0;
+      if (s_left == (AW + 1)'(1)) streaming <= 1'b0;
+    end
+    if (rst || soft_reset) begin
+      dq_rd <= '0;
+      pf_rd <= '0;
+      m_desc_valid <= 1'b0;
+      m_axis_pay_tvalid <= 1'b0;
+      streaming <= 1'b0;
+      cnt_stale <= 1'b0;
+    end
+  end
+
+  // credit (beats reserved by packets made and not yet sent) and arrival (beats in the FIFO
+  // not yet claimed by an offered or dropped descriptor)
+  logic [AW:0] claim, release_n;
+  assign claim = (offer && !(m_desc_valid && m_desc_ready)) ? h_beats : '0;
+  assign release_n = (offer && !(m_desc_valid && m_desc_ready) && h_stale) ? h_beats :
+                     (out_beat ? (AW + 1)'(1) : '0);
+  always_ff @(posedge clk) begin
+    credit_used <= credit_used + (st == S_V_DESC ? p_beats : '0) - release_n;
+    arrived <= arrived + (pf_we ? (AW + 1)'(1) : '0) - claim;
+    if (rst || soft_reset) begin
+      credit_used <= '0;
+      arrived <= '0;
+    end
+  end
+
+endmodule
+
+`resetall

@@ -1,0 +1,450 @@
+//! Lockstep: `roce_req` (Verilated) against the engine model's requester, on work requests
+//! of every kind (SEND with immediate / invalidate, WRITE with immediate, READ, both
+//! atomics; inline data, one to four SGEs cut at every MTU; signaled, solicited, fenced)
+//! posted by doorbells over time on QPs with different MTUs and PSNs across the wrap, sent
+//! to a peer engine over lossy links: go-back-N after NAKs and timeouts, RNR NAKs with late
+//! receive WQEs, duplicate ACKs, stale packets dropped after rewinds; and on some QPs a
+//! fault: malformed WQEs of each kind (LOC_QP_OP_ERR, LOC_LEN_ERR), a bad L_Key (a local
+//! error), a payload read that fails, an unreadable WQE, a bad remote R_Key (NAK remote
+//! access error). Random pacing refusals, DMA latency and backpressure. `cosim_req` lists
+//! what is compared. A second test measures the packet rate at 100 Gb/s.
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use roce_model::contract::{
+    AccessFlags, CqCtx, MrCtx, PathMtu, QpAttrMask, QpCtx, QpState, QpType, RqWqe, Sge, SqData, SqFlags, SqOpcode,
+    SqWqe,
+};
+use roce_model::engine::{Engine, EngineConfig, HostMem};
+use roce_sim::cosim_req::{req_lockstep, ReqReport, ReqSetup, ReqTraffic};
+
+const CQ_BASE: u64 = 0x4000_0000;
+const CQ_LOG: u8 = 14;
+const SQ_BASE: u64 = 0x3000_0000;
+const SQ_LOG: u8 = 8;
+const LOCAL_VA: u64 = 0x1000_0000; // A's MR 1
+const LOCAL_IOVA: u64 = 0x2000_0000;
+const DATA_LEN: u64 = 1 << 22;
+const BADREAD_VA: u64 = 0x5000_0000; // A's MR 2: its IOVA is not mapped
+const REMOTE_VA: u64 = 0x6000_0000; // B's MR 1
+const REMOTE_IOVA: u64 = 0x7000_0000;
+const RECV_VA: u64 = 0x8000_0000; // B's MR 3
+const RECV_IOVA: u64 = 0x9000_0000;
+const RQ_BASE: u64 = 0xA000_0000;
+const INV_VA: u64 = 0xC000_0000; // B's MRs 128..: invalidated by SEND with invalidate
+const INV_MR0: u32 = 128;
+const PD: u32 = 1;
+const TICK: u64 = 64;
+
+fn key(index: u32, tag: u32) -> u32 {
+    index << 8 | tag
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fault {
+    BadOpcode,
+    Reserved,
+    TooManySges,
+    InlineTooLong,
+    LenMismatch,
+    MisalignedAtomic,
+    BadLkey,
+    BadRead,
+    UnreadableWqe,
+    BadRkey,
+    LateRecv,
+}
+
+const FAULTS: [Fault; 11] = [
+    Fault::BadOpcode,
+    Fault::Reserved,
+    Fault::TooManySges,
+    Fault::InlineTooLong,
+    Fault::LenMismatch,
+    Fault::MisalignedAtomic,
+    Fault::BadLkey,
+    Fault::BadRead,
+    Fault::UnreadableWqe,
+    Fault::BadRkey,
+    Fault::LateRecv,
+];
+
+fn cfg(mac: u8, ip: u8) -> EngineConfig {
+    EngineConfig {
+        mac: [2, 0, 0, 0, 0, mac],
+        ipv4: std::net::Ipv4Addr::new(192, 0, 2, ip),
+        tick_cycles: TICK,
+        ..EngineConfig::default()
+    }
+}
+
+/// QP `qpn` of `e` from Reset to RTS toward `dest_qpn` at `peer`.
+#[allow(clippy::too_many_arguments)]
+fn bring_up(e: &mut Engine, m: &mut HostMem, qpn: u32, dest_qpn: u32, peer: &EngineConfig, mtu: PathMtu, sq_psn: u32, rq_psn: u32, timeout: u8, rnr_retry: u8, max_rd: u8, sq_base: u64, rq_base: u64) {
+    let mut c = QpCtx {
+        state: QpState::Init,
+        qp_type: QpType::Rc,
+        pd: PD,
+        sq_base,
+        rq_base,
+        sq_log_size: SQ_LOG,
+        rq_log_size: 8,
+        send_cq: 1,
+        recv_cq: 1,
+        access: AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ | AccessFlags::REMOTE_ATOMIC,
+        ..QpCtx::default()
+    };
+    e.create_qp(qpn, &c).expect("qp");
+    c.state = QpState::Rtr;
+    c.path_mtu = mtu;
+    c.dest_qpn = dest_qpn;
+    c.rq_psn = rq_psn;
+    c.min_rnr_timer = 1;
+    c.max_dest_rd_atomic = 16;
+    c.dest_mac = peer.mac;
+    c.dest_ip = peer.ipv4.to_ipv6_mapped().octets();
+    let rtr = QpAttrMask::STATE
+        | QpAttrMask::AV
+        | QpAttrMask::PATH_MTU
+        | QpAttrMask::DEST_QPN
+        | QpAttrMask::RQ_PSN
+        | QpAttrMask::MAX_DEST_RD_ATOMIC
+        | QpAttrMask::MIN_RNR_TIMER;
+    e.modify_qp(qpn, &c, rtr, m).expect("rtr");
+    c.state = QpState::Rts;
+    c.sq_psn = sq_psn;
+    c.timeout = timeout;
+    c.retry_cnt = 7;
+    c.rnr_retry = rnr_retry;
+    c.max_rd_atomic = max_rd;
+    let rts = QpAttrMask::STATE
+        | QpAttrMask::SQ_PSN
+        | QpAttrMask::TIMEOUT
+        | QpAttrMask::RETRY_CNT
+        | QpAttrMask::RNR_RETRY
+        | QpAttrMask::MAX_QP_RD_ATOMIC;
+    e.modify_qp(qpn, &c, rts, m).expect("rts");
+}
+
+/// A gather list of `len` bytes in A's MR 1 (or the badly reading MR 2), in 1..=4 pieces.
+fn sges(rng: &mut ChaCha8Rng, len: u32, bad_read: bool) -> ([Sge; 4], u8) {
+    let mut s = [Sge::default(); 4];
+    let n = rng.random_range(1..=4u32).min(len.max(1));
+    let mut left = len;
+    for (k, x) in s.iter_mut().enumerate().take(n as usize) {
+        let l = if k as u32 + 1 == n { left } else { rng.random_range(0..=left) };
+        left -= l;
+        let (va, lkey) = if bad_read && k == 0 { (BADREAD_VA, key(2, 1)) } else { (LOCAL_VA, key(1, 5)) };
+        *x = Sge { addr: va + rng.random_range(0..DATA_LEN - 0x10_0000), len: l, lkey };
+    }
+    (s, n as u8)
+}
+
+struct Gen {
+    qpn: u32,
+    mtu: u32,
+    wqes: Vec<SqWqe>,
+    inv_next: u32,
+}
+
+fn wqe(rng: &mut ChaCha8Rng, g: &mut Gen, fault: Option<Fault>) -> SqWqe {
+    let mtu = g.mtu;
+    let kind = match fault {
+        Some(Fault::MisalignedAtomic) => 7,
+        Some(Fault::BadRkey) => 3 + 2 * rng.random_range(0..2), // WRITE or READ
+        Some(Fault::BadLkey | Fault::BadRead | Fault::InlineTooLong | Fault::LenMismatch | Fault::TooManySges) => 3,
+        Some(Fault::LateRecv) => 0,
+        _ => rng.random_range(0..10),
+    };
+    let len = match rng.random_range(0..6) {
+        0 => rng.random_range(0..16),
+        1 => rng.random_range(16..mtu),
+        2 => mtu * rng.random_range(1..4),
+        _ => rng.random_range(mtu..4 * mtu + 1),
+    };
+    let mut flags = SqFlags::EMPTY;
+    if rng.random_bool(0.7) {
+        flags = flags.union(SqFlags::SIGNALED);
+    }
+    if rng.random_bool(0.3) {
+        flags = flags.union(SqFlags::SOLICITED);
+    }
+    if rng.random_bool(0.1) {
+        flags = flags.union(SqFlags::FENCE);
+    }
+    let wr_id = u64::from(g.qpn) << 32 | g.wqes.len() as u64;
+    let remote = REMOTE_VA + 8 * rng.random_range(0..(DATA_LEN - 0x10_0000) / 8);
+    let mut w = SqWqe { wr_id, flags, remote_addr: remote, rkey: key(1, 3), total_len: len, ..SqWqe::default() };
+    let (opcode, atomic) = match kind {
+        0 => (SqOpcode::Send, false),
+        1 => (SqOpcode::SendImm, false),
+        2 if g.inv_next < 8 => (SqOpcode::SendInv, false),
+        2 => (SqOpcode::Send, false),
+        3 | 4 => (if kind == 4 { SqOpcode::WriteImm } else { SqOpcode::Write }, false),
+        5 | 6 => (SqOpcode::Read, false),
+        _ => (if rng.random_bool(0.5) { SqOpcode::AtomicCas } else { SqOpcode::AtomicFaa }, true),
+    };
+    w.opcode = opcode;
+    w.imm_or_inv = rng.random();
+    if opcode == SqOpcode::SendInv {
+        let qi = (g.qpn - 2) / 37;
+        w.imm_or_inv = key(INV_MR0 + 8 * qi + g.inv_next, 3);
+        g.inv_next += 1;
+    }
+    if atomic {
+        w.total_len = 8;
+        w.compare_add = rng.random();
+        w.swap = rng.random();
+        let (s, _) = sges(rng, 8, false);
+        w.data = SqData::Sge(s);
+        w.num_sge = 1;
+        if let SqData::Sge(ref mut s) = w.data {
+            s[0].len = 8;
+            s[1..].fill(Sge::default());
+        }
+        if fault == Some(Fault::MisalignedAtomic) {
+            w.remote_addr += 4;
+        }
+    } else if fault == Some(Fault::InlineTooLong) || (fault.is_none() && opcode != SqOpcode::Read && len <= 64 && rng.random_bool(0.3)) {
+        let mut d = [0u8; 64];
+        rng.fill(&mut d[..]);
+        w.data = SqData::Inline(d);
+        w.total_len = if fault == Some(Fault::InlineTooLong) { 65 } else { len.min(64) };
+    } else {
+        let (s, n) = sges(rng, len, fault == Some(Fault::BadRead));
+        w.data = SqData::Sge(s);
+        w.num_sge = n;
+        if fault == Some(Fault::BadLkey) {
+            if let SqData::Sge(ref mut s) = w.data {
+                s[0].lkey = key(1, 6);
+                s[0].len = s[0].len.max(1);
+                w.total_len = s.iter().map(|x| x.len).sum();
+            }
+        }
+    }
+    if fault == Some(Fault::BadRkey) {
+        w.rkey = key(9, 9);
+    }
+    if fault == Some(Fault::LenMismatch) {
+        w.total_len += 1;
+    }
+    w
+}
+
+/// The WQE image with the faults only bytes can carry.
+fn image(w: &SqWqe, fault: Option<Fault>) -> Vec<u8> {
+    let mut b = w.encode().to_vec();
+    match fault {
+        Some(Fault::BadOpcode) => b[8] = 8,
+        Some(Fault::Reserved) => b[50] = 1,
+        Some(Fault::TooManySges) => {
+            b[9] &= !SqFlags::INLINE.bits();
+            b[10] = 5;
+        }
+        _ => {}
+    }
+    b
+}
+
+/// The QPs of a run: `nqp` of them, `nwqe` WQEs each; `clean`: MTU 4096, no faults.
+fn setup(seed: u64, nqp: u32, nwqe: usize, clean: bool) -> ReqSetup {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let (ca, cb) = (cfg(1, 1), cfg(2, 2));
+    let mut a = Engine::new(ca.clone());
+    let mut b = Engine::new(cb.clone());
+    let mut amem = HostMem::with_iommu();
+    let mut bmem = HostMem::with_iommu();
+    amem.map_window(CQ_BASE, 32 << CQ_LOG);
+    amem.map_window(LOCAL_IOVA, DATA_LEN);
+    bmem.map_window(CQ_BASE, 32 << CQ_LOG);
+    bmem.map_window(REMOTE_IOVA, DATA_LEN);
+    bmem.map_window(RECV_IOVA, DATA_LEN);
+    bmem.map_window(RQ_BASE, 0x100_0000);
+    bmem.map_window(INV_VA + 0x1000_0000, DATA_LEN);
+    let d: Vec<u8> = (0..DATA_LEN).map(|_| rng.random()).collect();
+    amem.write(LOCAL_IOVA, &d);
+    bmem.write(REMOTE_IOVA, &d[..DATA_LEN as usize / 2]);
+    for (e, m) in [(&mut a, &mut amem), (&mut b, &mut bmem)] {
+        e.create_cq(1, &CqCtx { base: CQ_BASE, log_size: CQ_LOG, valid: true, ..CqCtx::default() }).expect("cq");
+        let _ = m;
+    }
+    let all = AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ | AccessFlags::REMOTE_ATOMIC;
+    let mr = |va, iova, access, k| MrCtx { va, len: DATA_LEN, iova, pd: PD, key: k, access, valid: true };
+    a.write_mr(1, &mr(LOCAL_VA, LOCAL_IOVA, AccessFlags::LOCAL_WRITE, key(1, 5))).expect("a mr1");
+    a.write_mr(2, &mr(BADREAD_VA, 0xE000_0000, AccessFlags::LOCAL_WRITE, key(2, 1))).expect("a mr2");
+    b.write_mr(1, &mr(REMOTE_VA, REMOTE_IOVA, all, key(1, 3))).expect("b mr1");
+    b.write_mr(3, &mr(RECV_VA, RECV_IOVA, AccessFlags::LOCAL_WRITE, key(3, 1))).expect("b mr3");
+    for i in 0..8 * nqp {
+        b.write_mr(INV_MR0 + i, &mr(INV_VA, INV_VA + 0x1000_0000, all, key(INV_MR0 + i, 3))).expect("b mr inv");
+    }
+    let mut qpns = Vec::new();
+    let mut doorbells = Vec::new();
+    let mut peer_rq = Vec::new();
+    for n in 0..nqp {
+        let qpn = 2 + n * 37 % 1000;
+        let bqpn = 600 + n;
+        let mtu = if clean { PathMtu::Mtu4096 } else { [PathMtu::Mtu256, PathMtu::Mtu1024, PathMtu::Mtu4096][rng.random_range(0..3)] };
+        let psn = if n % 3 == 0 { 0xFF_FFFF - rng.random_range(0..20) } else { rng.random_range(0..0xFF_FFFF) };
+        let fault = (n % 2 == 1 && !clean).then(|| FAULTS[(n as usize / 2 + seed as usize * 3) % FAULTS.len()]);
+        let sq_base = SQ_BASE + u64::from(n) * 0x10_0000;
+        // the ring is readable, but for an unreadable WQE only its first part
+        let ring = 128u64 << SQ_LOG;
+        amem.map_window(sq_base, if fault == Some(Fault::UnreadableWqe) { ring / 8 } else { ring });
+        let rq_base = RQ_BASE + u64::from(n) * 0x10_0000;
+        let max_rd = [1u8, 2, 4][rng.random_range(0..3)];
+        // local ACK timeout 4.096 us x 2^5 at TICK = 64 cycles: 2048 cycles, a few RTTs
+        let timeout = if clean { 12 } else { 5 };
+        bring_up(&mut a, &mut amem, qpn, bqpn, &cb, mtu, psn, 0, timeout, 7, max_rd, sq_base, 0);
+        bring_up(&mut b, &mut bmem, bqpn, qpn, &ca, mtu, 0, psn, 5, 7, 16, 0, rq_base);
+        // B's receive WQEs (enough for every SEND and WRITE with immediate)
+        for i in 0..256u32 {
+            let mut s = [Sge::default(); 3];
+            s[0] = Sge { addr: RECV_VA + u64::from(n) * 0x2_0000, len: 0x2_0000, lkey: key(3, 1) };
+            let w = RqWqe { wr_id: u64::from(i), num_sge: 1, sge: s };
+            bmem.write(rq_base + 64 * u64::from(i), &w.encode());
+        }
+        if fault == Some(Fault::LateRecv) {
+            peer_rq.push((rng.random_range(3000..8000), bqpn, 255));
+        } else {
+            b.rq_doorbell(bqpn, 255, &mut bmem);
+        }
+        let mut g = Gen { qpn, mtu: mtu.bytes(), wqes: Vec::new(), inv_next: 0 };
+        let at = rng.random_range(nwqe / 4..nwqe.max(2));
+        let mut posted = 0u32;
+        let mut t = rng.random_range(0..200u64);
+        for i in 0..nwqe {
+            let f = if i == at || (fault == Some(Fault::UnreadableWqe) && i >= 32) { fault } else { None };
+            let w = wqe(&mut rng, &mut g, f);
+            amem.write(sq_base + 128 * i as u64, &image(&w, f));
+            g.wqes.push(w);
+            if rng.random_bool(0.3) || i + 1 == nwqe {
+                posted = i as u32 + 1;
+                doorbells.push((t, qpn, posted));
+                t += rng.random_range(0..3000);
+            }
+        }
+        let _ = posted;
+        qpns.push(qpn);
+    }
+    doorbells.sort_by_key(|d| d.0);
+    ReqSetup { a, amem, b, bmem, qpns, doorbells, peer_rq }
+}
+
+fn run(seed: u64, nqp: u32, nwqe: usize, t: ReqTraffic) -> ReqReport {
+    let s = setup(seed, nqp, nwqe, false);
+    let r = req_lockstep(s, &t).expect("runs");
+    assert!(r.divergences.is_empty(), "seed {seed}: {} divergences:\n{}", r.divergences.len(), r.divergences.join("\n"));
+    eprintln!(
+        "seed {seed}: {} cycles, {} visits, {} packets ({} bytes), {} stale, {} retransmits, WQE reads {:?}, {} local errors, kicks {:?}, failed reads {:?}, paced {:?}, {} QPs in error, completions {:?}, opcodes {:?}",
+        r.cycles,
+        r.visits,
+        r.packets,
+        r.bytes,
+        r.stale,
+        r.retransmits,
+        r.wqe_reads,
+        r.local_errors,
+        r.kicks,
+        r.dma_errors,
+        r.paced,
+        r.qp_errors,
+        r.completions,
+        r.opcodes
+    );
+    r
+}
+
+#[test]
+fn requester_matches_the_model_on_lossy_links() {
+    let mut tot = ReqReport::default();
+    for seed in 0..4u64 {
+        let i = seed as usize;
+        let t = ReqTraffic {
+            ready_p: [1.0, 0.6, 0.85, 0.4][i],
+            dma_latency: (5, 80),
+            pace_p: [1.0, 0.8, 0.9, 0.7][i],
+            loss: [0.0, 0.03, 0.02, 0.05][i],
+            dup: 0.01,
+            link_delay: 300,
+            seed,
+            max_cycles: 3_000_000,
+        };
+        let r = run(seed, 12, 60, t);
+        tot.packets += r.packets;
+        tot.stale += r.stale;
+        tot.retransmits += r.retransmits;
+        tot.local_errors += r.local_errors;
+        tot.kicks.0 += r.kicks.0;
+        tot.dma_errors.0 += r.dma_errors.0;
+        tot.dma_errors.1 += r.dma_errors.1;
+        tot.paced.1 += r.paced.1;
+        tot.wqe_reads.1 += r.wqe_reads.1;
+        for (k, v) in r.completions {
+            *tot.completions.entry(k).or_default() += v;
+        }
+        for (k, v) in r.opcodes {
+            *tot.opcodes.entry(k).or_default() += v;
+        }
+    }
+    eprintln!("total: {tot:?}");
+    assert!(tot.retransmits > 0 && tot.local_errors > 0 && tot.kicks.0 > 0, "{tot:?}");
+    assert!(tot.dma_errors.0 > 0 && tot.dma_errors.1 > 0 && tot.paced.1 > 0 && tot.wqe_reads.1 > 0, "{tot:?}");
+    // every request opcode went out
+    for op in [0x00u8, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0A, 0x0B, 0x0C, 0x13, 0x14, 0x16, 0x17] {
+        assert!(tot.opcodes.contains_key(&op), "opcode {op:#x} never sent: {:?}", tot.opcodes);
+    }
+    // completions: success, and the errors the faults bring
+    for st in [0u8, 1, 2, 4, 5, 10] {
+        assert!(tot.completions.contains_key(&st), "status {st} never completed: {:?}", tot.completions);
+    }
+}
+
+/// `nqp` QPs at MTU 4096 each posting `nwqe` WRITEs of `len` bytes (one SGE) at once, sent
+/// with nothing held back (DMA latency 250 cycles, one beat per cycle): cycles per packet
+/// after the first `skip` packets.
+fn write_rate(nqp: u32, nwqe: usize, len: u32, skip: usize) -> f64 {
+    let mut rng = ChaCha8Rng::seed_from_u64(9);
+    let mut s = setup(1000, nqp, 1, true);
+    // replace the workload: WRITEs only, posted at cycle 0
+    s.doorbells.clear();
+    for (n, &qpn) in s.qpns.clone().iter().enumerate() {
+        let qp = s.a.qp(qpn).expect("qp");
+        assert_eq!(qp.mtu, 4096, "the setup must give MTU 4096 here");
+        let sq_base = SQ_BASE + n as u64 * 0x10_0000;
+        for i in 0..nwqe {
+            let mut sge = [Sge::default(); 4];
+            sge[0] = Sge { addr: LOCAL_VA + rng.random_range(0..DATA_LEN / 2), len, lkey: key(1, 5) };
+            let w = SqWqe {
+                wr_id: i as u64,
+                opcode: SqOpcode::Write,
+                flags: SqFlags::SIGNALED,
+                num_sge: 1,
+                remote_addr: REMOTE_VA + rng.random_range(0..DATA_LEN / 2),
+                rkey: key(1, 3),
+                total_len: len,
+                data: SqData::Sge(sge),
+                ..SqWqe::default()
+            };
+            s.amem.write(sq_base + 128 * i as u64, &w.encode());
+        }
+        s.doorbells.push((0, qpn, nwqe as u32));
+    }
+    let t = ReqTraffic { ready_p: 1.0, dma_latency: (250, 250), pace_p: 1.0, loss: 0.0, dup: 0.0, link_delay: 300, seed: 1, max_cycles: 2_000_000 };
+    let r = req_lockstep(s, &t).expect("runs");
+    assert!(r.divergences.is_empty(), "{:?}", r.divergences);
+    let n = nwqe * nqp as usize * (len as usize).div_ceil(4096);
+    assert_eq!(r.packets as usize, n, "retransmits {} stale {} completions {:?} cycles {}", r.retransmits, r.stale, r.completions, r.cycles);
+    let c = &r.desc_cycles;
+    (c[c.len() - 1] - c[skip]) as f64 / (c.len() - 1 - skip) as f64
+}
+
+#[test]
+fn write_packets_keep_up_with_100g() {
+    // 100 Gb/s at 250 MHz takes a 4096-byte RoCEv2 packet (+ Ethernet/IP/UDP/BTH, ICRC, FCS,
+    // preamble and gap) every 83.8 cycles.
+    let one = write_rate(1, 24, 65536, 16);
+    let four = write_rate(4, 48, 4096, 16);
+    eprintln!("4 KiB WRITE packets: one QP with 64 KiB WRITEs {one:.1} cycles each, four QPs with 4 KiB WRITEs {four:.1}");
+    assert!(one <= 83.8, "{one} cycles per packet");
+    assert!(four <= 83.8, "{four} cycles per packet");
+}
