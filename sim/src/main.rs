@@ -129,6 +129,10 @@ struct TransferArgs {
     /// Cycles before and after the divergence in the FST window.
     #[arg(long, default_value_t = 2000)]
     fst_window: u64,
+    /// Cosim self-check (--op read --engine cosim): flip a bit of the model's copy of byte
+    /// OFFSET of B's READ source, so the run must report a divergence at roce_rd_rsp.
+    #[arg(long, value_name = "OFFSET")]
+    cosim_self_check: Option<u64>,
     /// Seed of the data and the link impairments.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -353,6 +357,7 @@ fn run_transfer(a: &TransferArgs, out: &mut impl Write) -> Result<u64, SimError>
         capture: a.pcap.is_some(),
         hdl: [false, matches!(a.engine, EngineArg::Hdl | EngineArg::Cosim)],
         cosim: matches!(a.engine, EngineArg::Cosim).then(HdlConfig::default),
+        model_fault: a.cosim_self_check,
         ..TransferConfig::default()
     };
     if a.fst.is_some() && !matches!(a.engine, EngineArg::Cosim) {
