@@ -10,6 +10,9 @@ use std::path::PathBuf;
 use roce_model::engine::regs::counter_field;
 use roce_model::engine::{Counters, Dma, HostMem};
 
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
 use crate::vl::{pack_bytes, unpack_bytes, Dut, Model, Port};
 use crate::SimError;
 
@@ -24,11 +27,18 @@ pub struct HdlConfig {
     pub fst: Option<PathBuf>,
     /// ... of the cycles in this range only.
     pub fst_window: std::ops::Range<u64>,
+    /// Random backpressure: each cycle, each of MAC RX tvalid, MAC TX tready, DMA read
+    /// request ready, DMA read data tvalid, DMA write request ready and DMA write data
+    /// tready is held low with this probability (0: none; the MAC TX still paces frames at
+    /// the line rate).
+    pub stall: f64,
+    /// Seed of the backpressure pattern.
+    pub stall_seed: u64,
 }
 
 impl Default for HdlConfig {
     fn default() -> Self {
-        HdlConfig { dma_read_latency: 250, line_bytes_per_cycle: 50.0, fst: None, fst_window: 0..u64::MAX }
+        HdlConfig { dma_read_latency: 250, line_bytes_per_cycle: 50.0, fst: None, fst_window: 0..u64::MAX, stall: 0.0, stall_seed: 1 }
     }
 }
 
@@ -67,6 +77,7 @@ pub struct HdlEngine {
     pub log_writes: bool,
     writes: Vec<(u64, Vec<u8>)>,
     tracing: bool,
+    rng: ChaCha8Rng,
     w: Vec<u32>,
 }
 
@@ -113,6 +124,7 @@ impl HdlEngine {
     pub fn new(cfg: HdlConfig) -> Result<Self, SimError> {
         let mut dut = Dut::new(Model::Engine, cfg.fst.as_deref())?;
         let tracing = cfg.fst.is_none() || cfg.fst_window.contains(&0);
+        let rng = ChaCha8Rng::seed_from_u64(cfg.stall_seed);
         if !tracing {
             dut.trace_gate(false);
         }
@@ -136,6 +148,7 @@ impl HdlEngine {
             log_writes: false,
             writes: Vec::new(),
             tracing,
+            rng,
             w: vec![0; 16],
         };
         for q in [e.p.axil[1], e.p.axil[5], e.p.axil[11], e.p.rx[2], e.p.rd_dat[1]] {
@@ -182,9 +195,17 @@ impl HdlEngine {
             self.tracing = !self.tracing;
             self.dut.trace_gate(self.tracing);
         }
+        let stall = self.cfg.stall;
+        let mut go = [true; 6];
+        if stall > 0.0 {
+            for g in &mut go {
+                *g = !self.rng.random_bool(stall);
+            }
+        }
+        let [rx_go, tx_go, rdq_go, rdd_go, wrq_go, wrd_go] = go;
         let p = &self.p;
         // MAC RX: the next beat of the frame at the head of the queue
-        let rx_valid = !self.rx_q.is_empty();
+        let rx_valid = !self.rx_q.is_empty() && rx_go;
         self.dut.set_u64(p.rx[2], u64::from(rx_valid));
         if let Some(f) = self.rx_q.front() {
             let end = (self.rx_pos + 64).min(f.len());
@@ -197,10 +218,10 @@ impl HdlEngine {
             self.dut.set_u64(p.rx[5], 0);
         }
         // MAC TX: busy while the previous frame is on the wire
-        let tx_ready = self.tx_start.is_some() || now >= self.mac_free_at;
+        let tx_ready = (self.tx_start.is_some() || now >= self.mac_free_at) && tx_go;
         self.dut.set_u64(p.tx[3], u64::from(tx_ready));
         // DMA read data, in request order, one beat per cycle
-        let rd_now = self.rd_q.front().is_some_and(|b| b.0 <= now);
+        let rd_now = self.rd_q.front().is_some_and(|b| b.0 <= now) && rdd_go;
         self.dut.set_u64(p.rd_dat[1], u64::from(rd_now));
         if let Some((_, tag, b, last, err)) = self.rd_q.front() {
             pack_bytes(b, &mut self.w);
@@ -209,9 +230,9 @@ impl HdlEngine {
             self.dut.set_u64(p.rd_dat[4], u64::from(*err));
             self.dut.set_u64(p.rd_dat[5], *tag);
         }
-        self.dut.set_u64(p.rd_req[1], 1);
-        self.dut.set_u64(p.wr_req[1], 1);
-        self.dut.set_u64(p.wr_dat[3], 1);
+        self.dut.set_u64(p.rd_req[1], u64::from(rdq_go));
+        self.dut.set_u64(p.wr_req[1], u64::from(wrq_go));
+        self.dut.set_u64(p.wr_dat[3], u64::from(wrd_go));
         self.dut.eval();
 
         if rx_valid && self.dut.get_bool(p.rx[3]) {
@@ -243,7 +264,7 @@ impl HdlEngine {
         if rd_now {
             self.rd_q.pop_front();
         }
-        if self.dut.get_bool(p.rd_req[0]) {
+        if rdq_go && self.dut.get_bool(p.rd_req[0]) {
             let addr = self.dut.get_u64(p.rd_req[2]);
             let len = self.dut.get_u64(p.rd_req[3]) as usize;
             let tag = self.dut.get_u64(p.rd_req[4]);
@@ -259,10 +280,10 @@ impl HdlEngine {
                 self.rd_q.push_back((start + i as u64, tag, c, i + 1 == nb, err));
             }
         }
-        if self.dut.get_bool(p.wr_req[0]) {
+        if wrq_go && self.dut.get_bool(p.wr_req[0]) {
             self.wr_reqs.push_back((self.dut.get_u64(p.wr_req[2]), self.dut.get_u64(p.wr_req[3]) as usize));
         }
-        if self.dut.get_bool(p.wr_dat[2]) {
+        if wrd_go && self.dut.get_bool(p.wr_dat[2]) {
             self.dut.get(p.wr_dat[0], &mut self.w);
             let mut b = [0u8; 64];
             unpack_bytes(&self.w, &mut b);

@@ -129,6 +129,10 @@ struct TransferArgs {
     /// Cycles before and after the divergence in the FST window.
     #[arg(long, default_value_t = 2000)]
     fst_window: u64,
+    /// HDL nodes: probability per cycle that each MAC and DMA port of the engine's harness
+    /// stalls (tvalid/tready/ready low): random backpressure on every port.
+    #[arg(long, default_value_t = 0.0, value_parser = probability0)]
+    stall: f64,
     /// Cosim self-check (--op read --engine cosim): flip a bit of the model's copy of byte
     /// OFFSET of B's READ source, so the run must report a divergence at roce_rd_rsp.
     #[arg(long, value_name = "OFFSET")]
@@ -358,6 +362,7 @@ fn run_transfer(a: &TransferArgs, out: &mut impl Write) -> Result<u64, SimError>
         hdl: [false, matches!(a.engine, EngineArg::Hdl | EngineArg::Cosim)],
         cosim: matches!(a.engine, EngineArg::Cosim).then(HdlConfig::default),
         model_fault: a.cosim_self_check,
+        stall: a.stall,
         ..TransferConfig::default()
     };
     if a.fst.is_some() && !matches!(a.engine, EngineArg::Cosim) {

@@ -40,10 +40,16 @@ impl SimNode {
 
     /// A node with the Verilated engine (`cfg` gives its clock, line rate and DMA latency).
     pub fn new_hdl(cfg: EngineConfig) -> Result<Self, SimError> {
+        Self::new_hdl_with(cfg, HdlConfig::default())
+    }
+
+    /// [`SimNode::new_hdl`] with the harness configured by `hcfg` (backpressure, FST); its
+    /// DMA latency and line rate come from `cfg`.
+    pub fn new_hdl_with(cfg: EngineConfig, hcfg: HdlConfig) -> Result<Self, SimError> {
         let h = HdlEngine::new(HdlConfig {
             dma_read_latency: cfg.dma_read_latency,
             line_bytes_per_cycle: cfg.line_bytes_per_cycle(),
-            ..HdlConfig::default()
+            ..hcfg
         })?;
         let mut n = Self::new(cfg);
         n.hdl = Some(h);

@@ -51,6 +51,9 @@ pub struct PairConfig {
     /// `--engine cosim`: the HDL nodes also run the model beside the Verilated engine and
     /// compare what both emit ([`crate::shadow`]); the harness configuration (FST window).
     pub cosim: Option<HdlConfig>,
+    /// Random backpressure on every MAC and DMA port of the HDL nodes (probability per
+    /// cycle and port; see [`HdlConfig::stall`]).
+    pub stall: f64,
 }
 
 impl Default for PairConfig {
@@ -70,6 +73,7 @@ impl Default for PairConfig {
             rocev1: false,
             hdl: [false, false],
             cosim: None,
+            stall: 0.0,
         }
     }
 }
@@ -127,9 +131,14 @@ pub fn endpoint(cfg: &PairConfig, mac: [u8; 6], ip4: Ipv4Addr, gid: Ipv6Addr, ps
 /// [`endpoint`] on a node running the model or (`hdl`) the Verilated engine.
 pub fn endpoint_on(cfg: &PairConfig, hdl: bool, mac: [u8; 6], ip4: Ipv4Addr, gid: Ipv6Addr, psn: u32) -> Result<Endpoint, SimError> {
     let ecfg = EngineConfig { mac, ipv4: ip4, gid, ..EngineConfig::default() };
-    let node = match (hdl, &cfg.cosim) {
-        (true, Some(h)) => SimNode::new_cosim(ecfg, h.clone())?,
-        (true, None) => SimNode::new_hdl(ecfg)?,
+    let h = HdlConfig {
+        stall: cfg.stall,
+        stall_seed: cfg.seed ^ u64::from(mac[5]) << 32,
+        ..cfg.cosim.clone().unwrap_or_default()
+    };
+    let node = match (hdl, cfg.cosim.is_some()) {
+        (true, true) => SimNode::new_cosim(ecfg, h)?,
+        (true, false) => SimNode::new_hdl_with(ecfg, h)?,
         (false, _) => SimNode::new(ecfg),
     };
     let node = Rc::new(RefCell::new(node));

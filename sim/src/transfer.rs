@@ -66,6 +66,8 @@ pub struct TransferConfig {
     /// the pair is set up, so the comparison must find a divergence (tests prove with it
     /// that the comparison can fail).
     pub model_fault: Option<u64>,
+    /// Random backpressure on every MAC and DMA port of the HDL nodes.
+    pub stall: f64,
 }
 
 impl Default for TransferConfig {
@@ -85,6 +87,7 @@ impl Default for TransferConfig {
             hdl: [false, false],
             cosim: None,
             model_fault: None,
+            stall: 0.0,
             capture: false,
         }
     }
@@ -186,6 +189,7 @@ pub fn run(cfg: &TransferConfig, mut progress: impl FnMut(u64, u64)) -> Result<T
         seed: cfg.seed,
         hdl: cfg.hdl,
         cosim: cfg.cosim.clone(),
+        stall: cfg.stall,
         ..PairConfig::default()
     };
     let mut pair = Pair::new(&pcfg)?;
