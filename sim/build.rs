@@ -201,6 +201,20 @@ const MODELS: &[Model] = &[
         ],
         params: &[],
     },
+    // roce_dma_axi: must match boards/synth/configs.txt dma_axi / dma_axi_small and
+    // `cosim_dma_axi::DmaAxiModel`
+    Model {
+        name: "dmaaxi",
+        top: "roce_dma_axi",
+        files: &["roce_dma_axi.sv"],
+        params: &[],
+    },
+    Model {
+        name: "dmaaxi_small",
+        top: "roce_dma_axi",
+        files: &["roce_dma_axi.sv"],
+        params: &[("TAG_W", "2"), ("ID_W", "3"), ("MAX_BURST", "4"), ("RD_QUEUE", "2"), ("WR_QUEUE", "2")],
+    },
     Model {
         name: "axisfifo",
         top: "roce_axis_fifo",

@@ -128,6 +128,8 @@ models! {
     Engine => "engine",
     AxisFifo => "axisfifo",
     Dcqcn => "dcqcn",
+    DmaAxi => "dmaaxi",
+    DmaAxiSmall => "dmaaxi_small",
 }
 
 /// Byte lanes into Verilator port words: byte `i` is bits `[8(i%4)+7 : 8(i%4)]` of word

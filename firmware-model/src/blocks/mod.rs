@@ -21,3 +21,4 @@ pub mod roce_rx_disp;
 pub mod roce_qp_ctx;
 pub mod roce_req;
 pub mod roce_comp;
+pub mod roce_dma_axi;
