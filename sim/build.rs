@@ -215,6 +215,31 @@ const MODELS: &[Model] = &[
         files: &["roce_dma_axi.sv"],
         params: &[("TAG_W", "2"), ("ID_W", "3"), ("MAX_BURST", "4"), ("RD_QUEUE", "2"), ("WR_QUEUE", "2")],
     },
+    // roce_axis_async_fifo (see `cosim_async_fifo::AsyncFifoModel`) and roce_axi_axil
+    Model {
+        name: "asyncfifo_frame",
+        top: "roce_axis_async_fifo",
+        files: &["roce_axis_async_fifo.sv"],
+        params: &[("DATA_W", "64"), ("DEPTH", "16")],
+    },
+    Model {
+        name: "asyncfifo_drop",
+        top: "roce_axis_async_fifo",
+        files: &["roce_axis_async_fifo.sv"],
+        params: &[("DATA_W", "64"), ("DEPTH", "16"), ("DROP_WHEN_FULL", "1")],
+    },
+    Model {
+        name: "asyncfifo_stream",
+        top: "roce_axis_async_fifo",
+        files: &["roce_axis_async_fifo.sv"],
+        params: &[("DATA_W", "64"), ("DEPTH", "8"), ("FRAME", "0")],
+    },
+    Model {
+        name: "axiaxil",
+        top: "roce_axi_axil",
+        files: &["roce_axi_axil.sv"],
+        params: &[],
+    },
     Model {
         name: "axisfifo",
         top: "roce_axis_fifo",

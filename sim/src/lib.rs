@@ -14,6 +14,8 @@
 
 pub mod cosim;
 pub mod cosim_ack_q;
+pub mod cosim_async_fifo;
+pub mod cosim_axi_axil;
 pub mod cosim_axis_fifo;
 pub mod cosim_comp;
 pub mod cosim_cq;

@@ -130,6 +130,10 @@ models! {
     Dcqcn => "dcqcn",
     DmaAxi => "dmaaxi",
     DmaAxiSmall => "dmaaxi_small",
+    AsyncFifoFrame => "asyncfifo_frame",
+    AsyncFifoDrop => "asyncfifo_drop",
+    AsyncFifoStream => "asyncfifo_stream",
+    AxiAxil => "axiaxil",
 }
 
 /// Byte lanes into Verilator port words: byte `i` is bits `[8(i%4)+7 : 8(i%4)]` of word
