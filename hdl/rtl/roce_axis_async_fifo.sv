@@ -112,8 +112,8 @@ module roce_axis_async_fifo #(
     rp_gray_sync2 <= rp_gray_sync1;
     ack_sync1 <= m_ack_tog;
     ack_sync2 <= ack_sync1;
-    if (ack_sync2 == xfer_tog && wp_xfer != wp) begin
-      wp_xfer <= wp;
+    if (ack_sync2 == xfer_tog && wp_xfer != wp_commit) begin
+      wp_xfer <= wp_commit;
       xfer_tog <= !xfer_tog;
     end
     s_drop <= 1'b0;
