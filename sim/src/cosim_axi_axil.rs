@@ -15,8 +15,23 @@ use crate::SimError;
 
 /// Bytes per AXI4 beat of the Verilated model (DATA_W 512).
 pub const BEAT: usize = 64;
-/// Register addresses with this bit set answer SLVERR (an AXI4-Lite error to propagate).
+/// Register addresses with this bit set may answer an error (an AXI4-Lite error to
+/// propagate): see [`slave_resp`].
 pub const ERR_BIT: u16 = 0x8000;
+
+/// The register file's response to an access at `a`: with [`ERR_BIT`] set, words 0, 3, 6 ...
+/// (by address) answer SLVERR, words 1, 4, 7 ... DECERR, the others OKAY, so the words of
+/// one wide beat or burst answer differently and the worst one must win.
+pub fn slave_resp(a: u16) -> u8 {
+    if a & ERR_BIT == 0 {
+        return 0;
+    }
+    match (a >> 2) % 3 {
+        0 => 2,
+        1 => 3,
+        _ => 0,
+    }
+}
 
 /// One AXI4 access.
 #[derive(Clone, Debug)]
@@ -93,8 +108,10 @@ fn expected(op: &AxiOp) -> Vec<(bool, u16, u32, u8)> {
     v
 }
 
-/// Run `ops` one at a time; AXI4-Lite READY with probability `ready_p`, responses after
-/// 0..=`max_lat` cycles.
+/// Run `ops` one at a time. Every READY the test drives (AXI4-Lite AW/W/AR on the register
+/// side, B/R on the AXI4 side) is high with probability `ready_p`, and so is each W beat's
+/// VALID (offered independently of AW: a master may send W first); AXI4-Lite responses come
+/// after 0..=`max_lat` cycles. A B or R held while its READY is low must not change.
 pub fn axi_axil_run(ops: &[AxiOp], ready_p: f64, max_lat: u64, seed: u64) -> Result<AxilReport, SimError> {
     let mut dut = Dut::new(Model::AxiAxil, None)?;
     let p = |n: &str| dut.port(n).ok_or_else(|| SimError::Config(format!("roce_axi_axil has no port {n}")));
@@ -119,8 +136,6 @@ pub fn axi_axil_run(ops: &[AxiOp], ready_p: f64, max_lat: u64, seed: u64) -> Res
     for n in ["s_axi_awvalid", "s_axi_wvalid", "s_axi_arvalid", "m_axil_bvalid", "m_axil_rvalid"] {
         dut.set_u64(q(n), 0);
     }
-    dut.set_u64(q("s_axi_bready"), 1);
-    dut.set_u64(q("s_axi_rready"), 1);
     dut.set_u64(q("s_axi_awburst"), 1);
     dut.set_u64(q("s_axi_arburst"), 1);
     dut.set_u64(q("rst"), 1);
@@ -153,6 +168,9 @@ pub fn axi_axil_run(ops: &[AxiOp], ready_p: f64, max_lat: u64, seed: u64) -> Res
         };
         let (mut a_on, mut beat, mut w_on) = (true, 0usize, false);
         let mut r_beats = 0usize;
+        // B / R as first seen while waiting for READY: (id, resp) / (id, resp, last, data)
+        let mut b_held: Option<(u64, u8)> = None;
+        let mut r_held: Option<(u64, u8, bool, [u8; BEAT])> = None;
         let mut cur_rd = [0u8; BEAT];
         // AXI4-Lite slave state: a write address / data captured, a read address, a pending response
         let (mut la, mut lw): (Option<u16>, Option<(u32, u8)>) = (None, None);
@@ -168,7 +186,7 @@ pub fn axi_axil_run(ops: &[AxiOp], ready_p: f64, max_lat: u64, seed: u64) -> Res
             // AXI4 master side
             dut.set_u64(q(if is_write { "s_axi_awvalid" } else { "s_axi_arvalid" }), u64::from(a_on));
             if let AxiOp::Write { beats, .. } = op {
-                if !w_on && beat < beats.len() && !a_on {
+                if !w_on && beat < beats.len() && rng.random_bool(ready_p) {
                     w_on = true;
                     pack_bytes(&beats[beat].0, &mut w16);
                     dut.set(q("s_axi_wdata"), &w16);
@@ -179,6 +197,9 @@ pub fn axi_axil_run(ops: &[AxiOp], ready_p: f64, max_lat: u64, seed: u64) -> Res
             dut.set_u64(q("s_axi_wvalid"), u64::from(w_on));
             // AXI4-Lite slave side
             let (awr, wr, arr) = (rng.random_bool(ready_p), rng.random_bool(ready_p), rng.random_bool(ready_p));
+            let (br, rr) = (rng.random_bool(ready_p), rng.random_bool(ready_p));
+            dut.set_u64(q("s_axi_bready"), u64::from(br));
+            dut.set_u64(q("s_axi_rready"), u64::from(rr));
             dut.set_u64(q("m_axil_awready"), u64::from(awr && la.is_none()));
             dut.set_u64(q("m_axil_wready"), u64::from(wr && lw.is_none()));
             dut.set_u64(q("m_axil_arready"), u64::from(arr && r_at.is_none()));
@@ -207,7 +228,7 @@ pub fn axi_axil_run(ops: &[AxiOp], ready_p: f64, max_lat: u64, seed: u64) -> Res
             if let (Some(a), Some((d, s))) = (la, lw) {
                 if b_at.is_none() {
                     seen.push((true, a, d, s));
-                    let resp = if a & ERR_BIT != 0 { 2 } else { 0 };
+                    let resp = slave_resp(a);
                     if resp == 0 {
                         let old = regs.get(&a).copied().unwrap_or(0);
                         let mut m = 0u32;
@@ -231,7 +252,7 @@ pub fn axi_axil_run(ops: &[AxiOp], ready_p: f64, max_lat: u64, seed: u64) -> Res
             if arr && r_at.is_none() && dut.get_bool(q("m_axil_arvalid")) {
                 let a = dut.get_u64(q("m_axil_araddr")) as u16;
                 seen.push((false, a, 0, 0xF));
-                let resp = if a & ERR_BIT != 0 { 2 } else { 0 };
+                let resp = slave_resp(a);
                 let d = regs.get(&a).copied().unwrap_or(0);
                 worst = worst.max(resp);
                 let w = usize::from(a & 63) / 4;
@@ -242,32 +263,56 @@ pub fn axi_axil_run(ops: &[AxiOp], ready_p: f64, max_lat: u64, seed: u64) -> Res
             if r_now.is_some() && dut.get_bool(q("m_axil_rready")) {
                 r_at = None;
             }
-            // responses to the AXI4 master
-            if is_write && dut.get_bool(q("s_axi_bvalid")) {
-                let (id, resp) = (dut.get_u64(q("s_axi_bid")), dut.get_u64(q("s_axi_bresp")) as u8);
-                let AxiOp::Write { id: want_id, .. } = op else { unreachable!() };
-                if id != u64::from(*want_id) || resp != worst {
-                    rep.divergences.push(format!("op {n}: B id {id} resp {resp}, want id {want_id} resp {worst}"));
+            // responses to the AXI4 master: checked at the handshake; while READY is low
+            // they must stay up and unchanged
+            let want_id = u64::from(match op {
+                AxiOp::Write { id, .. } | AxiOp::Read { id, .. } => *id,
+            });
+            let bvalid = is_write && dut.get_bool(q("s_axi_bvalid"));
+            if bvalid {
+                let b = (dut.get_u64(q("s_axi_bid")), dut.get_u64(q("s_axi_bresp")) as u8);
+                if b_held.is_some_and(|h| h != b) {
+                    rep.divergences.push(format!("op {n}: B changed while BREADY was low"));
                 }
-                done = true;
+                b_held = Some(b);
+                if br {
+                    let (id, resp) = b;
+                    if id != want_id || resp != worst {
+                        rep.divergences.push(format!("op {n}: B id {id} resp {resp}, want id {want_id} resp {worst}"));
+                    }
+                    done = true;
+                }
+            } else if b_held.is_some() {
+                rep.divergences.push(format!("op {n}: BVALID fell before the handshake"));
+                b_held = None;
             }
-            if !is_write && dut.get_bool(q("s_axi_rvalid")) {
-                let AxiOp::Read { id: want_id, .. } = op else { unreachable!() };
+            let rvalid = !is_write && dut.get_bool(q("s_axi_rvalid"));
+            if rvalid {
                 dut.get(q("s_axi_rdata"), &mut w16);
                 let mut data = [0u8; BEAT];
                 unpack_bytes(&w16, &mut data);
                 let (id, resp, last) =
                     (dut.get_u64(q("s_axi_rid")), dut.get_u64(q("s_axi_rresp")) as u8, dut.get_bool(q("s_axi_rlast")));
-                if id != u64::from(*want_id) || resp != worst || last != (r_beats + 1 == nbeats) || data != cur_rd {
-                    rep.divergences.push(format!(
-                        "op {n} beat {r_beats}: R id {id} resp {resp} last {last}, want id {want_id} resp {worst}{}",
-                        if data != cur_rd { ", data differs" } else { "" }
-                    ));
+                if r_held.is_some_and(|h| h != (id, resp, last, data)) {
+                    rep.divergences.push(format!("op {n} beat {r_beats}: R changed while RREADY was low"));
                 }
-                cur_rd = [0u8; BEAT];
-                worst = 0;
-                r_beats += 1;
-                done = r_beats == nbeats;
+                r_held = Some((id, resp, last, data));
+                if rr {
+                    r_held = None;
+                    if id != want_id || resp != worst || last != (r_beats + 1 == nbeats) || data != cur_rd {
+                        rep.divergences.push(format!(
+                            "op {n} beat {r_beats}: R id {id} resp {resp} last {last}, want id {want_id} resp {worst}{}",
+                            if data != cur_rd { ", data differs" } else { "" }
+                        ));
+                    }
+                    cur_rd = [0u8; BEAT];
+                    worst = 0;
+                    r_beats += 1;
+                    done = r_beats == nbeats;
+                }
+            } else if r_held.is_some() {
+                rep.divergences.push(format!("op {n} beat {r_beats}: RVALID fell before the handshake"));
+                r_held = None;
             }
             dut.tick();
             rep.cycles += 1;
