@@ -6,7 +6,8 @@
 #
 # What is linted:
 #   1. every top-level configuration in boards/synth/configs.txt (the list roce-synth also
-#      reads), with its parameters and exactly its file list, so the lists stay complete;
+#      reads; `config` and `board` lines alike), with its parameters and exactly its file
+#      list, so the lists stay complete;
 #   2. every module file hdl/rtl/*.sv that is not a package, standalone at its default
 #      parameters: all packages (in dependency order) plus the file, with hdl/rtl as the
 #      library path for the modules it instantiates. The top module must be named after the
@@ -56,6 +57,9 @@ expand() { # expand LINE ITEM...: files (absolute) of fileset references and pla
     if [[ $item == @* ]]; then
       [[ -n ${fileset[${item#@}]:-} ]] || die "$configs:$line: unknown fileset '$item'"
       printf '%s ' ${fileset[${item#@}]}
+    elif [[ $item == */* ]]; then # a path from the repository root (board files)
+      [[ /$item/ != */../* && /$item/ != */./* && $item != /* ]] || die "$configs:$line: bad file item '$item'"
+      printf '%s ' "$root/$item"
     else
       printf '%s ' "$rtl/$item"
     fi
@@ -74,8 +78,8 @@ while IFS= read -r line || [[ -n $line ]]; do
       ((${#w[@]} >= 3)) || die "$configs:$lineno: usage: fileset NAME ITEM..."
       fileset[${w[1]}]=$(expand "$lineno" "${w[@]:2}")
       ;;
-    config)
-      ((${#w[@]} >= 5)) || die "$configs:$lineno: usage: config NAME TOP PARAMS ITEM..."
+    config | board)
+      ((${#w[@]} >= 5)) || die "$configs:$lineno: usage: ${w[0]} NAME TOP PARAMS ITEM..."
       name=${w[1]} top=${w[2]} params=${w[3]}
       [[ $name =~ ^[A-Za-z0-9_-]+$ ]] || die "$configs:$lineno: bad config name '$name'"
       args=(--top-module "$top")
@@ -91,7 +95,7 @@ while IFS= read -r line || [[ -n $line ]]; do
       run "config.$name" "${args[@]}" "${files[@]}"
       nconfigs=$((nconfigs + 1))
       ;;
-    *) die "$configs:$lineno: unknown directive '${w[0]}' (expected fileset or config)" ;;
+    *) die "$configs:$lineno: unknown directive '${w[0]}' (expected fileset, config or board)" ;;
   esac
 done <"$configs"
 

@@ -6,10 +6,19 @@
 //! ```text
 //! fileset NAME ITEM...             a named file list
 //! config  NAME TOP PARAMS ITEM...  one top-level configuration
+//! board   NAME TOP PARAMS ITEM...  a board top level: linted, and elaborated by Yosys
 //! ```
 //!
-//! `ITEM` is a file under `hdl/rtl/` or `@NAME` of a fileset defined above; `PARAMS` is
-//! `K=V[,K=V...]` or `-`. Packages (`*_pkg.sv`) must come before other files.
+//! `ITEM` is a file under `hdl/rtl/` (a plain name), a file relative to the workspace root
+//! (a path with a `/`, e.g. `boards/alveo-u250/roce_u250_top.sv`; no `..`), or `@NAME` of a
+//! fileset defined above; `PARAMS` is `K=V[,K=V...]` or `-`. Packages (`*_pkg.sv`) must come
+//! before other files.
+//!
+//! A `board` line differs from a `config` line only in what roce-synth does with it: a
+//! board top level instantiates vendor IP (black-box stubs) around the whole engine, whose
+//! synthesis the `engine` configuration already covers, so it is elaborated
+//! ([`crate::yosys::Flow::Elab`]: every module found, every port matched, processes
+//! converted, `check`) rather than synthesized again.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -30,8 +39,20 @@ pub struct Config {
     pub top: String,
     /// Parameter overrides in the order given.
     pub params: Vec<(String, String)>,
-    /// Files relative to `hdl/rtl/`, packages first.
+    /// File items (see [`workspace_path`]), packages first.
     pub files: Vec<String>,
+    /// A `board` line: elaborated, not synthesized.
+    pub board: bool,
+}
+
+/// Where a file item lives, relative to the workspace root: a plain name is under
+/// `hdl/rtl/`, a path with a `/` is taken as it is.
+pub fn workspace_path(item: &str) -> PathBuf {
+    if item.contains('/') {
+        PathBuf::from(item)
+    } else {
+        Path::new(RTL_DIR).join(item)
+    }
 }
 
 impl Config {
@@ -43,12 +64,21 @@ impl Config {
         self.params.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(",")
     }
 
-    /// Absolute paths of the files under `rtl_dir`, checking that each exists.
-    pub fn paths(&self, rtl_dir: &Path) -> Result<Vec<PathBuf>> {
-        self.files
-            .iter()
-            .map(|f| {
-                let p = rtl_dir.join(f);
+    /// Paths of the files in a copy laid out by item name under `dir` (the snapshot
+    /// roce-synth reads, [`crate::flow::snapshot`]), checking that each exists.
+    pub fn paths(&self, dir: &Path) -> Result<Vec<PathBuf>> {
+        self.checked(self.files.iter().map(|f| dir.join(f)))
+    }
+
+    /// Paths of the files in the workspace at `root` ([`workspace_path`]), checking that
+    /// each exists.
+    pub fn source_paths(&self, root: &Path) -> Result<Vec<PathBuf>> {
+        self.checked(self.files.iter().map(|f| root.join(workspace_path(f))))
+    }
+
+    fn checked(&self, paths: impl Iterator<Item = PathBuf>) -> Result<Vec<PathBuf>> {
+        paths
+            .map(|p| {
                 if p.is_file() {
                     Ok(p)
                 } else {
@@ -73,7 +103,9 @@ fn is_ident(s: &str) -> bool {
 }
 
 fn is_file_item(s: &str) -> bool {
-    !s.is_empty() && s.chars().all(|ch| ch.is_ascii_alphanumeric() || "_./-".contains(ch))
+    !s.is_empty()
+        && s.chars().all(|ch| ch.is_ascii_alphanumeric() || "_./-".contains(ch))
+        && s.split('/').all(|part| !part.is_empty() && part != "." && part != "..")
 }
 
 /// Parse the text of a list; `path` is only used in error messages.
@@ -115,12 +147,13 @@ pub fn parse(text: &str, path: &Path) -> Result<Vec<Config>> {
                     return Err(err(format!("fileset `{name}` defined twice")));
                 }
             }
-            "config" => {
+            "config" | "board" => {
+                let usage = || err(format!("usage: {directive} NAME TOP PARAMS ITEM..."));
                 let [name, top, params, items @ ..] = rest else {
-                    return Err(err("usage: config NAME TOP PARAMS ITEM...".into()));
+                    return Err(usage());
                 };
                 if items.is_empty() {
-                    return Err(err("usage: config NAME TOP PARAMS ITEM...".into()));
+                    return Err(usage());
                 }
                 if name.is_empty()
                     || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
@@ -141,11 +174,12 @@ pub fn parse(text: &str, path: &Path) -> Result<Vec<Config>> {
                     top: (*top).to_string(),
                     params,
                     files,
+                    board: directive == "board",
                 });
             }
             other => {
                 return Err(err(format!(
-                    "unknown directive `{other}` (expected fileset or config)"
+                    "unknown directive `{other}` (expected fileset, config or board)"
                 )))
             }
         }
@@ -154,7 +188,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Vec<Config>> {
         return Err(Error::Config {
             path: path.to_path_buf(),
             line: 0,
-            msg: "no `config` lines".into(),
+            msg: "no `config` or `board` lines".into(),
         });
     }
     Ok(configs)
@@ -218,6 +252,23 @@ mod tests {
         assert_eq!(c[0].params_text(), "A=1,B=2");
         assert!(c[1].params.is_empty());
         assert_eq!(c[1].params_text(), "-");
+        assert!(!c[0].board && !c[1].board);
+    }
+
+    #[test]
+    fn board_lines_and_workspace_paths() {
+        let c = p("fileset e a_pkg.sv b.sv\nboard top t N=1 @e boards/x/stub.sv boards/x/t.sv\n")
+            .unwrap();
+        assert!(c[0].board);
+        assert_eq!(c[0].files, vec!["a_pkg.sv", "b.sv", "boards/x/stub.sv", "boards/x/t.sv"]);
+        assert_eq!(workspace_path("b.sv"), Path::new("hdl/rtl/b.sv"));
+        assert_eq!(workspace_path("boards/x/t.sv"), Path::new("boards/x/t.sv"));
+        for bad in ["../x.sv", "boards/../x.sv", "/etc/x.sv", "a//b.sv", "./x.sv"] {
+            let e = p(&format!("config a t - {bad}\n")).unwrap_err().to_string();
+            assert!(e.contains("bad file item"), "{bad}: {e}");
+        }
+        let e = p("board a t -\n").unwrap_err().to_string();
+        assert!(e.contains("usage: board"), "{e}");
     }
 
     #[test]
@@ -232,7 +283,7 @@ mod tests {
             ("module a\n", "unknown directive"),
             ("config a t A=\"s\" y.sv\n", "bad parameter"),
             ("config a 9t - y.sv\n", "bad top"),
-            ("# nothing\n", "no `config`"),
+            ("# nothing\n", "no `config` or `board`"),
         ];
         for (text, want) in cases {
             let e = p(text).unwrap_err().to_string();
@@ -248,9 +299,9 @@ mod tests {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("synth/configs.txt");
         let configs = load(&path).unwrap();
         assert!(configs.iter().any(|c| c.name == "icrc_tx_512"));
-        let rtl = Path::new(env!("CARGO_MANIFEST_DIR")).join("../hdl/rtl");
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         for c in &configs {
-            c.paths(&rtl).unwrap();
+            c.source_paths(&root).unwrap();
         }
     }
 }

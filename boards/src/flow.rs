@@ -65,10 +65,15 @@ pub struct RunResult {
 }
 
 /// The jobs for `configs`: the generic flow, then one per family. Families empty = generic
-/// only (`--check-only`).
+/// only (`--check-only`). A board top level gets the elaboration flow only, whatever the
+/// options.
 pub fn jobs(configs: &[Config], families: &[String], generic: bool) -> Vec<Job> {
     let mut out = Vec::new();
     for c in configs {
+        if c.board {
+            out.push(Job { config: c.clone(), flow: Flow::Elab });
+            continue;
+        }
         if generic || families.is_empty() {
             out.push(Job { config: c.clone(), flow: Flow::Generic });
         }
@@ -79,10 +84,11 @@ pub fn jobs(configs: &[Config], families: &[String], generic: bool) -> Vec<Job> 
     out
 }
 
-/// Copy the files of `configs` from `rtl_dir` to `dest` (emptied first), so that every run
-/// sees the same HDL even while the tree is being edited. Returns a 64-bit FNV-1a hash of
-/// the file names and contents, to tell whether two reports synthesized the same inputs.
-pub fn snapshot(configs: &[Config], rtl_dir: &Path, dest: &Path) -> Result<u64> {
+/// Copy the files of `configs` from the workspace at `root` to `dest` (emptied first), each
+/// under its item name (`dest/roce_x.sv`, `dest/boards/b/top.sv`), so that every run sees the
+/// same HDL even while the tree is being edited. Returns a 64-bit FNV-1a hash of the file
+/// names and contents, to tell whether two reports synthesized the same inputs.
+pub fn snapshot(configs: &[Config], root: &Path, dest: &Path) -> Result<u64> {
     let _ = std::fs::remove_dir_all(dest);
     std::fs::create_dir_all(dest).map_err(|source| Error::Write { path: dest.into(), source })?;
     let mut files: Vec<&String> = configs.iter().flat_map(|c| c.files.iter()).collect();
@@ -90,7 +96,7 @@ pub fn snapshot(configs: &[Config], rtl_dir: &Path, dest: &Path) -> Result<u64> 
     files.dedup();
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for f in files {
-        let from = rtl_dir.join(f);
+        let from = root.join(crate::config::workspace_path(f));
         let bytes = std::fs::read(&from).map_err(|source| Error::Read { path: from, source })?;
         for b in f.as_bytes().iter().chain([0u8].iter()).chain(bytes.iter()) {
             hash = (hash ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3);
@@ -166,8 +172,15 @@ pub fn run_one(job: &Job, opts: &Options) -> Result<RunResult> {
     let usage = yosys::run_measured(&opts.yosys, &args, &out)?;
     // Messages name the files as `rtl_label/FILE`, not by the snapshot's absolute path.
     let log_text = std::fs::read_to_string(&log).unwrap_or_default();
+    // Items with a `/` are workspace paths (board files) and keep their own name.
     let log_text = match opts.rtl_dir.to_str() {
-        Some(dir) => log_text.replace(&format!("{dir}/"), &format!("{}/", opts.rtl_label)),
+        Some(dir) => {
+            let mut t = log_text;
+            for f in job.config.files.iter().filter(|f| f.contains('/')) {
+                t = t.replace(&format!("{dir}/{f}"), f);
+            }
+            t.replace(&format!("{dir}/"), &format!("{}/", opts.rtl_label))
+        }
         None => log_text,
     };
     if !usage.status.success() {
@@ -197,7 +210,7 @@ pub fn run_one(job: &Job, opts: &Options) -> Result<RunResult> {
         .map_err(|source| Error::Read { path: stat_path.clone(), source })?;
     let stat_err = |msg| Error::Stat { job: label.clone(), path: stat_path.clone(), msg };
     let (resources, generic) = match job.flow {
-        Flow::Generic => {
+        Flow::Generic | Flow::Elab => {
             let cells = stat::parse_design_cells(&text, &job.config.top).map_err(stat_err)?;
             let g = stat::Generic::from_cells(&cells);
             if g.latch > 0 {
@@ -302,6 +315,7 @@ mod tests {
             top: "t".into(),
             params: vec![("DATA_W".into(), w.into())],
             files: vec!["t.sv".into()],
+            board: false,
         }
     }
 
@@ -320,5 +334,18 @@ mod tests {
         let labels: Vec<String> = order.iter().map(|&i| js[i].label()).collect();
         // unknown durations first, larger guesses first; then known ones, longest first
         assert_eq!(labels, ["a512 (generic)", "a64 (xc7)", "a64 (generic)", "a512 (xc7)"]);
+    }
+
+    #[test]
+    fn board_tops_are_only_elaborated() {
+        let mut b = cfg("top", "1");
+        b.board = true;
+        let cs = [cfg("a64", "64"), b];
+        for (fams, generic) in [(vec!["xc7".to_string(), "xcup".to_string()], true), (vec![], false)] {
+            let js = jobs(&cs, &fams, generic);
+            let board: Vec<String> =
+                js.iter().filter(|j| j.config.name == "top").map(Job::label).collect();
+            assert_eq!(board, ["top (elab)"]);
+        }
     }
 }

@@ -215,6 +215,36 @@ pub fn markdown(results: &[RunResult], p: &Provenance) -> String {
         let _ = writeln!(w);
     }
 
+    let elab: Vec<&RunResult> = results.iter().filter(|r| r.job.flow == Flow::Elab).collect();
+    if !elab.is_empty() {
+        let _ = writeln!(w, "## Board top levels (elaborated, not synthesized)\n");
+        let _ = writeln!(
+            w,
+            "`board` lines: `hierarchy -check`, `proc`, `check` over the whole design with the \
+             vendor IP as black-box stubs (the engine inside is synthesized by its own \
+             configuration). Cells = word-level cells after `proc`; FF = flip-flop cells.\n"
+        );
+        let _ = writeln!(w, "| Config | Params | Result | Cells | FF | Mem | Warnings | Yosys runtime | Peak mem |");
+        let _ = writeln!(w, "|---|---|---|--:|--:|--:|--:|--:|--:|");
+        for r in &elab {
+            let g = r.generic.unwrap_or_default();
+            let _ = writeln!(
+                w,
+                "| {} | {} | ok | {} | {} | {} | {} | {} ({}) | {} MiB |",
+                r.job.config.name,
+                r.job.config.params_text(),
+                g.cells,
+                g.ff,
+                g.mem,
+                r.warnings.iter().map(|(_, n)| n).sum::<usize>(),
+                secs(r.wall),
+                secs(r.cpu),
+                r.max_rss_mib
+            );
+        }
+        let _ = writeln!(w);
+    }
+
     let _ = writeln!(w, "## Yosys warnings\n");
     let mut by_text: Vec<(String, Vec<String>)> = Vec::new();
     for r in results {
@@ -288,11 +318,18 @@ pub fn json(results: &[RunResult], p: &Provenance) -> String {
                 ("top", json_str(&c.top)),
                 ("params", if params.is_empty() { "{}".into() } else { json_obj(&params, 6) }),
                 ("files", format!("[{}]", files.join(", "))),
-                ("flow", json_str(if r.job.flow == Flow::Generic { "generic" } else { "xilinx" })),
+                (
+                    "flow",
+                    json_str(match r.job.flow {
+                        Flow::Generic => "generic",
+                        Flow::Xilinx { .. } => "xilinx",
+                        Flow::Elab => "elab",
+                    }),
+                ),
                 (
                     "family",
                     match &r.job.flow {
-                        Flow::Generic => "null".into(),
+                        Flow::Generic | Flow::Elab => "null".into(),
                         Flow::Xilinx { family } => json_str(family),
                     },
                 ),

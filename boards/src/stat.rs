@@ -56,7 +56,8 @@ pub fn parse_design_cells(text: &str, top: &str) -> Result<Cells, String> {
 pub struct Generic {
     /// All cells.
     pub cells: u64,
-    /// Flip-flop cells (`$_DFF*`, `$_SDFF*`, ...): one per bit.
+    /// Flip-flop cells: `$_DFF*`, `$_SDFF*`, ... one per bit after `synth`; word-level
+    /// `$dff`, `$adff`, ... one per register after `proc` alone ([`crate::yosys::Flow::Elab`]).
     pub ff: u64,
     /// Latch cells (`$_DLATCH*`, `$_SR_*`).
     pub latch: u64,
@@ -78,7 +79,7 @@ impl Generic {
                 g.latch += n;
             } else if c == "$mem_v2" || c == "$mem" {
                 g.mem += n;
-            } else if c.contains("DFF") {
+            } else if c.to_ascii_uppercase().contains("DFF") {
                 g.ff += n;
             }
         }

@@ -20,6 +20,12 @@ pub enum Flow {
         /// Yosys family name: `xc7`, `xcup`, ...
         family: String,
     },
+    /// Elaboration only (`hierarchy -check`, `proc`, `memory_collect`, `check`), for board
+    /// top levels (`board` lines): every module is found, every port and parameter matched,
+    /// processes converted (latches show), drivers checked; nothing is synthesized, so a
+    /// board top around the whole engine costs half a minute, not the engine's synthesis
+    /// again.
+    Elab,
 }
 
 impl Flow {
@@ -28,6 +34,7 @@ impl Flow {
         match self {
             Flow::Generic => "generic",
             Flow::Xilinx { family } => family,
+            Flow::Elab => "elab",
         }
     }
 }
@@ -89,6 +96,14 @@ pub fn script(cfg: &Config, files: &[PathBuf], flow: &Flow, stat_out: &Path) -> 
         )),
         Flow::Xilinx { family } => s.push_str(&format!(
             "synth_xilinx -flatten -noiopad -noclkbuf -family {family} -top {}\n",
+            cfg.top
+        )),
+        Flow::Elab => s.push_str(&format!(
+            "hierarchy -check -top {}\n\
+             proc\n\
+             opt_clean\n\
+             memory_collect\n\
+             check\n",
             cfg.top
         )),
     }
@@ -253,6 +268,7 @@ mod tests {
             top: "t".into(),
             params: vec![("W".into(), "8".into()), ("I".into(), "1".into())],
             files: vec!["a_pkg.sv".into(), "t.sv".into()],
+            board: false,
         }
     }
 
@@ -270,6 +286,10 @@ mod tests {
             script(&cfg(), &files, &Flow::Xilinx { family: "xcup".into() }, Path::new("/w/s.txt"))
                 .unwrap();
         assert!(x.contains("synth_xilinx -flatten -noiopad -noclkbuf -family xcup -top t\n"));
+        let e = script(&cfg(), &files, &Flow::Elab, Path::new("/w/s.txt")).unwrap();
+        assert!(e.contains("hierarchy -check -top t\nproc\nopt_clean\nmemory_collect\ncheck\n"));
+        assert!(!e.contains("synth -") && !e.contains("synth_xilinx"));
+        assert_eq!(Flow::Elab.label(), "elab");
         let mut c = cfg();
         c.params.clear();
         assert!(!script(&c, &files, &Flow::Generic, Path::new("s")).unwrap().contains("chparam"));

@@ -39,6 +39,7 @@ fn cfg(name: &str, top: &str, params: &[(&str, &str)], files: &[&str]) -> Config
         top: top.into(),
         params: params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
         files: files.iter().map(|f| f.to_string()).collect(),
+        board: false,
     }
 }
 
@@ -166,4 +167,44 @@ fn user_port_width_mismatch_is_serious() {
             if warnings.iter().any(|w| w.contains("Resizing cell port top.u.a"))),
         "{e}"
     );
+}
+
+#[test]
+fn elaboration_checks_board_tops_against_black_boxes() {
+    if !have_yosys() {
+        return;
+    }
+    let stub = "(* blackbox *)\nmodule ip (input logic clk, input logic [7:0] d, output logic [7:0] q);\n  \
+                assign q = '0;\nendmodule\n";
+    let top = |port: &str, width: u32| {
+        format!(
+            "module top (input logic clk, input logic [{w}:0] d, output logic [7:0] q);\n  \
+             logic [7:0] r;\n  ip u_ip (.clk(clk), .{port}(d), .q(r));\n  \
+             always_ff @(posedge clk) q <= r;\nendmodule\n",
+            w = width - 1
+        )
+    };
+    let opts = setup(
+        "elab",
+        &[
+            ("stub.sv", stub),
+            ("ok.sv", &top("d", 8)),
+            ("port.sv", &top("dd", 8)),
+            ("width.sv", &top("d", 4)),
+            ("latch.sv", "module top (input logic a, en, output logic y);\n  always_latch if (en) y = a;\nendmodule\n"),
+        ],
+    );
+    let mut c = cfg("b", "top", &[], &["stub.sv", "ok.sv"]);
+    c.board = true;
+    let jobs = flow::jobs(std::slice::from_ref(&c), &["xc7".to_string()], true);
+    assert_eq!(jobs.len(), 1);
+    let r = flow::run_all(&jobs, &opts, |_, _, _, _| {}).unwrap();
+    let g = r[0].generic.unwrap();
+    assert_eq!((g.ff, g.latch), (1, 0), "one 8-bit register after proc: {g:?}");
+    let e = one(&opts, cfg("p", "top", &[], &["stub.sv", "port.sv"]), Flow::Elab).unwrap_err();
+    assert!(matches!(&e, Error::YosysFailed { message, .. } if message.contains("dd")), "{e}");
+    let e = one(&opts, cfg("w", "top", &[], &["stub.sv", "width.sv"]), Flow::Elab).unwrap_err();
+    assert!(matches!(&e, Error::SeriousWarnings { .. }), "{e}");
+    let e = one(&opts, cfg("l", "top", &[], &["latch.sv"]), Flow::Elab).unwrap_err();
+    assert!(matches!(e, Error::Latches { .. }), "{e}");
 }

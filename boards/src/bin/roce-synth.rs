@@ -102,21 +102,20 @@ fn run(cli: Cli) -> Result<()> {
     }
     let full_set = cli.configs.is_empty();
     let configs = select(all, &cli.configs)?;
-    let rtl_dir = root.join(config::RTL_DIR);
     for c in &configs {
-        c.paths(&rtl_dir)?;
+        c.source_paths(&root)?;
     }
     let work_dir = cli.work_dir.clone().unwrap_or_else(|| root.join("target/roce-synth"));
     // Provenance of what is about to be copied, then the copy that all runs read.
     let mut inputs: Vec<String> = configs
         .iter()
-        .flat_map(|c| c.files.iter().map(|f| format!("{}/{f}", config::RTL_DIR)))
+        .flat_map(|c| c.files.iter().map(|f| config::workspace_path(f).to_string_lossy().into_owned()))
         .collect();
     inputs.sort();
     inputs.dedup();
     inputs.push(config::CONFIGS_PATH.to_string());
     let (commit, dirty) = report::git_state(&root, &inputs);
-    let inputs_hash = flow::snapshot(&configs, &rtl_dir, &work_dir.join("rtl.snapshot"))?;
+    let inputs_hash = flow::snapshot(&configs, &root, &work_dir.join("rtl.snapshot"))?;
     let opts = Options {
         rtl_dir: work_dir.join("rtl.snapshot"),
         rtl_label: config::RTL_DIR.to_string(),
