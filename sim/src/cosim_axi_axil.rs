@@ -97,7 +97,7 @@ fn expected(op: &AxiOp) -> Vec<(bool, u16, u32, u8)> {
             let mut a = *addr;
             for _ in 0..*beats {
                 let n = if *size <= 2 { 1 } else { (1usize << (size - 2)).min(BEAT / 4) };
-                let first = ((a as usize) & 63) / 4 & !(n - 1);
+                let first = (((a as usize) & 63) / 4) & !(n - 1);
                 for w in first..first + n {
                     v.push((false, ((a as u16) & !63) | (4 * w) as u16, 0, 0xF));
                 }
