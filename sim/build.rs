@@ -241,6 +241,12 @@ const MODELS: &[Model] = &[
         params: &[],
     },
     Model {
+        name: "framegate",
+        top: "roce_axis_frame_gate",
+        files: &["roce_axis_frame_gate.sv"],
+        params: &[],
+    },
+    Model {
         name: "axisfifo",
         top: "roce_axis_fifo",
         files: &["roce_axis_fifo.sv"],

@@ -23,6 +23,7 @@ pub mod cosim_ctrl;
 pub mod cosim_rd_rsp;
 pub mod cosim_dcqcn;
 pub mod cosim_dma_axi;
+pub mod cosim_frame_gate;
 pub mod cosim_mr_check;
 pub mod cosim_pay_scatter;
 pub mod cosim_qp_ctx;

@@ -134,6 +134,7 @@ models! {
     AsyncFifoDrop => "asyncfifo_drop",
     AsyncFifoStream => "asyncfifo_stream",
     AxiAxil => "axiaxil",
+    FrameGate => "framegate",
 }
 
 /// Byte lanes into Verilator port words: byte `i` is bits `[8(i%4)+7 : 8(i%4)]` of word
