@@ -11,9 +11,12 @@
 //     copies wp_xfer (unchanged since the flip) and flips m_ack_tog back (ack_sync1/2); only
 //     then is wp_xfer loaded again. A commit may jump a whole frame, which a Gray-coded
 //     pointer could not carry; the handshake carries any jump (several frames per round trip).
-// Board constraints (boards/*/): set_max_delay -datapath_only of one destination-clock
-// period from rp_gray, xfer_tog, m_ack_tog and wp_xfer into the other domain; the RAM's
-// write-to-read path is not timed (a beat is read only after its pointer crossed).
+// Board constraints (boards/*/, e.g. boards/alveo-u250/roce_u250.xdc): set_max_delay
+// -datapath_only of one destination-clock period from rp_gray -> rp_gray_sync1,
+// xfer_tog -> tog_sync1, m_ack_tog -> ack_sync1 and wp_xfer -> wp_r; no set_clock_groups
+// between the two clocks (it would override these bounds). The RAM's write-to-read path is
+// not timed (a beat is read only after its pointer crossed); keep the RAM in block RAM
+// (ram_style below), where the two ports have no timed path between them.
 //
 // FRAME = 1 (store and forward): a frame becomes visible to the read side only once its
 //   tlast beat is written, so m_axis gives each frame without gaps. The TX path to a MAC
