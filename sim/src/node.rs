@@ -60,14 +60,10 @@ impl SimNode {
     /// does the work, the engine model runs beside it on the same stimulus, and the
     /// [`Shadow`] compares what both emit.
     pub fn new_cosim(cfg: EngineConfig, hcfg: HdlConfig) -> Result<Self, SimError> {
-        let mut h = HdlEngine::new(HdlConfig {
-            dma_read_latency: cfg.dma_read_latency,
-            line_bytes_per_cycle: cfg.line_bytes_per_cycle(),
-            ..hcfg
-        })?;
-        h.log_writes = true;
-        let mut n = Self::new(cfg);
-        n.hdl = Some(h);
+        let mut n = Self::new_hdl_with(cfg, hcfg)?;
+        if let Some(h) = n.hdl.as_mut() {
+            h.log_writes = true;
+        }
         n.shadow = Some(Box::new(Shadow::new()));
         Ok(n)
     }
@@ -146,7 +142,6 @@ impl SimNode {
     /// Deliver a received frame to the engine.
     pub fn rx(&mut self, frame: &[u8]) {
         let now = self.now;
-
         match self.hdl.as_mut() {
             Some(h) => {
                 h.rx(frame);
