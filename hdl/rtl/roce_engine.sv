@@ -23,7 +23,8 @@
 // Shared ports (each registered toward the shared resource where it can wait):
 //      roce_qp_ctx's RX attribute port: roce_rx_disp (first), roce_resp, roce_comp;
 //      roce_qp_ctx's TX attribute port: roce_tx_arb (first), roce_req;
-//      roce_qp_ctx's error port: roce_resp, roce_req, roce_comp (round-robin, registered);
+//      roce_qp_ctx's error port: roce_resp, roce_req, roce_comp (round-robin, a 14-entry
+//      FIFO: an owner holding an error does not acknowledge context ops);
 //      roce_cq's completion input: roce_resp, roce_comp (round-robin, registered);
 //      roce_dma_rd_arb (tags 0 roce_resp, 1 roce_rd_rsp, 2 roce_req WQEs, 3 roce_req payload,
 //      4 roce_comp), roce_dma_wr_arb (roce_resp, roce_cq's CQE writes, roce_comp),
@@ -742,7 +743,11 @@ module roce_engine #(
   assign tx_arb_attr_rvalid = tx_attr_valid && !tx_attr_who[1];
   assign q_attr_rvalid = tx_attr_valid && tx_attr_who[1];
 
-  // QP errors toward roce_qp_ctx: roce_resp, roce_req, roce_comp, round-robin, registered
+  // QP errors toward roce_qp_ctx: roce_resp, roce_req, roce_comp, round-robin into a FIFO.
+  // roce_qp_ctx takes no error while a command waits for the owners' acknowledgements, and
+  // an owner with an error to hand over (roce_resp, roce_comp) does not acknowledge: the
+  // FIFO takes errors at once, so only more errors than it holds during one command could
+  // hold an owner (a QP reports at most one per owner until it is reset).
   logic [1:0] qe_last;  // served last: bit 0 roce_resp, bit 1 roce_req, none roce_comp
   logic [2:0] qe_v, qe_pick;
   assign qe_v = {c_err_valid, q_err_valid, r_err_valid};
@@ -753,23 +758,26 @@ module roce_engine #(
     else if (qe_last[1]) qe_pick = qe_v[2] ? 3'b100 : qe_v[0] ? 3'b001 : qe_v[1] ? 3'b010 : 3'b000;
     else qe_pick = qe_v[0] ? 3'b001 : qe_v[1] ? 3'b010 : qe_v[2] ? 3'b100 : 3'b000;
   end
-  logic qe_free;
-  assign qe_free = !qerr_valid || qerr_ready;
+  logic qe_free;  // the FIFO has room (a function of its registers)
   assign r_err_ready = qe_free && qe_pick[0];
   assign q_err_ready = qe_free && qe_pick[1];
   assign c_err_ready = qe_free && qe_pick[2];
   always_ff @(posedge clk) begin
-    if (qe_free) begin
-      qerr_valid <= qe_pick != 3'b000;
-      qerr_qpn <= qe_pick[0] ? r_err_qpn : qe_pick[1] ? q_err_qpn : c_err_qpn;
-      qerr_cause <= qe_pick[0] ? r_err_cause : qe_pick[1] ? q_err_cause : c_err_cause;
-      if (qe_pick != 3'b000) qe_last <= qe_pick[1:0];
-    end
-    if (rst) begin
-      qerr_valid <= 1'b0;
-      qe_last <= 2'b00;
-    end
+    if (qe_free && qe_pick != 3'b000) qe_last <= qe_pick[1:0];
+    if (rst) qe_last <= 2'b00;
   end
+  logic [31:0] qe_in;
+  assign qe_in = qe_pick[0] ? {r_err_cause, r_err_qpn} : qe_pick[1] ? {q_err_cause, q_err_qpn} :
+                 {c_err_cause, c_err_qpn};
+  logic [3:0] qe_keep_unused;
+  logic       qe_last_unused, qe_user_unused;
+  roce_axis_fifo #(.DATA_W(32), .USER_W(1), .DEPTH(16)) u_qerr_fifo (
+    .clk, .rst,
+    .s_axis_tdata(qe_in), .s_axis_tkeep(4'hF), .s_axis_tvalid(qe_pick != 3'b000),
+    .s_axis_tready(qe_free), .s_axis_tlast(1'b1), .s_axis_tuser(1'b0),
+    .m_axis_tdata({qerr_cause, qerr_qpn}), .m_axis_tkeep(qe_keep_unused), .m_axis_tvalid(qerr_valid),
+    .m_axis_tready(qerr_ready), .m_axis_tlast(qe_last_unused), .m_axis_tuser(qe_user_unused)
+  );
 
   // completions toward roce_cq: roce_resp (receives), roce_comp (sends), alternating when
   // both offer, registered
@@ -943,7 +951,8 @@ module roce_engine #(
   assign unused_cnt = c_not_roce ^ c_dup ^ c_nak_op ^ c_r_dma_err ^ c_rr_dma_err ^ df_good ^
                       ^df_good_n ^ ^df_bad_n ^ ^df_over_n ^ ^df_full_n ^ tb_drop ^
                       tx_icrc_user[1] ^ df_tuser[0] ^ db_tuser[1] ^ ^mr_arb_res_user[13:2] ^
-                      c_q_stale ^ c_q_dma_err ^ c_q_wqe_err ^ c_c_dma_err;
+                      c_q_stale ^ c_q_dma_err ^ c_q_wqe_err ^ c_c_dma_err ^ ^qe_keep_unused ^
+                      qe_last_unused ^ qe_user_unused;
 
 endmodule
 
