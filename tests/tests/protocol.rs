@@ -825,3 +825,76 @@ fn port_vlan(hdl: [bool; 2]) {
     }
     assert!(from_a >= 1);
 }
+
+// 9. Many QPs failing at once while commands run ----------------------------------------
+
+/// Every frame A sends is lost: each of many QPs exhausts its retries at about the same
+/// time (RETRY_EXC_ERR on its first WQE, the QP to ERR, WR_FLUSH_ERR on the rest) while the
+/// host keeps reading QP contexts (commands that wait for the transport's state reads).
+/// Nothing may hang: every WQE completes, every QP ends in ERR.
+#[test]
+fn many_qps_fail_at_once() {
+    many_qps_fail([false; 2]);
+}
+
+#[test]
+fn hdl_many_qps_fail_at_once() {
+    many_qps_fail([true; 2]);
+}
+
+fn many_qps_fail(hdl: [bool; 2]) {
+    const N: usize = 48;
+    let cfg = PairConfig { timeout: 1, retry_cnt: 0, depth: 4, buf_len: 1 << 16, hdl, ..PairConfig::default() };
+    let mut pair = Pair::new(&cfg).expect("pair");
+    pair.ab = Link::new(LinkConfig { loss: 1.0, ..LinkConfig::default() }, 9);
+    let cqa = pair.a.dev.create_cq(4 * N as u32 + 16).expect("cq");
+    let cqb = pair.b.dev.create_cq(4 * N as u32 + 16).expect("cq");
+    let (ma, mb, ia, ib): ([u8; 6], [u8; 6], IpAddr, IpAddr) = (pair.a.mac, pair.b.mac, pair.a.ip, pair.b.ip);
+    let mut qps = Vec::new();
+    for i in 0..N {
+        let qa = pair.a.dev.create_qp(pair.a.mr.pd, cqa, cqa, 4, 4).expect("qp A");
+        let qb = pair.b.dev.create_qp(pair.b.mr.pd, cqb, cqb, 4, 4).expect("qp B");
+        let (pa, pb) = ((i as u32 * 1000) & 0xFF_FFFF, (i as u32 * 7777) & 0xFF_FFFF);
+        (pair.a.qp, pair.a.psn, pair.b.qp, pair.b.psn) = (qa, pa, qb, pb);
+        connect(&cfg, &mut pair.a, qb.qpn(), mb, ib, pb).expect("connect A");
+        connect(&cfg, &mut pair.b, qa.qpn(), ma, ia, pa).expect("connect B");
+        qps.push(qa);
+    }
+    let (va, rkey) = (pair.b.mr.va, pair.b.mr.rkey);
+    for (i, &q) in qps.iter().enumerate() {
+        let off = (i * 256) as u64;
+        let sge = [pair.a.mr.sge(off, 256)];
+        let wrs = [
+            SendWr::new(2 * i as u64, WrOp::Write { remote_addr: va + off, rkey }, &sge),
+            SendWr::new(2 * i as u64 + 1, WrOp::Write { remote_addr: va + off, rkey }, &sge),
+        ];
+        pair.a.dev.post_send(q, &wrs).expect("post");
+    }
+    let mut wa = Vec::new();
+    let end = pair.now + 40 * MS;
+    let (mut k, mut steps) = (0usize, 0u64);
+    while wa.len() < 2 * N && pair.now < end {
+        poll_into(&mut pair.a, cqa, &mut wa);
+        // a command now and then, racing the errors
+        steps += 1;
+        if steps % if hdl[0] { 2 } else { 1 } == 0 {
+            pair.a.dev.query_qp(qps[k % N]).expect("query_qp");
+            k += 1;
+        }
+        if !pair.step() {
+            break;
+        }
+    }
+    poll_into(&mut pair.a, cqa, &mut wa);
+    assert_eq!(wa.len(), 2 * N, "{} of {} WQEs completed after {} commands", wa.len(), 2 * N, k);
+    for w in &wa {
+        let want = if w.wr_id % 2 == 0 { CqeStatus::RetryExcErr } else { CqeStatus::WrFlushErr };
+        assert_eq!(w.status, want, "{w:?}");
+        assert_eq!(w.qpn, qps[(w.wr_id / 2) as usize].qpn());
+    }
+    for &q in &qps {
+        assert_eq!(pair.a.dev.query_qp(q).expect("query_qp").state, QpState::Err);
+    }
+    assert!(k > 10, "only {k} commands raced the errors");
+    println!("{} WQEs completed, {k} commands, {} cycles", wa.len(), pair.now);
+}
