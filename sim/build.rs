@@ -197,6 +197,8 @@ const MODELS: &[Model] = &[
             "roce_dma_rd_arb.sv",
             "roce_dma_wr_arb.sv",
             "roce_mr_arb.sv",
+            "roce_req.sv",
+            "roce_comp.sv",
             "roce_engine.sv",
         ],
         params: &[],

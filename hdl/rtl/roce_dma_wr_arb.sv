@@ -6,7 +6,10 @@
 // already offered. The arbiter grants one client a whole write at a time (its request,
 // then its data to tlast), round-robin, so writes never interleave and each client's
 // writes stay in order; a client's write is on the port once the arbiter took its last
-// beat (a completion written after that cannot overtake it).
+// beat (a completion written after that cannot overtake it). A client is granted only once
+// it offers both a request and a data beat: a client whose data waits on something (a
+// received payload behind another client's packet) does not hold the port meanwhile, so a
+// client's writes may be offered before their data without blocking the others.
 // Latency: request and data pass through combinationally once granted; a grant takes one
 //   cycle after the previous write's last beat.
 // Throughput: one beat per cycle within a write; one idle cycle between writes.
@@ -64,7 +67,7 @@ module roce_dma_wr_arb #(
     pick = last;
     any = 1'b0;
     for (int k = N; k >= 1; k--) begin
-      if (s_req_valid[rr(last, k)]) begin
+      if (s_req_valid[rr(last, k)] && s_tvalid[rr(last, k)]) begin
         pick = rr(last, k);
         any = 1'b1;
       end

@@ -7,22 +7,37 @@
 // lane-0 aligned data), the interrupt line.
 //
 // RX:  MAC -> roce_icrc (check) -> roce_axis_drop_fifo (drops bad ICRC / FCS) ->
-//      roce_rx_parse -> roce_rx_disp -> roce_resp (requests) | completer (responses) |
-//      roce_dcqcn (CNPs, CE events)
+//      roce_rx_parse -> roce_rx_disp -> roce_resp (requests) | roce_comp (responses, with
+//      the QP's state from roce_rx_disp) | roce_dcqcn (CNPs, CE events)
 // TX:  roce_tx_arb <- roce_dcqcn (CNPs), roce_ack_q (ACK/NAKs from roce_resp),
-//      roce_rd_rsp (READ responses / ATOMIC ACKs from roce_resp), requester
+//      roce_rd_rsp (READ responses / ATOMIC ACKs from roce_resp), roce_req (requests)
 //      -> roce_tx_build -> roce_icrc (insert) -> MAC
 // Control: roce_ctrl (roce_regs, roce_qp_ctx, roce_cq, roce_mr_check); context ops go to
-//      every owner of per-QP state and complete when all have applied them.
-// Shared ports: roce_dma_rd_arb (roce_resp, roce_rd_rsp), roce_dma_wr_arb (roce_resp,
-//      roce_cq's CQE writes), roce_mr_arb (roce_resp).
+//      every owner of per-QP state (roce_resp, roce_ack_q, roce_dcqcn, roce_req, roce_comp)
+//      and complete when all have applied them; QP_READ's state read collects rq_* from
+//      roce_resp, sq_psn / sq_pi from roce_req, sq_ci from roce_comp.
+// Requester / completer: SQ doorbells go to roce_req (RQ doorbells to roce_resp);
+//      roce_req <-> roce_comp directly: roce_comp's state on m_comp/s_comp, roce_req's on
+//      s_rd / s_rd2 / s_win (latency 2), wakes, kicks. roce_req asks roce_dcqcn before each
+//      packet (s_query / m_pace) and reports its bytes (s_sent).
+// Shared ports (each registered toward the shared resource where it can wait):
+//      roce_qp_ctx's RX attribute port: roce_rx_disp (first), roce_resp, roce_comp;
+//      roce_qp_ctx's TX attribute port: roce_tx_arb (first), roce_req;
+//      roce_qp_ctx's error port: roce_resp, roce_req, roce_comp (round-robin, a 14-entry
+//      FIFO: an owner holding an error does not acknowledge context ops);
+//      roce_cq's completion input: roce_resp, roce_comp (round-robin, registered);
+//      roce_dma_rd_arb (tags 0 roce_resp, 1 roce_rd_rsp, 2 roce_req WQEs, 3 roce_req payload,
+//      4 roce_comp), roce_dma_wr_arb (roce_resp, roce_cq's CQE writes, roce_comp),
+//      roce_mr_arb (roce_resp, roce_req, roce_comp; roce_req's L_Key checks ask for no
+//      access right, as the model's gather does).
+// Time: now = roce_dcqcn's cycle counter, now_tick = IB timer ticks (one per TICK_CYCLES
+//      cycles, counted here) for roce_req and roce_comp.
 //
-// As built so far the engine is a complete RC responder (SEND, WRITE, READ, atomics, with
-// ACK/NAK, duplicates, RNR, CNPs); the requester and completer (roce_sq_fetch, roce_req,
-// roce_comp) are not in yet: SQ doorbells are dropped, response packets are counted as
-// RX_UNKNOWN_QP, and QP_READ reports the send-side engine state as zero.
+// As built the engine is a complete RC requester and responder (SEND, WRITE, READ,
+// atomics, with ACK/NAK, duplicates, RNR, go-back-N, local ACK timers, CNPs).
 // Model: the engine model (firmware-model engine::Engine); tests/tests/engine_hdl.rs runs
-// it against the model through roce-driver over the simulated fabric.
+// it against the model through roce-driver over the simulated fabric, as the responder and
+// as the requester.
 //
 // Parameters:
 //   LOG_MAX_QP, LOG_MAX_CQ, LOG_MAX_MR, MAX_MTU: the build's sizes (CAPS).
@@ -141,8 +156,8 @@ module roce_engine #(
   logic [23:0]  ctx_op_qpn;
   logic [31:0]  ctx_op_arg;
   logic         st_rd_valid, st_rd_done;
-  logic [23:0]  st_rd_qpn, st_rd_rq_psn;
-  logic [15:0]  st_rd_rq_pi, st_rd_rq_ci;
+  logic [23:0]  st_rd_qpn, st_rd_rq_psn, st_rd_sq_psn;
+  logic [15:0]  st_rd_rq_pi, st_rd_rq_ci, st_rd_sq_pi, st_rd_sq_ci;
 
   logic         qerr_valid, qerr_ready;
   logic [23:0]  qerr_qpn;
@@ -185,8 +200,8 @@ module roce_engine #(
     .rx_attr_req_valid, .rx_attr_req_qpn, .rx_attr_valid, .rx_attr, .rx_attr_state,
     .tx_attr_req_valid, .tx_attr_req_qpn, .tx_attr_valid, .tx_attr, .tx_attr_state,
     .ctx_op_valid, .ctx_op_code, .ctx_op_qpn, .ctx_op_arg, .ctx_op_done,
-    .st_rd_valid, .st_rd_qpn, .st_rd_done, .st_rd_sq_psn(24'd0), .st_rd_rq_psn,
-    .st_rd_sq_pi(16'd0), .st_rd_sq_ci(16'd0), .st_rd_rq_pi, .st_rd_rq_ci,
+    .st_rd_valid, .st_rd_qpn, .st_rd_done, .st_rd_sq_psn, .st_rd_rq_psn,
+    .st_rd_sq_pi, .st_rd_sq_ci, .st_rd_rq_pi, .st_rd_rq_ci,
     .s_qp_err_valid(qerr_valid), .s_qp_err_ready(qerr_ready), .s_qp_err_qpn(qerr_qpn),
     .s_qp_err_cause(qerr_cause),
     .s_axis_cpl_tdata(cpl_tdata), .s_axis_cpl_tuser(cpl_tuser), .s_axis_cpl_tvalid(cpl_tvalid),
@@ -256,30 +271,32 @@ module roce_engine #(
     .m_axis_tready(pay_tready), .m_axis_tlast(pay_tlast), .m_axis_tuser(pay_tuser)
   );
 
-  // RX attribute port: the dispatch first, roce_resp's flush lookups when it is free
+  // RX attribute port: the dispatch first, then roce_resp's flush lookups, then roce_comp's
+  // (timeouts, kicks, flushes); the answer (latency 2) goes to whoever asked
   logic                 disp_attr_valid, resp_attr_valid, resp_attr_ready;
+  logic                 comp_attr_valid, comp_attr_ready;
   logic [LOG_MAX_QP-1:0] disp_attr_qpn;
-  logic [23:0]          resp_attr_qpn;
-  logic [1:0]           rx_attr_who;  // who asked 1 and 2 cycles ago: bit = roce_resp
-  logic [1:0]           rx_attr_pend;
+  logic [23:0]          resp_attr_qpn, comp_attr_qpn;
+  logic [3:0]           rx_attr_who;  // who asked 1 and 2 cycles ago: 0 dispatch, 1 resp, 2 comp
   assign resp_attr_ready = !disp_attr_valid;
-  assign rx_attr_req_valid = disp_attr_valid || resp_attr_valid;
-  assign rx_attr_req_qpn = disp_attr_valid ? {{(24 - LOG_MAX_QP){1'b0}}, disp_attr_qpn} : resp_attr_qpn;
+  assign comp_attr_ready = !disp_attr_valid && !resp_attr_valid;
+  assign rx_attr_req_valid = disp_attr_valid || resp_attr_valid || comp_attr_valid;
+  assign rx_attr_req_qpn = disp_attr_valid ? {{(24 - LOG_MAX_QP){1'b0}}, disp_attr_qpn} :
+                           resp_attr_valid ? resp_attr_qpn : comp_attr_qpn;
   always_ff @(posedge clk) begin
-    rx_attr_pend <= {rx_attr_pend[0], rx_attr_req_valid};
-    rx_attr_who <= {rx_attr_who[0], !disp_attr_valid && resp_attr_valid};
-    if (rst) begin
-      rx_attr_pend <= 2'b00;
-      rx_attr_who <= 2'b00;
-    end
+    rx_attr_who[1:0] <= disp_attr_valid ? 2'd0 : resp_attr_valid ? 2'd1 : 2'd2;
+    rx_attr_who[3:2] <= rx_attr_who[1:0];
+    if (rst) rx_attr_who <= 4'd0;
   end
-  logic disp_attr_rvalid, resp_attr_rvalid;
-  assign disp_attr_rvalid = rx_attr_valid && !rx_attr_who[1];
-  assign resp_attr_rvalid = rx_attr_valid && rx_attr_who[1];
+  logic disp_attr_rvalid, resp_attr_rvalid, comp_attr_rvalid;
+  assign disp_attr_rvalid = rx_attr_valid && rx_attr_who[3:2] == 2'd0;
+  assign resp_attr_rvalid = rx_attr_valid && rx_attr_who[3:2] == 2'd1;
+  assign comp_attr_rvalid = rx_attr_valid && rx_attr_who[3:2] == 2'd2;
 
   logic             req_valid, req_ready, rsp_valid, rsp_ready;
   logic [HDR_W-1:0] d_hdr;
   logic [ATTR_W-1:0] d_attr;
+  logic [2:0]       d_state;
   logic [511:0]     dq_tdata, dr_tdata;
   logic [63:0]      dq_tkeep, dr_tkeep;
   logic             dq_tvalid, dq_tready, dq_tlast, dr_tvalid, dr_tready, dr_tlast;
@@ -295,7 +312,7 @@ module roce_engine #(
     .m_attr_valid(disp_attr_valid), .m_attr_qpn(disp_attr_qpn), .s_attr_valid(disp_attr_rvalid),
     .s_attr_data(rx_attr), .s_attr_state(rx_attr_state),
     .m_req_valid(req_valid), .m_req_ready(req_ready), .m_rsp_valid(rsp_valid),
-    .m_rsp_ready(rsp_ready), .m_hdr(d_hdr), .m_attr(d_attr),
+    .m_rsp_ready(rsp_ready), .m_hdr(d_hdr), .m_attr(d_attr), .m_state(d_state),
     .m_axis_req_tdata(dq_tdata), .m_axis_req_tkeep(dq_tkeep), .m_axis_req_tvalid(dq_tvalid),
     .m_axis_req_tready(dq_tready), .m_axis_req_tlast(dq_tlast),
     .m_axis_rsp_tdata(dr_tdata), .m_axis_rsp_tkeep(dr_tkeep), .m_axis_rsp_tvalid(dr_tvalid),
@@ -306,25 +323,25 @@ module roce_engine #(
     .cnt_unknown_qp(c_unknown), .cnt_ecn(c_ecn), .cnt_cnp(c_cnp_rcvd)
   );
 
-  // ---- completer slot (not in yet): responses are taken and dropped, counted as unknown
-  logic c_rsp_dropped;
-  assign rsp_ready = 1'b1;
-  assign dr_tready = 1'b1;
-  assign c_rsp_dropped = rsp_valid;
-  logic unused_rsp;
-  assign unused_rsp = ^dr_tdata ^ ^dr_tkeep ^ dr_tvalid ^ dr_tlast;
-
   // ================================================================ responder
   logic [511:0] rdd_tdata;  // DMA read data, shared by the read clients
   logic         rdd_tlast, rdd_tuser;
   logic         db_rq, db_sq;
   assign db_rq = db_tuser[0];
   assign db_sq = !db_tuser[0];
-  logic         rq_db_ready;
-  assign db_tready = db_sq || rq_db_ready;  // SQ doorbells: requester slot (not in yet)
+  logic         rq_db_ready, sq_db_ready;
+  assign db_tready = db_sq ? sq_db_ready : rq_db_ready;
 
   logic         r_ctx_valid, r_ctx_ready, r_ctx_done;
-  logic         r_strd_ready;
+  logic         r_strd_valid, r_strd_ready, r_strd_done;
+  logic [23:0]  r_st_rq_psn;
+  logic [15:0]  r_st_rq_pi, r_st_rq_ci;
+  logic         r_cpl_valid, r_cpl_ready;
+  logic [255:0] r_cpl_tdata;
+  logic [15:0]  r_cpl_tuser;
+  logic         r_err_valid, r_err_ready;
+  logic [23:0]  r_err_qpn;
+  logic [7:0]   r_err_cause;
   logic         r_mr_valid, r_mr_ready, r_mr_op;
   logic [31:0]  r_mr_key, r_mr_pd, r_mr_len;
   logic [63:0]  r_mr_va;
@@ -359,9 +376,9 @@ module roce_engine #(
     .s_db_pi(db_tdata[roce_regs_pkg::RQ_DB_PI_LSB +: 16]),
     .s_ctx_valid(r_ctx_valid), .s_ctx_ready(r_ctx_ready), .s_ctx_op({5'd0, ctx_op_code}),
     .s_ctx_qpn(ctx_op_qpn), .s_ctx_arg(ctx_op_arg), .ctx_done(r_ctx_done),
-    .s_strd_valid(st_rd_valid), .s_strd_ready(r_strd_ready), .s_strd_qpn(st_rd_qpn),
-    .strd_done(st_rd_done), .strd_rq_psn(st_rd_rq_psn), .strd_rq_pi(st_rd_rq_pi),
-    .strd_rq_ci(st_rd_rq_ci),
+    .s_strd_valid(r_strd_valid), .s_strd_ready(r_strd_ready), .s_strd_qpn(st_rd_qpn),
+    .strd_done(r_strd_done), .strd_rq_psn(r_st_rq_psn), .strd_rq_pi(r_st_rq_pi),
+    .strd_rq_ci(r_st_rq_ci),
     .m_attr_valid(resp_attr_valid), .m_attr_ready(resp_attr_ready), .m_attr_qpn(resp_attr_qpn),
     .s_attr_valid(resp_attr_rvalid), .s_attr_data(rx_attr),
     .m_mr_valid(r_mr_valid), .m_mr_ready(r_mr_ready), .m_mr_op(r_mr_op), .m_mr_key(r_mr_key),
@@ -381,40 +398,87 @@ module roce_engine #(
     .m_ack_valid(ack_valid), .m_ack_ready(ack_ready), .m_ack_qpn(ack_qpn), .m_ack_psn(ack_psn),
     .m_ack_syndrome(ack_syn), .m_ack_msn(ack_msn),
     .m_rsp_valid(rsp_req_valid), .m_rsp_ready(rsp_req_ready), .m_rsp_data(rsp_req),
-    .m_cpl_valid(cpl_tvalid), .m_cpl_ready(cpl_tready), .m_cpl_tdata(cpl_tdata),
-    .m_cpl_tuser(cpl_tuser),
-    .m_err_valid(qerr_valid), .m_err_ready(qerr_ready), .m_err_qpn(qerr_qpn),
-    .m_err_cause(qerr_cause),
+    .m_cpl_valid(r_cpl_valid), .m_cpl_ready(r_cpl_ready), .m_cpl_tdata(r_cpl_tdata),
+    .m_cpl_tuser(r_cpl_tuser),
+    .m_err_valid(r_err_valid), .m_err_ready(r_err_ready), .m_err_qpn(r_err_qpn),
+    .m_err_cause(r_err_cause),
     .cnt_dup(c_dup), .cnt_nak_seq(c_nak_seq), .cnt_nak_rnr(c_nak_rnr), .cnt_nak_inv(c_nak_inv),
     .cnt_nak_acc(c_nak_acc), .cnt_nak_op(c_nak_op), .cnt_dma_err(c_r_dma_err), .cnt_drop(c_r_drop)
   );
 
   // ================================================================ context ops, state reads
   // Owners: roce_resp (every op), roce_ack_q (RESET: forget the owed ACK), roce_dcqcn
-  // (RESET: clear the QP's rate state). The op completes when all have taken it.
-  logic [2:0] ctx_got;  // per owner: done
+  // (RESET: clear the QP's rate state), roce_req and roce_comp (every op). The op completes
+  // when all have taken it (the AND of their acknowledgements).
+  logic [4:0] ctx_got;    // per owner: done
+  logic [1:0] ctx_taken;  // roce_req, roce_comp: handed over, done not yet seen
   logic       aq_clr_valid, aq_clr_ready, cc_rst_valid, cc_rst_ready;
+  logic       q_ctx_valid, q_ctx_ready, q_ctx_done, c_ctx_valid, c_ctx_ready, c_ctx_done;
   logic       op_reset;
   assign op_reset = ctx_op_code == 3'(roce_rec_pkg::CTX_OP_RESET);
   logic       r_ctx_taken;
   assign r_ctx_valid = ctx_op_valid && !ctx_got[0] && !r_ctx_taken;
   assign aq_clr_valid = ctx_op_valid && !ctx_got[1] && op_reset;
   assign cc_rst_valid = ctx_op_valid && !ctx_got[2] && op_reset;
+  assign q_ctx_valid = ctx_op_valid && !ctx_got[3] && !ctx_taken[0];
+  assign c_ctx_valid = ctx_op_valid && !ctx_got[4] && !ctx_taken[1];
   assign ctx_op_done = ctx_op_valid && (ctx_got[0] || r_ctx_done) &&
                        (ctx_got[1] || !op_reset || aq_clr_ready) &&
-                       (ctx_got[2] || !op_reset || cc_rst_ready);
+                       (ctx_got[2] || !op_reset || cc_rst_ready) &&
+                       (ctx_got[3] || q_ctx_done) && (ctx_got[4] || c_ctx_done);
   always_ff @(posedge clk) begin
     if (r_ctx_valid && r_ctx_ready) r_ctx_taken <= 1'b1;
+    if (q_ctx_valid && q_ctx_ready) ctx_taken[0] <= 1'b1;
+    if (c_ctx_valid && c_ctx_ready) ctx_taken[1] <= 1'b1;
     if (r_ctx_done) ctx_got[0] <= 1'b1;
     if (aq_clr_valid && aq_clr_ready) ctx_got[1] <= 1'b1;
     if (cc_rst_valid && cc_rst_ready) ctx_got[2] <= 1'b1;
+    if (q_ctx_done) ctx_got[3] <= 1'b1;
+    if (c_ctx_done) ctx_got[4] <= 1'b1;
     if (ctx_op_done || rst) begin
-      ctx_got <= 3'b000;
+      ctx_got <= 5'b00000;
+      ctx_taken <= 2'b00;
       r_ctx_taken <= 1'b0;
     end
   end
-  logic unused_strd;
-  assign unused_strd = r_strd_ready;
+
+  // State read (QP_READ): roce_resp (rq_psn, rq_pi, rq_ci), roce_req (sq_psn, sq_pi),
+  // roce_comp (sq_ci); each owner gets the read once, its answer is kept, st_rd_done is
+  // raised (registered) once all three answered.
+  logic       q_strd_valid, q_strd_ready, q_strd_done, c_strd_valid, c_strd_ready, c_strd_done;
+  logic [23:0] q_st_sq_psn;
+  logic [15:0] q_st_sq_pi, c_st_sq_ci;
+  logic [2:0] st_taken, st_got;
+  assign r_strd_valid = st_rd_valid && !st_taken[0];
+  assign q_strd_valid = st_rd_valid && !st_taken[1];
+  assign c_strd_valid = st_rd_valid && !st_taken[2];
+  always_ff @(posedge clk) begin
+    st_rd_done <= 1'b0;
+    if (r_strd_valid && r_strd_ready) st_taken[0] <= 1'b1;
+    if (q_strd_valid && q_strd_ready) st_taken[1] <= 1'b1;
+    if (c_strd_valid && c_strd_ready) st_taken[2] <= 1'b1;
+    if (r_strd_done) begin
+      st_got[0] <= 1'b1;
+      st_rd_rq_psn <= r_st_rq_psn;
+      st_rd_rq_pi <= r_st_rq_pi;
+      st_rd_rq_ci <= r_st_rq_ci;
+    end
+    if (q_strd_done) begin
+      st_got[1] <= 1'b1;
+      st_rd_sq_psn <= q_st_sq_psn;
+      st_rd_sq_pi <= q_st_sq_pi;
+    end
+    if (c_strd_done) begin
+      st_got[2] <= 1'b1;
+      st_rd_sq_ci <= c_st_sq_ci;
+    end
+    if (st_rd_valid && st_got == 3'b111 && !st_rd_done) st_rd_done <= 1'b1;
+    if (st_rd_done || rst) begin
+      st_taken <= 3'b000;
+      st_got <= 3'b000;
+    end
+    if (rst) st_rd_done <= 1'b0;
+  end
 
   // ================================================================ ACKs, READ responses
   logic             ackd_valid, ackd_ready;
@@ -460,6 +524,9 @@ module roce_engine #(
   logic [23:0] cc_pace_qpn;
   logic [27:0] cc_pace_rc, cc_pace_rt;
   logic [15:0] cc_pace_alpha;
+  logic        q_sent_valid, q_query_valid;
+  logic [23:0] q_sent_qpn, q_query_qpn;
+  logic [15:0] q_sent_bytes;
   roce_dcqcn #(.LOG_N(LOG_MAX_QP)) u_dcqcn (
     .clk, .rst, .soft_reset, .init_done(cc_init), .now_cycle(cc_now),
     .cfg_cnp_enable, .cfg_dcqcn_enable, .cfg_us_cycles, .cfg_dcqcn_rate_ai, .cfg_dcqcn_rate_hai,
@@ -469,21 +536,272 @@ module roce_engine #(
     .m_cnp_valid(cnp_out_valid), .m_cnp_ready(cnp_out_ready), .m_cnp_qpn(cnp_out_qpn),
     .s_reset_valid(cc_rst_valid), .s_reset_ready(cc_rst_ready), .s_reset_qpn(ctx_op_qpn),
     .s_cnp_valid(cnp_in_valid), .s_cnp_ready(cnp_in_ready), .s_cnp_qpn(cnp_in_qpn),
-    .s_sent_valid(1'b0), .s_sent_ready(cc_sent_ready), .s_sent_qpn(24'd0), .s_sent_bytes(16'd0),
-    .s_query_valid(1'b0), .s_query_ready(cc_query_ready), .s_query_qpn(24'd0),
+    .s_sent_valid(q_sent_valid), .s_sent_ready(cc_sent_ready), .s_sent_qpn(q_sent_qpn),
+    .s_sent_bytes(q_sent_bytes),
+    .s_query_valid(q_query_valid), .s_query_ready(cc_query_ready), .s_query_qpn(q_query_qpn),
     .m_pace_valid(cc_pace_valid), .m_pace_qpn(cc_pace_qpn), .m_pace_allowed(cc_pace_allowed),
     .m_pace_limited(cc_pace_limited), .m_pace_rc(cc_pace_rc), .m_pace_rt(cc_pace_rt),
     .m_pace_alpha(cc_pace_alpha)
   );
-  logic unused_cc;  // the requester's pacing ports (requester not in yet)
-  assign unused_cc = cc_init ^ ^cc_now ^ cc_sent_ready ^ cc_query_ready ^ cc_pace_valid ^
-                     ^cc_pace_qpn ^ cc_pace_allowed ^ cc_pace_limited ^ ^cc_pace_rc ^
-                     ^cc_pace_rt ^ ^cc_pace_alpha ^ cfg_pfc_enable ^ ^cfg_tick_cycles ^
-                     ^cfg_cnp_dscp ^ ^cfg_cnp_pcp ^ resp_init ^ aq_init;
+  logic unused_cc;  // the pacing answer's rate state is for tests; CNP/PFC fields unused
+  assign unused_cc = cc_init ^ ^cc_pace_limited ^ ^cc_pace_rc ^ ^cc_pace_rt ^ ^cc_pace_alpha ^
+                     cfg_pfc_enable ^ ^cfg_cnp_dscp ^ ^cfg_cnp_pcp ^ resp_init ^ aq_init;
+
+  // ================================================================ requester, completer
+  // IB timer ticks: one per TICK_CYCLES cycles (0 counts as 1)
+  logic [15:0] tick_div;
+  logic [31:0] now_tick;
+  always_ff @(posedge clk) begin
+    if (tick_div + 16'd1 >= cfg_tick_cycles) begin
+      tick_div <= 16'd0;
+      now_tick <= now_tick + 32'd1;
+    end else begin
+      tick_div <= tick_div + 16'd1;
+    end
+    if (rst) begin
+      tick_div <= 16'd0;
+      now_tick <= 32'd0;
+    end
+  end
+
+  localparam int CRD_W = 8 * roce_rec_pkg::COMP_RD_BYTES;
+  localparam int RRD_W = 8 * roce_rec_pkg::REQ_RD_BYTES;
+  localparam int WIN_W = 8 * roce_rec_pkg::SQ_WIN_BYTES;
+
+  logic [2:0]       mr_arb_res_valid;  // roce_mr_arb's results (declared here: used below)
+  logic [13:0]      mr_arb_res_user;
+
+  // roce_req <-> roce_comp
+  logic             wake_valid, wake_ready, kick_valid, kick_ready, kick_flush;
+  logic [23:0]      wake_qpn, kick_qpn;
+  logic             crd_req_valid, crd_req_ready, crd_valid;
+  logic [23:0]      crd_req_qpn;
+  logic [CRD_W-1:0] crd_data;
+  logic             sqr_req_valid, sqr_valid, sqr2_req_valid, sqr2_valid;
+  logic [23:0]      sqr_req_qpn, sqr2_req_qpn;
+  logic [RRD_W-1:0] sqr_data, sqr2_data;
+  logic             win_req_valid, win_valid;
+  logic [23:0]      win_req_qpn;
+  logic [31:0]      win_req_idx;
+  logic [WIN_W-1:0] win_data;
+
+  // roce_req's other ports
+  logic             q_init;
+  logic             q_attr_valid, q_attr_ready, q_attr_rvalid;
+  logic [23:0]      q_attr_qpn;
+  logic             q_mr_valid, q_mr_ready, q_mr_res_valid;
+  logic [31:0]      q_mr_key, q_mr_pd, q_mr_len;
+  logic [63:0]      q_mr_va;
+  logic [1:0]       q_mr_user;
+  logic             q_wq_valid, q_wq_ready, q_wqd_tvalid, q_wqd_tready;
+  logic [63:0]      q_wq_addr;
+  logic [15:0]      q_wq_len;
+  logic             q_rd_valid, q_rd_ready, q_rdd_tvalid, q_rdd_tready;
+  logic [63:0]      q_rd_addr;
+  logic [15:0]      q_rd_len;
+  logic             qd_valid, qd_ready;
+  logic [DESC_W-1:0] qd;
+  logic [511:0]     qp_tdata;
+  logic [63:0]      qp_tkeep;
+  logic             qp_tvalid, qp_tready, qp_tlast;
+  logic             q_err_valid, q_err_ready;
+  logic [23:0]      q_err_qpn;
+  logic [7:0]       q_err_cause;
+  logic             c_q_retx, c_q_stale, c_q_dma_err, c_q_wqe_err;
+
+  roce_req #(.LOG_N(LOG_MAX_QP)) u_req (
+    .clk, .rst, .soft_reset, .init_done(q_init), .now(cc_now), .now_tick,
+    .s_db_valid(db_tvalid && db_sq), .s_db_ready(sq_db_ready),
+    .s_db_qpn({8'd0, db_tdata[roce_regs_pkg::SQ_DB_QP_LSB +: 16]}),
+    .s_db_pi(db_tdata[roce_regs_pkg::SQ_DB_PI_LSB +: 16]),
+    .s_wake_valid(wake_valid), .s_wake_ready(wake_ready), .s_wake_qpn(wake_qpn),
+    .s_ctx_valid(q_ctx_valid), .s_ctx_ready(q_ctx_ready), .s_ctx_op({5'd0, ctx_op_code}),
+    .s_ctx_qpn(ctx_op_qpn), .s_ctx_arg(ctx_op_arg), .ctx_done(q_ctx_done),
+    .s_strd_valid(q_strd_valid), .s_strd_ready(q_strd_ready), .s_strd_qpn(st_rd_qpn),
+    .strd_done(q_strd_done), .strd_sq_psn(q_st_sq_psn), .strd_sq_pi(q_st_sq_pi),
+    .m_attr_valid(q_attr_valid), .m_attr_ready(q_attr_ready), .m_attr_qpn(q_attr_qpn),
+    .s_attr_valid(q_attr_rvalid), .s_attr_data(tx_attr), .s_attr_state(tx_attr_state),
+    .m_comp_valid(crd_req_valid), .m_comp_ready(crd_req_ready), .m_comp_qpn(crd_req_qpn),
+    .s_comp_valid(crd_valid), .s_comp_data(crd_data),
+    .m_query_valid(q_query_valid), .m_query_ready(cc_query_ready), .m_query_qpn(q_query_qpn),
+    .s_pace_valid(cc_pace_valid), .s_pace_qpn(cc_pace_qpn), .s_pace_allowed(cc_pace_allowed),
+    .m_sent_valid(q_sent_valid), .m_sent_ready(cc_sent_ready), .m_sent_qpn(q_sent_qpn),
+    .m_sent_bytes(q_sent_bytes),
+    .m_mr_valid(q_mr_valid), .m_mr_ready(q_mr_ready), .m_mr_key(q_mr_key), .m_mr_pd(q_mr_pd),
+    .m_mr_va(q_mr_va), .m_mr_len(q_mr_len), .m_mr_user(q_mr_user),
+    .s_mr_valid(q_mr_res_valid), .s_mr_status(mr_res_status), .s_mr_dma(mr_res_dma),
+    .s_mr_user(mr_arb_res_user[1:0]),
+    .m_wqe_rd_valid(q_wq_valid), .m_wqe_rd_ready(q_wq_ready), .m_wqe_rd_addr(q_wq_addr),
+    .m_wqe_rd_len(q_wq_len),
+    .s_wqe_rd_tdata(rdd_tdata), .s_wqe_rd_tvalid(q_wqd_tvalid), .s_wqe_rd_tready(q_wqd_tready),
+    .s_wqe_rd_tlast(rdd_tlast), .s_wqe_rd_tuser(rdd_tuser),
+    .m_dma_rd_valid(q_rd_valid), .m_dma_rd_ready(q_rd_ready), .m_dma_rd_addr(q_rd_addr),
+    .m_dma_rd_len(q_rd_len),
+    .s_dma_rd_tdata(rdd_tdata), .s_dma_rd_tvalid(q_rdd_tvalid), .s_dma_rd_tready(q_rdd_tready),
+    .s_dma_rd_tlast(rdd_tlast), .s_dma_rd_tuser(rdd_tuser),
+    .m_desc_valid(qd_valid), .m_desc_ready(qd_ready), .m_desc(qd),
+    .m_axis_pay_tdata(qp_tdata), .m_axis_pay_tkeep(qp_tkeep), .m_axis_pay_tvalid(qp_tvalid),
+    .m_axis_pay_tready(qp_tready), .m_axis_pay_tlast(qp_tlast),
+    .m_kick_valid(kick_valid), .m_kick_ready(kick_ready), .m_kick_qpn(kick_qpn),
+    .m_kick_flush(kick_flush),
+    .m_err_valid(q_err_valid), .m_err_ready(q_err_ready), .m_err_qpn(q_err_qpn),
+    .m_err_cause(q_err_cause),
+    .s_rd_valid(sqr_req_valid), .s_rd_qpn(sqr_req_qpn), .m_rd_valid(sqr_valid), .m_rd_data(sqr_data),
+    .s_rd2_valid(sqr2_req_valid), .s_rd2_qpn(sqr2_req_qpn), .m_rd2_valid(sqr2_valid),
+    .m_rd2_data(sqr2_data),
+    .s_win_valid(win_req_valid), .s_win_qpn(win_req_qpn), .s_win_idx(win_req_idx),
+    .m_win_valid(win_valid), .m_win_data(win_data),
+    .cnt_retransmit(c_q_retx), .cnt_stale(c_q_stale), .cnt_dma_err(c_q_dma_err),
+    .cnt_wqe_err(c_q_wqe_err)
+  );
+  assign crd_req_ready = 1'b1;  // roce_comp's s_comp is always ready
+
+  // roce_comp's other ports
+  logic             c_init;
+  logic             c_mr_valid, c_mr_ready, c_mr_res_valid;
+  logic [31:0]      c_mr_key, c_mr_pd, c_mr_len;
+  logic [63:0]      c_mr_va;
+  logic [3:0]       c_mr_need;
+  logic [1:0]       c_mr_user;
+  logic             c_rd_valid, c_rd_ready, c_rdd_tvalid, c_rdd_tready;
+  logic [63:0]      c_rd_addr;
+  logic [15:0]      c_rd_len;
+  logic             c_wr_valid, c_wr_ready;
+  logic [63:0]      c_wr_addr;
+  logic [15:0]      c_wr_len;
+  logic [511:0]     c_wd_tdata;
+  logic [63:0]      c_wd_tkeep;
+  logic             c_wd_tvalid, c_wd_tready, c_wd_tlast;
+  logic             c_cpl_valid, c_cpl_ready;
+  logic [255:0]     c_cpl_tdata;
+  logic [15:0]      c_cpl_tuser;
+  logic             c_err_valid, c_err_ready;
+  logic [23:0]      c_err_qpn;
+  logic [7:0]       c_err_cause;
+  logic             c_dbg_valid;
+  logic [2:0]       c_dbg_kind;
+  logic [23:0]      c_dbg_qpn;
+  logic             c_c_nak, c_c_rnr, c_c_timeout, c_c_dma_err;
+
+  roce_comp #(.LOG_N(LOG_MAX_QP)) u_comp (
+    .clk, .rst, .soft_reset, .init_done(c_init), .now(cc_now), .now_tick, .cfg_us_cycles,
+    .s_rsp_valid(rsp_valid), .s_rsp_ready(rsp_ready), .s_rsp_hdr(d_hdr), .s_rsp_attr(d_attr),
+    .s_rsp_state(d_state),
+    .s_axis_pay_tdata(dr_tdata), .s_axis_pay_tkeep(dr_tkeep), .s_axis_pay_tvalid(dr_tvalid),
+    .s_axis_pay_tready(dr_tready), .s_axis_pay_tlast(dr_tlast),
+    .s_kick_valid(kick_valid), .s_kick_ready(kick_ready), .s_kick_qpn(kick_qpn),
+    .s_kick_flush(kick_flush),
+    .s_ctx_valid(c_ctx_valid), .s_ctx_ready(c_ctx_ready), .s_ctx_op({5'd0, ctx_op_code}),
+    .s_ctx_qpn(ctx_op_qpn), .s_ctx_arg(ctx_op_arg), .ctx_done(c_ctx_done),
+    .s_strd_valid(c_strd_valid), .s_strd_ready(c_strd_ready), .s_strd_qpn(st_rd_qpn),
+    .strd_done(c_strd_done), .strd_sq_ci(c_st_sq_ci),
+    .m_attr_valid(comp_attr_valid), .m_attr_ready(comp_attr_ready), .m_attr_qpn(comp_attr_qpn),
+    .s_attr_valid(comp_attr_rvalid), .s_attr_data(rx_attr), .s_attr_state(rx_attr_state),
+    .m_rd_valid(sqr_req_valid), .m_rd_qpn(sqr_req_qpn), .s_rd_valid(sqr_valid), .s_rd_data(sqr_data),
+    .m_rd2_valid(sqr2_req_valid), .m_rd2_qpn(sqr2_req_qpn), .s_rd2_valid(sqr2_valid),
+    .s_rd2_data(sqr2_data),
+    .m_win_valid(win_req_valid), .m_win_qpn(win_req_qpn), .m_win_idx(win_req_idx),
+    .s_win_valid(win_valid), .s_win_data(win_data),
+    .s_comp_valid(crd_req_valid), .s_comp_qpn(crd_req_qpn), .m_comp_valid(crd_valid),
+    .m_comp_data(crd_data),
+    .m_wake_valid(wake_valid), .m_wake_ready(wake_ready), .m_wake_qpn(wake_qpn),
+    .m_mr_valid(c_mr_valid), .m_mr_ready(c_mr_ready), .m_mr_key(c_mr_key), .m_mr_pd(c_mr_pd),
+    .m_mr_va(c_mr_va), .m_mr_len(c_mr_len), .m_mr_need(c_mr_need), .m_mr_user(c_mr_user),
+    .s_mr_valid(c_mr_res_valid), .s_mr_status(mr_res_status), .s_mr_dma(mr_res_dma),
+    .s_mr_user(mr_arb_res_user[1:0]),
+    .m_dma_rd_valid(c_rd_valid), .m_dma_rd_ready(c_rd_ready), .m_dma_rd_addr(c_rd_addr),
+    .m_dma_rd_len(c_rd_len),
+    .s_dma_rd_tdata(rdd_tdata), .s_dma_rd_tvalid(c_rdd_tvalid), .s_dma_rd_tready(c_rdd_tready),
+    .s_dma_rd_tlast(rdd_tlast), .s_dma_rd_tuser(rdd_tuser),
+    .m_dma_wr_valid(c_wr_valid), .m_dma_wr_ready(c_wr_ready), .m_dma_wr_addr(c_wr_addr),
+    .m_dma_wr_len(c_wr_len),
+    .m_axis_dma_wr_tdata(c_wd_tdata), .m_axis_dma_wr_tkeep(c_wd_tkeep),
+    .m_axis_dma_wr_tvalid(c_wd_tvalid), .m_axis_dma_wr_tready(c_wd_tready),
+    .m_axis_dma_wr_tlast(c_wd_tlast),
+    .m_cpl_valid(c_cpl_valid), .m_cpl_ready(c_cpl_ready), .m_cpl_tdata(c_cpl_tdata),
+    .m_cpl_tuser(c_cpl_tuser),
+    .m_err_valid(c_err_valid), .m_err_ready(c_err_ready), .m_err_qpn(c_err_qpn),
+    .m_err_cause(c_err_cause),
+    .dbg_op_valid(c_dbg_valid), .dbg_op_kind(c_dbg_kind), .dbg_op_qpn(c_dbg_qpn),
+    .cnt_nak(c_c_nak), .cnt_rnr(c_c_rnr), .cnt_timeout(c_c_timeout), .cnt_dma_err(c_c_dma_err)
+  );
+  logic unused_qc;  // the lockstep's operation trace; init_done of blocks not in STATUS.READY
+  assign unused_qc = c_dbg_valid ^ ^c_dbg_kind ^ ^c_dbg_qpn ^ q_init ^ c_init;
+
+  // TX attribute port: roce_tx_arb first (it cannot wait), then roce_req's visits; the
+  // answer (latency 2) goes to whoever asked
+  logic [LOG_MAX_QP-1:0] tx_arb_attr_qpn;
+  logic                  tx_arb_attr_valid, tx_arb_attr_rvalid;
+  logic [1:0]            tx_attr_who;  // 1 and 2 cycles ago: roce_req asked
+  assign q_attr_ready = !tx_arb_attr_valid;
+  assign tx_attr_req_valid = tx_arb_attr_valid || q_attr_valid;
+  assign tx_attr_req_qpn = tx_arb_attr_valid ? {{(24 - LOG_MAX_QP){1'b0}}, tx_arb_attr_qpn} : q_attr_qpn;
+  always_ff @(posedge clk) begin
+    tx_attr_who <= {tx_attr_who[0], !tx_arb_attr_valid && q_attr_valid};
+    if (rst) tx_attr_who <= 2'b00;
+  end
+  assign tx_arb_attr_rvalid = tx_attr_valid && !tx_attr_who[1];
+  assign q_attr_rvalid = tx_attr_valid && tx_attr_who[1];
+
+  // QP errors toward roce_qp_ctx: roce_resp, roce_req, roce_comp, round-robin into a FIFO.
+  // roce_qp_ctx takes no error while a command waits for the owners' acknowledgements, and
+  // an owner with an error to hand over (roce_resp, roce_comp) does not acknowledge: the
+  // FIFO takes errors at once, so only more errors than it holds during one command could
+  // hold an owner (a QP reports at most one per owner until it is reset).
+  logic [1:0] qe_last;  // served last: bit 0 roce_resp, bit 1 roce_req, none roce_comp
+  logic [2:0] qe_v, qe_pick;
+  assign qe_v = {c_err_valid, q_err_valid, r_err_valid};
+  always_comb begin
+    // the first requester after the last one served, else the others in order
+    qe_pick = 3'b000;
+    if (qe_last[0]) qe_pick = qe_v[1] ? 3'b010 : qe_v[2] ? 3'b100 : qe_v[0] ? 3'b001 : 3'b000;
+    else if (qe_last[1]) qe_pick = qe_v[2] ? 3'b100 : qe_v[0] ? 3'b001 : qe_v[1] ? 3'b010 : 3'b000;
+    else qe_pick = qe_v[0] ? 3'b001 : qe_v[1] ? 3'b010 : qe_v[2] ? 3'b100 : 3'b000;
+  end
+  logic qe_free;  // the FIFO has room (a function of its registers)
+  assign r_err_ready = qe_free && qe_pick[0];
+  assign q_err_ready = qe_free && qe_pick[1];
+  assign c_err_ready = qe_free && qe_pick[2];
+  always_ff @(posedge clk) begin
+    if (qe_free && qe_pick != 3'b000) qe_last <= qe_pick[1:0];
+    if (rst) qe_last <= 2'b00;
+  end
+  logic [31:0] qe_in;
+  assign qe_in = qe_pick[0] ? {r_err_cause, r_err_qpn} : qe_pick[1] ? {q_err_cause, q_err_qpn} :
+                 {c_err_cause, c_err_qpn};
+  logic [3:0] qe_keep_unused;
+  logic       qe_last_unused, qe_user_unused;
+  roce_axis_fifo #(.DATA_W(32), .USER_W(1), .DEPTH(16)) u_qerr_fifo (
+    .clk, .rst,
+    .s_axis_tdata(qe_in), .s_axis_tkeep(4'hF), .s_axis_tvalid(qe_pick != 3'b000),
+    .s_axis_tready(qe_free), .s_axis_tlast(1'b1), .s_axis_tuser(1'b0),
+    .m_axis_tdata({qerr_cause, qerr_qpn}), .m_axis_tkeep(qe_keep_unused), .m_axis_tvalid(qerr_valid),
+    .m_axis_tready(qerr_ready), .m_axis_tlast(qe_last_unused), .m_axis_tuser(qe_user_unused)
+  );
+
+  // completions toward roce_cq: roce_resp (receives), roce_comp (sends), alternating when
+  // both offer, registered
+  logic cp_last;  // 1: roce_comp was served last
+  logic cp_r, cp_c, cp_free;
+  assign cp_free = !cpl_tvalid || cpl_tready;
+  assign cp_r = r_cpl_valid && (!c_cpl_valid || cp_last);
+  assign cp_c = c_cpl_valid && !cp_r;
+  assign r_cpl_ready = cp_free && cp_r;
+  assign c_cpl_ready = cp_free && cp_c;
+  always_ff @(posedge clk) begin
+    if (cp_free) begin
+      cpl_tvalid <= cp_r || cp_c;
+      cpl_tdata <= cp_r ? r_cpl_tdata : c_cpl_tdata;
+      cpl_tuser <= cp_r ? r_cpl_tuser : c_cpl_tuser;
+      if (cp_r || cp_c) cp_last <= cp_c;
+    end
+    if (rst) begin
+      cpl_tvalid <= 1'b0;
+      cp_last <= 1'b0;
+    end
+  end
 
   // ================================================================ TX path
-  logic [LOG_MAX_QP-1:0] tx_attr_qpn_n;
-  logic             txq_ready, txq_tready;
   logic             txh_valid, txh_ready;
   logic [TXH_W-1:0] txh;
   logic [511:0]     txp_tdata;
@@ -499,20 +817,18 @@ module roce_engine #(
     .s_rsp_valid(rrd_valid), .s_rsp_ready(rrd_ready), .s_rsp_desc(rrd),
     .s_axis_rsp_tdata(rrp_tdata), .s_axis_rsp_tkeep(rrp_tkeep), .s_axis_rsp_tvalid(rrp_tvalid),
     .s_axis_rsp_tready(rrp_tready), .s_axis_rsp_tlast(rrp_tlast),
-    // requester slot (not in yet)
-    .s_req_valid(1'b0), .s_req_ready(txq_ready), .s_req_desc('0),
-    .s_axis_req_tdata('0), .s_axis_req_tkeep('0), .s_axis_req_tvalid(1'b0),
-    .s_axis_req_tready(txq_tready), .s_axis_req_tlast(1'b0),
-    .m_attr_valid(tx_attr_req_valid), .m_attr_qpn(tx_attr_qpn_n), .s_attr_valid(tx_attr_valid),
+    .s_req_valid(qd_valid), .s_req_ready(qd_ready), .s_req_desc(qd),
+    .s_axis_req_tdata(qp_tdata), .s_axis_req_tkeep(qp_tkeep), .s_axis_req_tvalid(qp_tvalid),
+    .s_axis_req_tready(qp_tready), .s_axis_req_tlast(qp_tlast),
+    .m_attr_valid(tx_arb_attr_valid), .m_attr_qpn(tx_arb_attr_qpn), .s_attr_valid(tx_arb_attr_rvalid),
     .s_attr_data(tx_attr),
     .m_hdr_valid(txh_valid), .m_hdr_ready(txh_ready), .m_hdr(txh),
     .m_axis_pay_tdata(txp_tdata), .m_axis_pay_tkeep(txp_tkeep), .m_axis_pay_tvalid(txp_tvalid),
     .m_axis_pay_tready(txp_tready), .m_axis_pay_tlast(txp_tlast),
     .cnt_ack(c_acks)
   );
-  assign tx_attr_req_qpn = {{(24 - LOG_MAX_QP){1'b0}}, tx_attr_qpn_n};
   logic unused_tx_state;
-  assign unused_tx_state = ^tx_attr_state ^ c_acks ^ txq_ready ^ txq_tready;
+  assign unused_tx_state = c_acks;
 
   logic [511:0] tb_tdata;
   logic [63:0]  tb_tkeep;
@@ -539,53 +855,66 @@ module roce_engine #(
   assign m_axis_tx_tuser = tx_icrc_user[0];
 
   // ================================================================ DMA and MR sharing
-  roce_dma_rd_arb #(.N(2), .TAG_W(DMA_TAG_W)) u_dma_rd_arb (
+  roce_dma_rd_arb #(.N(5), .TAG_W(DMA_TAG_W)) u_dma_rd_arb (
     .clk, .rst,
-    .s_req_valid({rr_rd_valid, r_rd_valid}), .s_req_ready({rr_rd_ready, r_rd_ready}),
-    .s_req_addr({rr_rd_addr, r_rd_addr}), .s_req_len({rr_rd_len, r_rd_len}),
+    .s_req_valid({c_rd_valid, q_rd_valid, q_wq_valid, rr_rd_valid, r_rd_valid}),
+    .s_req_ready({c_rd_ready, q_rd_ready, q_wq_ready, rr_rd_ready, r_rd_ready}),
+    .s_req_addr({c_rd_addr, q_rd_addr, q_wq_addr, rr_rd_addr, r_rd_addr}),
+    .s_req_len({c_rd_len, q_rd_len, q_wq_len, rr_rd_len, r_rd_len}),
     .m_req_valid(m_dma_rd_valid), .m_req_ready(m_dma_rd_ready), .m_req_addr(m_dma_rd_addr),
     .m_req_len(m_dma_rd_len), .m_req_tag(m_dma_rd_tag),
     .s_rsp_tdata(s_dma_rd_tdata), .s_rsp_tvalid(s_dma_rd_tvalid), .s_rsp_tready(s_dma_rd_tready),
     .s_rsp_tlast(s_dma_rd_tlast), .s_rsp_tuser(s_dma_rd_tuser), .s_rsp_tid(s_dma_rd_tid),
-    .m_rsp_tdata(rdd_tdata), .m_rsp_tvalid({rr_rdd_tvalid, r_rdd_tvalid}),
-    .m_rsp_tready({rr_rdd_tready, r_rdd_tready}), .m_rsp_tlast(rdd_tlast), .m_rsp_tuser(rdd_tuser)
+    .m_rsp_tdata(rdd_tdata),
+    .m_rsp_tvalid({c_rdd_tvalid, q_rdd_tvalid, q_wqd_tvalid, rr_rdd_tvalid, r_rdd_tvalid}),
+    .m_rsp_tready({c_rdd_tready, q_rdd_tready, q_wqd_tready, rr_rdd_tready, r_rdd_tready}),
+    .m_rsp_tlast(rdd_tlast), .m_rsp_tuser(rdd_tuser)
   );
 
-  // roce_cq's CQE writes as a write client: the request, then one beat
+  // roce_cq's CQE writes as a write client: the request, then one beat (offered together:
+  // roce_dma_wr_arb grants a client that offers both)
   logic cqw_req_valid, cqw_req_ready, cqw_tvalid, cqw_tready, cqw_sent;
   assign cqw_req_valid = cqe_valid && !cqw_sent;
-  assign cqw_tvalid = cqe_valid && cqw_sent;
+  assign cqw_tvalid = cqe_valid;
   assign cqe_ready = cqw_tvalid && cqw_tready;
   always_ff @(posedge clk) begin
     if (cqw_req_valid && cqw_req_ready) cqw_sent <= 1'b1;
     if (cqe_ready || rst) cqw_sent <= 1'b0;
   end
 
-  roce_dma_wr_arb #(.N(2)) u_dma_wr_arb (
+  roce_dma_wr_arb #(.N(3)) u_dma_wr_arb (
     .clk, .rst,
-    .s_req_valid({cqw_req_valid, r_wr_valid}), .s_req_ready({cqw_req_ready, r_wr_ready}),
-    .s_req_addr({cqe_addr, r_wr_addr}), .s_req_len({16'd32, r_wr_len}),
-    .s_tdata({256'd0, cqe_data, r_wd_tdata}), .s_tkeep({64'h0000_0000_FFFF_FFFF, r_wd_tkeep}),
-    .s_tvalid({cqw_tvalid, r_wd_tvalid}), .s_tready({cqw_tready, r_wd_tready}),
-    .s_tlast({1'b1, r_wd_tlast}),
+    .s_req_valid({c_wr_valid, cqw_req_valid, r_wr_valid}),
+    .s_req_ready({c_wr_ready, cqw_req_ready, r_wr_ready}),
+    .s_req_addr({c_wr_addr, cqe_addr, r_wr_addr}), .s_req_len({c_wr_len, 16'd32, r_wr_len}),
+    .s_tdata({c_wd_tdata, 256'd0, cqe_data, r_wd_tdata}),
+    .s_tkeep({c_wd_tkeep, 64'h0000_0000_FFFF_FFFF, r_wd_tkeep}),
+    .s_tvalid({c_wd_tvalid, cqw_tvalid, r_wd_tvalid}), .s_tready({c_wd_tready, cqw_tready, r_wd_tready}),
+    .s_tlast({c_wd_tlast, 1'b1, r_wd_tlast}),
     .m_req_valid(m_dma_wr_valid), .m_req_ready(m_dma_wr_ready), .m_req_addr(m_dma_wr_addr),
     .m_req_len(m_dma_wr_len), .m_tdata(m_axis_dma_wr_tdata), .m_tkeep(m_axis_dma_wr_tkeep),
     .m_tvalid(m_axis_dma_wr_tvalid), .m_tready(m_axis_dma_wr_tready), .m_tlast(m_axis_dma_wr_tlast)
   );
 
-  // one MR client so far: roce_resp (the requester and completer join through roce_mr_arb)
-  assign mr_valid = r_mr_valid;
-  assign r_mr_ready = mr_ready;
-  assign mr_op = r_mr_op;
-  assign mr_key = r_mr_key;
-  assign mr_pd = r_mr_pd;
-  assign mr_va = r_mr_va;
-  assign mr_len = r_mr_len;
-  assign mr_need = r_mr_need;
-  assign mr_user = {14'd0, r_mr_user};
-  assign r_mr_res_valid = mr_res_valid;
-  assign mr_res_ready = r_mr_res_ready;
-  assign r_mr_res_user = mr_res_user[1:0];
+  // MR checks: roce_resp (0), roce_req (1; its gather checks ask for no access right, as the
+  // model's walk_sges with need 0), roce_comp (2); results routed back by the user field
+  roce_mr_arb #(.N(3), .USER_W(16)) u_mr_arb (
+    .clk, .rst,
+    .s_valid({c_mr_valid, q_mr_valid, r_mr_valid}), .s_ready({c_mr_ready, q_mr_ready, r_mr_ready}),
+    .s_op({1'b0, 1'b0, r_mr_op}), .s_key({c_mr_key, q_mr_key, r_mr_key}),
+    .s_pd({c_mr_pd, q_mr_pd, r_mr_pd}), .s_va({c_mr_va, q_mr_va, r_mr_va}),
+    .s_len({c_mr_len, q_mr_len, r_mr_len}), .s_need({c_mr_need, 4'd0, r_mr_need}),
+    .s_user({12'd0, c_mr_user, 12'd0, q_mr_user, 12'd0, r_mr_user}),
+    .m_valid(mr_valid), .m_ready(mr_ready), .m_op(mr_op), .m_key(mr_key), .m_pd(mr_pd),
+    .m_va(mr_va), .m_len(mr_len), .m_need(mr_need), .m_user(mr_user),
+    .s_res_valid(mr_res_valid), .s_res_ready(mr_res_ready), .s_res_user(mr_res_user),
+    .m_res_valid(mr_arb_res_valid), .m_res_ready({1'b1, 1'b1, r_mr_res_ready}),
+    .m_res_user(mr_arb_res_user)
+  );
+  assign r_mr_res_valid = mr_arb_res_valid[0];
+  assign q_mr_res_valid = mr_arb_res_valid[1];
+  assign c_mr_res_valid = mr_arb_res_valid[2];
+  assign r_mr_res_user = mr_arb_res_user[1:0];
 
   // ================================================================ counters
   function automatic logic [15:0] popcount64(input logic [63:0] k);
@@ -601,12 +930,15 @@ module roce_engine #(
     cnt_add[16*roce_regs_pkg::CNT_RX_BYTES +: 16] = rx_beat ? popcount64(s_axis_rx_tkeep) : 16'd0;
     cnt_add[16*roce_regs_pkg::CNT_RX_ICRC_ERRORS +: 16] = {15'd0, df_bad};
     cnt_add[16*roce_regs_pkg::CNT_RX_MALFORMED +: 16] = {15'd0, c_malformed};
-    cnt_add[16*roce_regs_pkg::CNT_RX_UNKNOWN_QP +: 16] = {14'd0, c_unknown} + {15'd0, c_r_drop} +
-                                                       {15'd0, c_rsp_dropped};
+    cnt_add[16*roce_regs_pkg::CNT_RX_UNKNOWN_QP +: 16] = {15'd0, c_unknown} + {15'd0, c_r_drop};
     cnt_add[16*roce_regs_pkg::CNT_RX_DROPPED +: 16] = {14'd0, c_dropped} + {15'd0, df_over} +
                                                     {15'd0, df_full};
     cnt_add[16*roce_regs_pkg::CNT_TX_FRAMES +: 16] = {15'd0, tx_beat && m_axis_tx_tlast};
     cnt_add[16*roce_regs_pkg::CNT_TX_BYTES +: 16] = tx_beat ? popcount64(m_axis_tx_tkeep) : 16'd0;
+    cnt_add[16*roce_regs_pkg::CNT_RETRANSMITS +: 16] = {15'd0, c_q_retx};
+    cnt_add[16*roce_regs_pkg::CNT_TIMEOUTS +: 16] = {15'd0, c_c_timeout};
+    cnt_add[16*roce_regs_pkg::CNT_NAKS_RCVD +: 16] = {15'd0, c_c_nak};
+    cnt_add[16*roce_regs_pkg::CNT_RNR_RETRIES +: 16] = {15'd0, c_c_rnr};
     cnt_add[16*roce_regs_pkg::CNT_NAK_SEQ_SENT +: 16] = {15'd0, c_nak_seq};
     cnt_add[16*roce_regs_pkg::CNT_NAK_RNR_SENT +: 16] = {15'd0, c_nak_rnr};
     cnt_add[16*roce_regs_pkg::CNT_NAK_INV_REQ_SENT +: 16] = {15'd0, c_nak_inv};
@@ -618,8 +950,9 @@ module roce_engine #(
   logic unused_cnt;
   assign unused_cnt = c_not_roce ^ c_dup ^ c_nak_op ^ c_r_dma_err ^ c_rr_dma_err ^ df_good ^
                       ^df_good_n ^ ^df_bad_n ^ ^df_over_n ^ ^df_full_n ^ tb_drop ^
-                      tx_icrc_user[1] ^ df_tuser[0] ^ ^rx_attr_pend ^ db_tuser[1] ^
-                      ^mr_res_user[15:2];
+                      tx_icrc_user[1] ^ df_tuser[0] ^ db_tuser[1] ^ ^mr_arb_res_user[13:2] ^
+                      c_q_stale ^ c_q_dma_err ^ c_q_wqe_err ^ c_c_dma_err ^ ^qe_keep_unused ^
+                      qe_last_unused ^ qe_user_unused;
 
 endmodule
 

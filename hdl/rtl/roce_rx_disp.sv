@@ -11,8 +11,9 @@
 //   neither an RC request nor a response, or its QP
 //   not in Rtr/Rts/Sqd (roce_qp_ctx's RX port)      -> dropped, cnt_unknown_qp
 //   request / response                              -> m_req to roce_resp / m_rsp to
-//                                                      roce_comp, with the QP's attributes,
-//                                                      payload routed behind it
+//                                                      roce_comp, with the QP's attributes
+//                                                      (m_attr) and state (m_state), payload
+//                                                      routed behind it
 // and for a CE-marked request or response with CTRL.ECN_ENABLE: cnt_ecn and a CE event on
 // m_ce (QPN) for roce_dcqcn's notification point. The payload of a dropped packet is
 // consumed here. CTRL.ENABLE = 0 drops every frame (cnt_dropped). MAC control frames (PFC)
@@ -68,6 +69,7 @@ module roce_rx_disp #(
   input  wire logic              m_rsp_ready,
   output      logic [HDR_W-1:0]  m_hdr,
   output      logic [ATTR_W-1:0] m_attr,
+  output      logic [2:0]        m_state,
   output      logic [511:0]      m_axis_req_tdata,
   output      logic [63:0]       m_axis_req_tkeep,
   output      logic              m_axis_req_tvalid,
@@ -196,6 +198,7 @@ module roce_rx_disp #(
       end
       S_ATTR: if (s_attr_valid) begin
         m_attr <= s_attr_data;
+        m_state <= s_attr_state;
         st <= S_DECIDE;
       end
       S_DECIDE: begin

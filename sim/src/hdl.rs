@@ -67,7 +67,13 @@ pub struct HdlEngine {
     tx_start: Option<u64>,
     mac_free_at: u64,
     tx_out: VecDeque<Vec<u8>>,
-    rd_q: VecDeque<(u64, u64, Vec<u8>, bool, bool)>, // (ready cycle, tag, beat, last, error)
+    /// DMA read data per tag (the engine's clients), in request order: (ready cycle, beat,
+    /// last, error).
+    rd_q: Vec<VecDeque<(u64, Vec<u8>, bool, bool)>>,
+    /// The tag whose data is offered (kept while it is taken, else the next tag with data).
+    rd_tag: usize,
+    /// The cycle the next read's first beat can come at the earliest (one beat per cycle).
+    rd_free_at: u64,
     wr_reqs: VecDeque<(u64, usize)>,
     wr_data: Vec<u8>,
     wr_done: VecDeque<Vec<u8>>,
@@ -140,7 +146,9 @@ impl HdlEngine {
             tx_start: None,
             mac_free_at: 0,
             tx_out: VecDeque::new(),
-            rd_q: VecDeque::new(),
+            rd_q: Vec::new(),
+            rd_tag: 0,
+            rd_free_at: 0,
             wr_reqs: VecDeque::new(),
             wr_data: Vec::new(),
             wr_done: VecDeque::new(),
@@ -179,7 +187,7 @@ impl HdlEngine {
 
     /// Whether the engine has frames, DMA reads or writes in progress in the harness.
     pub fn busy(&self) -> bool {
-        !self.rx_q.is_empty() || !self.rd_q.is_empty() || !self.wr_reqs.is_empty() || !self.tx_cur.is_empty()
+        !self.rx_q.is_empty() || self.rd_q.iter().any(|q| !q.is_empty()) || !self.wr_reqs.is_empty() || !self.tx_cur.is_empty()
     }
 
     /// The DMA writes since the last call (with [`HdlEngine::log_writes`]).
@@ -220,15 +228,26 @@ impl HdlEngine {
         // MAC TX: busy while the previous frame is on the wire
         let tx_ready = (self.tx_start.is_some() || now >= self.mac_free_at) && tx_go;
         self.dut.set_u64(p.tx[3], u64::from(tx_ready));
-        // DMA read data, in request order, one beat per cycle
-        let rd_now = self.rd_q.front().is_some_and(|b| b.0 <= now) && rdd_go;
+        // DMA read data: per tag in request order, one beat per cycle; a tag whose client
+        // does not take its beat lets the others pass (as a DMA engine's per-tag completions)
+        let due = |q: &VecDeque<(u64, Vec<u8>, bool, bool)>| q.front().is_some_and(|b| b.0 <= now);
+        let nt = self.rd_q.len();
+        if nt > 0 && !due(&self.rd_q[self.rd_tag % nt]) {
+            if let Some(k) = (1..=nt).map(|k| (self.rd_tag + k) % nt).find(|&t| due(&self.rd_q[t])) {
+                self.rd_tag = k;
+            }
+        }
+        let rd_now = nt > 0 && due(&self.rd_q[self.rd_tag % nt]) && rdd_go;
         self.dut.set_u64(p.rd_dat[1], u64::from(rd_now));
-        if let Some((_, tag, b, last, err)) = self.rd_q.front() {
-            pack_bytes(b, &mut self.w);
-            self.dut.set(p.rd_dat[0], &self.w);
-            self.dut.set_u64(p.rd_dat[3], u64::from(*last));
-            self.dut.set_u64(p.rd_dat[4], u64::from(*err));
-            self.dut.set_u64(p.rd_dat[5], *tag);
+        if rd_now {
+            let tag = self.rd_tag % nt;
+            if let Some((_, b, last, err)) = self.rd_q[tag].front() {
+                pack_bytes(b, &mut self.w);
+                self.dut.set(p.rd_dat[0], &self.w);
+                self.dut.set_u64(p.rd_dat[3], u64::from(*last));
+                self.dut.set_u64(p.rd_dat[4], u64::from(*err));
+                self.dut.set_u64(p.rd_dat[5], tag as u64);
+            }
         }
         self.dut.set_u64(p.rd_req[1], u64::from(rdq_go));
         self.dut.set_u64(p.wr_req[1], u64::from(wrq_go));
@@ -262,7 +281,13 @@ impl HdlEngine {
             }
         }
         if rd_now {
-            self.rd_q.pop_front();
+            let tag = self.rd_tag % nt;
+            if self.dut.get_bool(p.rd_dat[2]) {
+                self.rd_q[tag].pop_front();
+            } else {
+                // not taken: offer another tag's data next cycle
+                self.rd_tag = tag + 1;
+            }
         }
         if rdq_go && self.dut.get_bool(p.rd_req[0]) {
             let addr = self.dut.get_u64(p.rd_req[2]);
@@ -273,11 +298,16 @@ impl HdlEngine {
             if err {
                 buf.fill(0);
             }
-            let start = self.rd_q.back().map_or(0, |b| b.0 + 1).max(now + self.cfg.dma_read_latency);
+            let start = self.rd_free_at.max(now + self.cfg.dma_read_latency);
             let nb = len.div_ceil(64).max(1);
+            self.rd_free_at = start + nb as u64;
+            let tag = tag as usize;
+            if self.rd_q.len() <= tag {
+                self.rd_q.resize_with(tag + 1, VecDeque::new);
+            }
             for i in 0..nb {
                 let c = buf.get(64 * i..(64 * i + 64).min(len)).unwrap_or(&[]).to_vec();
-                self.rd_q.push_back((start + i as u64, tag, c, i + 1 == nb, err));
+                self.rd_q[tag].push_back((start + i as u64, c, i + 1 == nb, err));
             }
         }
         if wrq_go && self.dut.get_bool(p.wr_req[0]) {

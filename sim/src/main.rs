@@ -69,13 +69,19 @@ enum EngineArg {
     /// Both nodes run the engine model.
     Model,
     /// Node B (the target of the requests: responder, READ source, SEND receiver) runs the
-    /// Verilated HDL engine; node A (the requester) runs the model until the HDL requester
-    /// is built.
+    /// Verilated HDL engine; node A (the requester) runs the model.
     Hdl,
+    /// Both nodes run the Verilated HDL engine: A as the requester (roce_req, roce_comp),
+    /// B as the responder.
+    Hdl2,
     /// Node B runs the Verilated engine and the model side by side on identical stimulus;
     /// every emitted frame, DMA write and CQE is compared and the run stops at the first
     /// divergence (exit status 1), reported with cycle, block and both values.
     Cosim,
+    /// As `cosim`, on both nodes: A (the HDL requester) and B each run the model beside
+    /// the Verilated engine. (A requester's packets depend on when responses arrive, so
+    /// over lossy links a divergence at A can be timing rather than a defect.)
+    Cosim2,
 }
 
 #[derive(Args)]
@@ -359,13 +365,16 @@ fn run_transfer(a: &TransferArgs, out: &mut impl Write) -> Result<u64, SimError>
         ipv6: a.ipv6,
         rocev1: a.rocev1,
         capture: a.pcap.is_some(),
-        hdl: [false, matches!(a.engine, EngineArg::Hdl | EngineArg::Cosim)],
-        cosim: matches!(a.engine, EngineArg::Cosim).then(HdlConfig::default),
+        hdl: [
+            matches!(a.engine, EngineArg::Hdl2 | EngineArg::Cosim2),
+            !matches!(a.engine, EngineArg::Model),
+        ],
+        cosim: matches!(a.engine, EngineArg::Cosim | EngineArg::Cosim2).then(HdlConfig::default),
         model_fault: a.cosim_self_check,
         stall: a.stall,
         ..TransferConfig::default()
     };
-    if a.fst.is_some() && !matches!(a.engine, EngineArg::Cosim) {
+    if a.fst.is_some() && !matches!(a.engine, EngineArg::Cosim | EngineArg::Cosim2) {
         return Err(SimError::Config("--fst is for --engine cosim (the window around a divergence)".into()));
     }
     let bar = indicatif::ProgressBar::new(a.messages);
@@ -482,8 +491,8 @@ fn run_transfer(a: &TransferArgs, out: &mut impl Write) -> Result<u64, SimError>
 fn run_sweep(a: &SweepArgs, out: &mut impl Write) -> Result<u64, SimError> {
     use roce_sim::transfer::Op;
     let io = |e| SimError::Io("stdout".into(), e);
-    if a.engine.iter().any(|e| matches!(e, EngineArg::Cosim)) {
-        return Err(SimError::Config("sweep measures goodput of model and hdl; cosim is a transfer mode".into()));
+    if a.engine.iter().any(|e| matches!(e, EngineArg::Cosim | EngineArg::Cosim2 | EngineArg::Hdl2)) {
+        return Err(SimError::Config("sweep measures goodput of model and hdl (node B); cosim and hdl2 are transfer modes".into()));
     }
     if a.sizes.contains(&0) || a.mtu.iter().any(|&m| !matches!(m, 256 | 512 | 1024 | 2048 | 4096)) {
         return Err(SimError::Config("sizes must be positive and MTUs one of 256, 512, 1024, 2048, 4096".into()));
