@@ -241,7 +241,7 @@ pub fn comp_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<CompReport, SimError
             if let Some(cv) = cv {
                 let mut rec = Recorder { mem: &mut amem, writes: Vec::new(), skip: cq_region };
                 if let Some(v) = roce_req::visit(&mut eng, q, now, &cv, true, &mut rec) {
-                    for &(idx, _, _) in &v.reads {
+                    for (idx, _) in v.read.iter().flat_map(|r| r.wqes()) {
                         roce_req::arrived(&mut eng, q, idx);
                     }
                     if v.malformed.is_some() {

@@ -33,7 +33,7 @@ use roce_model::contract::{QpState, SqWqe};
 use roce_model::engine::comp::ReqView;
 use roce_model::engine::fetch::fetch_decode;
 use roce_model::engine::qp::CtxOp;
-use roce_model::engine::req::CompView;
+use roce_model::engine::req::{CompView, WqeRead};
 use roce_model::engine::{Dma, Engine, HostMem, WcStatus};
 use roce_model::wire::{EthernetFields, FrameBuilder, Ipv4Fields};
 
@@ -97,8 +97,10 @@ pub struct ReqReport {
     pub stale: u64,
     /// Retransmitted packets (HDL counter).
     pub retransmits: u64,
-    /// WQE reads (fetches, reads again).
+    /// WQEs read (fetched, read again).
     pub wqe_reads: (u64, u64),
+    /// WQE reads (DMA reads of one or more WQEs).
+    pub wqe_batches: u64,
     /// Local errors reported.
     pub local_errors: u64,
     /// Kicks (complete a malformed WQE, flush).
@@ -290,7 +292,7 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
     let mut pace_plan: VecDeque<(u32, bool)> = VecDeque::new();
     let mut pace_q: VecDeque<(u64, u32, bool)> = VecDeque::new();
     let mut mr_q: VecDeque<(u64, u8, u64, u8)> = VecDeque::new();
-    let mut exp_reads: VecDeque<(u32, u32, u64, bool)> = VecDeque::new(); // (qpn, idx, addr, fetch)
+    let mut exp_reads: VecDeque<(u32, WqeRead)> = VecDeque::new();
     let mut arrivals: VecDeque<(u32, u32, bool, Vec<u8>, bool)> = VecDeque::new(); // (qpn, idx, fetch, bytes, ok)
     let mut wqe_beats: VecDeque<(u64, Vec<u8>, bool, bool)> = VecDeque::new(); // (ready, beat, last, err)
     let mut pay_beats: VecDeque<(u64, Vec<u8>, bool, bool)> = VecDeque::new();
@@ -300,6 +302,7 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
     let mut exp_kicks: VecDeque<(u32, bool)> = VecDeque::new();
     let mut exp_dma_err = 0u64;
     let mut wqe_err = 0u64;
+    let mut wqe_half = false; // the first beat of a WQE was taken
     let mut cur: Option<(TxDesc, Vec<u8>, ExpPkt)> = None;
     let mut ab = Link { q: VecDeque::new() };
     let mut ba = Link { q: VecDeque::new() };
@@ -438,8 +441,8 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
             attr_q.push_back((now + 2, words_of(&attr), u64::from(state)));
             let pace = rng.random_bool(t.pace_p);
             if let Some(v) = roce_req::visit(&mut eng, q, now - 1, &cv, pace, &mut amem) {
-                for &(idx, addr, fetch) in &v.reads {
-                    exp_reads.push_back((q, idx, addr, fetch));
+                if let Some(rd) = v.read {
+                    exp_reads.push_back((q, rd));
                 }
                 if v.paced {
                     pace_plan.push_back((q, pace));
@@ -486,31 +489,40 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
             let addr = dut.get_u64(p.wq_a);
             let len = dut.get_u64(p.wq_l) as usize;
             match exp_reads.pop_front() {
-                Some((q, idx, a, fetch)) if a == addr && len == SqWqe::SIZE => {
-                    let mut b = vec![0u8; SqWqe::SIZE];
-                    let ok = amem.dma_read(addr, &mut b).is_ok();
-                    if !ok {
-                        b.fill(0);
-                        wqe_err += 1;
-                    }
+                Some((q, rd)) if rd.addr == addr && len == rd.n as usize * SqWqe::SIZE => {
+                    // one latency for the read, its WQEs' beats back to back; a WQE that
+                    // cannot be read comes with tuser on its beats
                     let lat = rng.random_range(t.dma_latency.0..=t.dma_latency.1);
-                    let at = wqe_beats.back().map_or(now + lat, |x| x.0.max(now + lat));
-                    wqe_beats.push_back((at, b[..64].to_vec(), false, !ok));
-                    wqe_beats.push_back((at + 1, b[64..].to_vec(), true, !ok));
-                    arrivals.push_back((q, idx, fetch, b, ok));
-                    if fetch {
-                        rep.wqe_reads.0 += 1;
-                    } else {
-                        rep.wqe_reads.1 += 1;
+                    let mut at = wqe_beats.back().map_or(now + lat, |x| x.0.max(now + lat));
+                    for (k, (idx, fetch)) in rd.wqes().enumerate() {
+                        let mut b = vec![0u8; SqWqe::SIZE];
+                        let ok = amem.dma_read(addr + (k * SqWqe::SIZE) as u64, &mut b).is_ok();
+                        if !ok {
+                            b.fill(0);
+                            wqe_err += 1;
+                        }
+                        let last = k + 1 == rd.n as usize;
+                        wqe_beats.push_back((at, b[..64].to_vec(), false, !ok));
+                        wqe_beats.push_back((at + 1, b[64..].to_vec(), last, !ok));
+                        at += 2;
+                        arrivals.push_back((q, idx, fetch, b, ok));
+                        if fetch {
+                            rep.wqe_reads.0 += 1;
+                        } else {
+                            rep.wqe_reads.1 += 1;
+                        }
                     }
+                    rep.wqe_batches += 1;
                 }
                 other => rep.divergences.push(format!("WQE read at {addr:#x} ({len} bytes), model {other:?}")),
             }
             moved = true;
         }
         if wd_now && dut.get_bool(p.wd_r) {
-            let last = wqe_beats.pop_front().is_some_and(|b| b.2);
-            if last {
+            // a WQE is in with its second beat
+            wqe_beats.pop_front();
+            wqe_half = !wqe_half;
+            if !wqe_half {
                 if let Some((q, idx, fetch, b, ok)) = arrivals.pop_front() {
                     roce_req::arrived(&mut eng, q, idx);
                     if fetch && fetch_decode(&b, ok).is_err() && !hdl_dead.get(&q).copied().unwrap_or(false) {

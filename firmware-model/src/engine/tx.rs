@@ -209,6 +209,8 @@ impl Engine {
             return None;
         }
         self.check_timers(now, mem);
+        // the requester runs ahead of the MAC (up to `tx_prefetch` packets)
+        self.refill_requests(now, mem);
         if now < self.mac_free_at {
             return None;
         }
@@ -316,8 +318,8 @@ impl Engine {
             }
             if self.req_q.len() < self.cfg.tx_prefetch {
                 match self.req_ready(qp, 0, &super::req::CompView::of(qp)) {
-                    Ok(()) => min_into(&mut t, mac),
-                    Err(Blocked::Until(w)) => min_into(&mut t, w.max(mac)),
+                    Ok(()) => min_into(&mut t, 0),
+                    Err(Blocked::Until(w)) => min_into(&mut t, w),
                     Err(_) => {}
                 }
             }
