@@ -126,8 +126,11 @@ fn bring_up(e: &mut Engine, m: &mut HostMem, qpn: u32, dest_qpn: u32, peer: &Eng
     e.modify_qp(qpn, &c, rts, m).expect("rts");
 }
 
-/// A gather list of `len` bytes in A's MR 1 (or the badly reading MR 2), in 1..=4 pieces.
-fn sges(rng: &mut ChaCha8Rng, len: u32, bad_read: bool) -> ([Sge; 4], u8) {
+/// A gather list of `len` bytes in A's MR 1 (or the badly reading MR 2), in 1..=4 pieces:
+/// in its lower half for the data a request sends, in its upper half for what READ responses
+/// and atomic results write (the model gathers a packet's payload when it makes it, the
+/// block some cycles later: a buffer being sent must not be written meanwhile).
+fn sges(rng: &mut ChaCha8Rng, len: u32, bad_read: bool, dest: bool) -> ([Sge; 4], u8) {
     let mut s = [Sge::default(); 4];
     let n = rng.random_range(1..=4u32).min(len.max(1));
     let mut left = len;
@@ -135,7 +138,8 @@ fn sges(rng: &mut ChaCha8Rng, len: u32, bad_read: bool) -> ([Sge; 4], u8) {
         let l = if k as u32 + 1 == n { left } else { rng.random_range(0..=left) };
         left -= l;
         let (va, lkey) = if bad_read && k == 0 { (BADREAD_VA, key(2, 1)) } else { (LOCAL_VA, key(1, 5)) };
-        *x = Sge { addr: va + rng.random_range(0..DATA_LEN - 0x10_0000), len: l, lkey };
+        let half = if dest { DATA_LEN / 2 } else { 0 };
+        *x = Sge { addr: va + half + rng.random_range(0..DATA_LEN / 2 - 0x10_0000), len: l, lkey };
     }
     (s, n as u8)
 }
@@ -195,7 +199,7 @@ fn wqe(rng: &mut ChaCha8Rng, g: &mut Gen, fault: Option<Fault>) -> SqWqe {
         w.total_len = 8;
         w.compare_add = rng.random();
         w.swap = rng.random();
-        let (s, _) = sges(rng, 8, false);
+        let (s, _) = sges(rng, 8, false, true);
         w.data = SqData::Sge(s);
         w.num_sge = 1;
         if let SqData::Sge(ref mut s) = w.data {
@@ -211,7 +215,7 @@ fn wqe(rng: &mut ChaCha8Rng, g: &mut Gen, fault: Option<Fault>) -> SqWqe {
         w.data = SqData::Inline(d);
         w.total_len = if fault == Some(Fault::InlineTooLong) { 65 } else { len.min(64) };
     } else {
-        let (s, n) = sges(rng, len, fault == Some(Fault::BadRead));
+        let (s, n) = sges(rng, len, fault == Some(Fault::BadRead), opcode == SqOpcode::Read);
         w.data = SqData::Sge(s);
         w.num_sge = n;
         if fault == Some(Fault::BadLkey) {
