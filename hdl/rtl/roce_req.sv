@@ -4,9 +4,9 @@
 // roce_sq_fetch is part of it: fetching is a step of a visit to a QP, see below). It owns,
 // per QP (2^LOG_N), the requester state in BRAM (next PSN, the WQE being sent and its packet
 // index, the highest PSN sent, the rewind generation applied, fetch/start indices, the SQ
-// producer index, READs started, the busy timer deadline, the bodies held) and the send
+// producer index, READs started, the busy timer deadline, the own WQE body slot), the send
 // window sq_win (2^LOG_WIN entries per QP: the WQEs fetched and not completed; read by
-// roce_comp on s_win), and makes the request packets exactly as the engine model's requester
+// roce_comp on s_win) and a WQE prefetch store shared by all QPs, and makes the request packets exactly as the engine model's requester
 // (firmware-model engine::req, Engine::req_visit):
 //   A round-robin ring of QPs with work (a FIFO of QPNs, one entry per QP) is visited one
 //   QP at a time. A visit reads the QP's row, its attributes (m_attr: qp_attr_t and state)
@@ -15,15 +15,17 @@
 //      (ENTER_ERR), drops off the ring;
 //   2. a rewind request (comp_rd_t rw_gen differs from the generation applied) is applied:
 //      send index, packet index and next PSN from the request;
-//   3. the bodies of the WQE at the send index and the next 2^LOG_AHEAD - 1 are held in
-//      per-QP slots (SQ index mod 2^LOG_AHEAD). Without the first: if nothing more is
-//      posted or the window is full the QP drops off the ring; else the missing bodies are
-//      read (m_wqe_rd, 128 bytes each): a WQE at the fetch index is fetched into the window,
-//      any other read again; the QP waits off the ring until its body arrives;
-//   4. limits: a malformed WQE (drops off), the unacknowledged window (next PSN - una >=
-//      MAX_UNACKED: drops off), for a WQE not started the fence and the READ/atomic count
-//      (drop off), RNR back-off (stays on), then roce_dcqcn's pacing answer (m_query /
-//      s_pace: a refused QP stays on);
+//   3. the body of the WQE at the send index: in the QP's own slot, else in the prefetch
+//      store all QPs share (2^LOG_STORE bodies; entry (SQ index + QPN * 2^LOG_WIN) mod
+//      2^LOG_STORE, so a QP's window falls on consecutive entries; tags {state, QPN, SQ
+//      index} in LUTRAM). Not held: if nothing more is posted or the window is full the QP
+//      drops off the ring, else 6. reads it (into the own slot) and the WQEs after it, and
+//      the QP waits off the ring until its body arrives. Being read: 6., the same wait.
+//      Malformed: the QP drops off (roce_comp completes it);
+//   4. limits: the unacknowledged window (next PSN - una >= MAX_UNACKED: drops off), for a
+//      WQE not started the fence and the READ/atomic count (drop off), RNR back-off (stays
+//      on), then roce_dcqcn's pacing answer (m_query / s_pace: a refused QP stays on); a
+//      limit ends the visit with 6.;
 //   5. the packet: opcode by position, PSN, RETH on the first packet of a WRITE and every
 //      READ request (VA and length from the packet's offset), AtomicETH, ImmDt/IETH and SE on
 //      the last, AckReq on the last and every 2^LOG_ACK_EVERY-th, payload of
@@ -32,15 +34,25 @@
 //      (LOC_PROT_ERR) or a short list (LOC_LEN_ERR) marks the window entry and reports the
 //      QP on m_err (roce_qp_ctx answers ENTER_ERR), else one DMA read per piece (m_dma_rd)
 //      into the payload FIFO, packed by a realigner. A WQE's first packet writes its PSNs
-//      into the window. The packet's bytes (payload + 80) go to roce_dcqcn (m_sent);
-//   6. the bodies after the new send index are read (3. without waiting);
+//      into the window. The packet's bytes (payload + 80) go to roce_dcqcn (m_sent); then 6.;
+//   6. reads ahead: one run of up to 2^LOG_BATCH consecutive WQEs in one DMA read (m_wqe_rd,
+//      128 bytes each): from the fetch index, or from the send index when its body is not
+//      held (that one goes into the own slot, the others into the store); the run stops at
+//      the producer index, at the fetch index when the window is full (fetched - sq_ci =
+//      2^LOG_WIN), at the ring's end, and at a store entry still being read or already
+//      holding the WQE (an entry holding another QP's or WQE's body is taken over). The WQEs
+//      from the fetch index on are fetched into the window, the others read again. One
+//      cycle per WQE of the run plus one;
 //   the QP goes back on the ring unless it dropped off.
-// Other operations, one at a time between visits: context ops (RESET clears the row and
-//   starts a new epoch, SET_SQ_PSN, ENTER_RTS puts the QP on the ring, ENTER_ERR marks it
-//   dead), state reads (sq_psn, sq_pi), WQE arrivals (decoded with roce_desc_pkg::sq_wqe_bad
-//   and the model's checks; a fetched one is written into the window, published to roce_comp
-//   (req_rd_t fetched) and, when malformed, announced on m_kick for its completion in
-//   order), wakes from roce_comp (its state changed: the QP goes on the ring) and SQ
+// Other operations, one at a time between visits: context ops (RESET clears the row, starts
+//   a new epoch (WQE reads of an earlier one are dropped) and walks the store, one entry per
+//   cycle, forgetting the QP's bodies; SET_SQ_PSN, ENTER_RTS puts the QP on the ring,
+//   ENTER_ERR marks it dead), state reads (sq_psn, sq_pi), WQE arrivals (two beats each, the
+//   WQEs of a read in order; decoded with roce_desc_pkg::sq_wqe_bad and the model's checks;
+//   the body goes into the own slot or the store entry that waits for it, if one does; a
+//   fetched one is written into the window, published to roce_comp (req_rd_t fetched) and,
+//   when malformed, announced on m_kick for its completion in order; the QP goes on the
+//   ring), wakes from roce_comp (its state changed: the QP goes on the ring) and SQ
 //   doorbells (QPN + 16-bit PI, extended; the QP goes on the ring; a dead QP's doorbell asks
 //   roce_comp to flush on m_kick).
 // Output: each packet is a roce_rec_pkg::tx_desc_t on m_desc, offered once its payload is
@@ -56,13 +68,18 @@
 //
 // Latency: a visit to a QP whose body is held: the descriptor is pushed about 20 cycles
 //   after the visit starts plus the pacing answer and the MR checks (+4); the descriptor is
-//   offered 2 cycles after its last payload beat is in the FIFO (DMA latency L: L + 30).
-// Throughput: one visit at a time (about 25 cycles for a packet with one SGE piece); payload
-//   one beat per cycle in and out; 4096-byte WRITE packets stream at the DMA bandwidth once
-//   the payload FIFO is primed: 67 cycles each with 250 cycles of DMA latency, one QP with
-//   64 KiB WRITEs or four QPs with 4 KiB WRITEs (100 Gb/s needs 83.8; req_cosim measures it).
-//   One QP with one-packet WQEs is limited by its two bodies: a WQE read per WQE, about
-//   DMA latency / 2 cycles per packet.
+//   offered 2 cycles after its last payload beat is in the FIFO (DMA latency L: L + 30). A
+//   WQE posted to a QP with room in its window is read at the QP's next visit (its doorbell
+//   puts it on the ring) and can be sent L + 2 x (its place in the run) + 5 cycles later.
+// Throughput: one visit at a time (about 25 cycles for a packet with one SGE piece, plus
+//   the run of reads ahead: one cycle per WQE plus one); payload one beat per cycle in and
+//   out; 4096-byte WRITE packets stream at the DMA bandwidth once the payload FIFO is
+//   primed: 67 cycles each with 250 cycles of DMA latency, one QP with 64 KiB WRITEs or four
+//   QPs with 4 KiB WRITEs (100 Gb/s needs 83.8; req_cosim measures it). One QP with 4 KiB
+//   WRITEs (one packet per WQE): 80.9 cycles per packet over a 1 us link (its 16-WQE window
+//   covers the round trip; before the prefetch store, with two bodies per QP and a WQE read
+//   per WQE, about L / 2 = 125). 64-byte WRITEs: one QP 68 cycles each (3.7 M/s: bound by
+//   the window over the round trip), eight QPs 37.7 (6.6 M/s: bound by the visits).
 //
 // Resources (roce-synth, Yosys 0.23 synth_xilinx out of context, before place and route, the
 //   defaults): UltraScale+ 12617 LUTs, 7461 FFs, 147 LUTRAM, 128 RAMB36 + 45 RAMB18, no DSP.
@@ -73,7 +90,10 @@
 // Parameters:
 //   LOG_N          log2 of the number of QPs (default 10 = 1024).
 //   LOG_WIN        log2 of the send window per QP (LOG_SQ_WIN, default 4 = 16 WQEs).
-//   LOG_AHEAD      log2 of the WQE bodies held per QP (default 1: the one sent and the next).
+//   LOG_STORE      log2 of the prefetch store's bodies (default 9 = 512; at most LOG_N;
+//                  the model's LOG_WQE_STORE).
+//   LOG_BATCH      log2 of the most WQEs one WQE read fetches (default 3 = 8 = 1 KiB; the
+//                  model's LOG_WQE_BATCH).
 //   DEPTH          payload FIFO depth in 64-byte beats (default 512 = 32 KiB).
 //   DESC_DEPTH     packets in flight (default 16).
 //   MAX_UNACKED    unacknowledged PSNs per QP (EngineConfig.max_unacked, default 4096).
