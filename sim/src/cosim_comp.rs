@@ -120,7 +120,7 @@ fn snap(eng: &Engine, q: u32) -> Snap {
 
 /// Run `s` (A's requester played by the model) through the HDL completer and the model.
 pub fn comp_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<CompReport, SimError> {
-    let ReqSetup { a: mut eng, amem, b: mut peer, bmem: mut pmem, qpns, doorbells, peer_rq } = s;
+    let ReqSetup { a: mut eng, amem, b: mut peer, bmem: mut pmem, qpns, doorbells, peer_rq, again: _ } = s;
     let cq_region = (0x4000_0000u64, 0x4000_0000u64 + (32 << 14));
     let mut rng = ChaCha8Rng::seed_from_u64(t.seed);
     let mut dut = Dut::new(Model::Comp, None)?;

@@ -57,6 +57,23 @@ pub struct ReqSetup {
     pub doorbells: Vec<(u64, u32, u32)>,
     /// RQ doorbells of B: (cycle, B's qpn, pi).
     pub peer_rq: Vec<(u64, u32, u32)>,
+    /// A second round once the first has settled: A's QPs are reset and brought up again.
+    pub again: Option<Again>,
+}
+
+/// A second round of a run: when the first has settled, `setup` (given A, A's memory, B,
+/// B's memory) resets QPs of A and brings them up again in the model, writes their new WQEs
+/// and returns their SQ doorbells (cycles after the switch, qpn, pi); the block gets RESET,
+/// SET_SQ_PSN and ENTER_RTS for each QP with a doorbell, then the doorbells.
+pub struct Again {
+    /// The model's side.
+    pub setup: Box<dyn FnOnce(&mut Engine, &mut HostMem, &mut Engine, &mut HostMem) -> Vec<(u64, u32, u32)>>,
+}
+
+impl std::fmt::Debug for Again {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Again").finish_non_exhaustive()
+    }
 }
 
 /// How hard the harness pushes the block.
@@ -204,7 +221,7 @@ type ExpPkt = (TxDesc, Vec<u8>, u32);
 
 /// Run `s` through the HDL block and the model.
 pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> {
-    let ReqSetup { a: mut eng, amem, b: mut peer, bmem: mut pmem, qpns, doorbells, peer_rq } = s;
+    let ReqSetup { a: mut eng, amem, b: mut peer, bmem: mut pmem, qpns, doorbells, peer_rq, mut again } = s;
     let mut rng = ChaCha8Rng::seed_from_u64(t.seed);
     let mut dut = Dut::new(Model::Req, None)?;
     let p = ports!(dut;
@@ -395,6 +412,9 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
             if let Some((op, q, _)) = ctx_q.pop_front() {
                 if op == CtxOp::EnterErr.code() as u64 {
                     hdl_dead.insert(q, true);
+                }
+                if op == CtxOp::Reset.code() as u64 {
+                    hdl_dead.insert(q, false);
                 }
             }
             moved = true;
@@ -701,6 +721,30 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
         quiet_model = if settled && ab.q.is_empty() && ba.q.is_empty() { quiet_model + 1 } else { 0 };
         let drained = dbs.is_empty() && ctx_q.is_empty() && !ctx_on && exp_pkts.is_empty() && cur.is_none() && wake_q.is_empty();
         if drained && quiet_model > 2000 && idle > 500 {
+            if let Some(g) = again.take() {
+                // the second round: the QPs reset and brought up again, new WQEs posted
+                let mut d = (g.setup)(&mut eng, &mut amem, &mut peer, &mut pmem);
+                let mut reset: Vec<u32> = d.iter().map(|x| x.1).collect();
+                reset.sort_unstable();
+                reset.dedup();
+                for &q in &reset {
+                    let Some(qp) = eng.qp(q) else { continue };
+                    ctx_q.push_back((CtxOp::Reset.code() as u64, q, 0));
+                    ctx_q.push_back((CtxOp::SetSqPsn(0).code() as u64, q, qp.req.next_psn));
+                    let op = CtxOp::EnterRts { retry_cnt: qp.retry_cnt, rnr_retry: qp.rnr_retry };
+                    ctx_q.push_back((op.code() as u64, q, op.arg()));
+                    err_sent.insert(q, false);
+                    woken.remove(&q);
+                }
+                for x in &mut d {
+                    x.0 += now;
+                }
+                d.sort_by_key(|x| x.0);
+                dbs.extend(d);
+                idle = 0;
+                quiet_model = 0;
+                continue;
+            }
             break;
         }
         if cycle > t.max_cycles {

@@ -16,7 +16,7 @@ use roce_model::contract::{
     SqWqe,
 };
 use roce_model::engine::{Engine, EngineConfig, HostMem};
-use roce_sim::cosim_req::{req_lockstep, ReqReport, ReqSetup, ReqTraffic};
+use roce_sim::cosim_req::{req_lockstep, Again, ReqReport, ReqSetup, ReqTraffic};
 
 const CQ_BASE: u64 = 0x4000_0000;
 const CQ_LOG: u8 = 14;
@@ -333,7 +333,7 @@ fn setup(seed: u64, nqp: u32, nwqe: usize, clean: bool, stride: u32) -> ReqSetup
         qpns.push(qpn);
     }
     doorbells.sort_by_key(|d| d.0);
-    ReqSetup { a, amem, b, bmem, qpns, doorbells, peer_rq }
+    ReqSetup { a, amem, b, bmem, qpns, doorbells, peer_rq, again: None }
 }
 
 fn run(seed: u64, nqp: u32, nwqe: usize, t: ReqTraffic, stride: u32) -> ReqReport {
@@ -425,6 +425,52 @@ fn requester_matches_the_model_when_qps_share_prefetch_entries() {
         reads_again += r.wqe_reads.1;
     }
     assert!(reads_again > 50, "{reads_again} WQEs read again");
+}
+
+#[test]
+fn a_reset_qp_forgets_the_wqes_it_read_ahead() {
+    // a clean round, then every QP reset (the block walks its prefetch store) and brought up
+    // again with new WQEs at the same SQ indices: a body left from the first round would be
+    // sent instead of the new WQE
+    let nwqe = 40;
+    let mut s = setup(20, 6, nwqe, true, 37);
+    let qpns = s.qpns.clone();
+    s.again = Some(Again {
+        setup: Box::new(move |a, amem, b, bmem| {
+            let mut rng = ChaCha8Rng::seed_from_u64(77);
+            let peer = cfg(2, 2);
+            let mut dbs = Vec::new();
+            for (n, &qpn) in qpns.iter().enumerate() {
+                let Some(qp) = a.qp(qpn) else { continue };
+                let (psn, bqpn, max_rd) = (qp.req.next_psn, qp.dest_qpn, qp.max_rd_atomic);
+                let mut c = qp.to_ctx();
+                c.state = QpState::Reset;
+                a.modify_qp(qpn, &c, QpAttrMask::STATE, amem).expect("to reset");
+                let sq_base = SQ_BASE + n as u64 * 0x10_0000;
+                bring_up(a, amem, qpn, bqpn, &peer, PathMtu::Mtu4096, psn, 0, 12, 7, max_rd, sq_base, 0);
+                // room in the peer's RQ for every SEND
+                let ci = b.qp(bqpn).map_or(0, |q| q.rq.ci);
+                b.rq_doorbell(bqpn, (ci + 255) & 0xFFFF, bmem);
+                let mut g = Gen { qpn, mtu: 4096, wqes: Vec::new(), inv_next: 8 };
+                let mut t = rng.random_range(0..200u64);
+                for i in 0..nwqe {
+                    let w = wqe(&mut rng, &mut g, None);
+                    amem.write(sq_base + 128 * i as u64, &image(&w, None));
+                    if rng.random_bool(0.3) || i + 1 == nwqe {
+                        dbs.push((t, qpn, i as u32 + 1));
+                        t += rng.random_range(0..2000);
+                    }
+                }
+            }
+            dbs
+        }),
+    });
+    let t = ReqTraffic { ready_p: 0.9, dma_latency: (5, 120), pace_p: 0.95, loss: 0.0, dup: 0.0, link_delay: 300, seed: 20, max_cycles: 3_000_000 };
+    let r = req_lockstep(s, &t).expect("runs");
+    assert!(r.divergences.is_empty(), "{} divergences:\n{}", r.divergences.len(), r.divergences.join("\n"));
+    let ok = r.completions.get(&0).copied().unwrap_or(0);
+    eprintln!("two rounds: {} packets, {ok} successful completions, WQE reads {:?}", r.packets, r.wqe_reads);
+    assert!(r.completions.keys().all(|&k| k == 0) && ok > 6 * nwqe as u64, "{:?}", r.completions);
 }
 
 /// `nqp` QPs at MTU 4096 each posting `nwqe` WRITEs of `len` bytes (one SGE) at once, sent
