@@ -67,8 +67,12 @@ pub struct ReqSetup {
 /// SET_SQ_PSN and ENTER_RTS for each QP with a doorbell, then the doorbells.
 pub struct Again {
     /// The model's side.
-    pub setup: Box<dyn FnOnce(&mut Engine, &mut HostMem, &mut Engine, &mut HostMem) -> Vec<(u64, u32, u32)>>,
+    pub setup: AgainFn,
 }
+
+/// [`Again::setup`]: (A, A's memory, B, B's memory) -> SQ doorbells (cycles after the
+/// switch, qpn, pi).
+pub type AgainFn = Box<dyn FnOnce(&mut Engine, &mut HostMem, &mut Engine, &mut HostMem) -> Vec<(u64, u32, u32)>>;
 
 impl std::fmt::Debug for Again {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
