@@ -82,10 +82,12 @@
 //   the window over the round trip), eight QPs 37.7 (6.6 M/s: bound by the visits).
 //
 // Resources (roce-synth, Yosys 0.23 synth_xilinx out of context, before place and route, the
-//   defaults): UltraScale+ 12617 LUTs, 7461 FFs, 147 LUTRAM, 128 RAMB36 + 45 RAMB18, no DSP.
-//   The send window (16k entries x 168 bits) is most of the block RAM, the per-QP bodies
-//   (2k x 682 bits) and the 32 KiB payload FIFO the rest; the descriptor queue (16 x 573 bits
-//   in FFs, a 16:1 read mux) and the payload rotator most of the LUTs.
+//   defaults): UltraScale+ 14222 LUTs, 8273 FFs, 203 LUTRAM, 108 RAMB36 + 64 RAMB18, no DSP
+//   (with two bodies per QP and no store: 12617 LUTs, 7461 FFs, 147 LUTRAM, 128 RAMB36 + 45
+//   RAMB18). The send window (16k entries x 168 bits) is most of the block RAM, the bodies
+//   (1024 own slots + 512 store entries x 682 bits) and the 32 KiB payload FIFO the rest;
+//   the store's tags (512 x 44 bits) are in LUTRAM; the descriptor queue (16 x 573 bits in
+//   FFs, a 16:1 read mux) and the payload rotator most of the LUTs.
 //
 // Parameters:
 //   LOG_N          log2 of the number of QPs (default 10 = 1024).

@@ -2,8 +2,9 @@
 //! (`roce_model::blocks::roce_comp`).
 //!
 //! Engine A's requester is the model's own (`blocks::roce_req::visit` on its QPs in turn,
-//! bodies held at once); its packets go to the peer engine B over a lossy link, and B's
-//! responses come back over another to the HDL block, as the RX dispatch hands them over
+//! the WQEs it reads arrive at once); its packets go to the peer engine B over a lossy
+//! link, and B's responses come back over another to the HDL block, as the RX dispatch
+//! hands them over
 //! (`roce_rx_parse`'s header record, the QP's attributes and state, the payload stream).
 //! At the start of each of the block's operations (`dbg_op_*`: a response taken, a timeout
 //! the scanner found, a kick, a context op) the harness takes the requester's state

@@ -14,13 +14,16 @@
 //!
 //! At the start of each visit of the block (its `m_comp` read) the harness runs one model
 //! visit to the same QP with the same completer state and pacing answer
-//! (`roce_req::visit`), and from then expects its actions in order: WQE reads (address),
-//! pacing question, L_Key checks (answered from the model's table), packet (descriptor and
-//! payload, or a stale drop on `cnt_stale`), sent bytes, local error; the block's WQE data
+//! (`roce_req::visit`), and from then expects its actions, each kind in order: a WQE read
+//! (address and length: one to eight consecutive WQEs, answered with one latency and two
+//! beats per WQE, tuser on those of a WQE that cannot be read), pacing question, L_Key
+//! checks (answered from the model's table), packet (descriptor and payload, or a stale
+//! drop on `cnt_stale`), sent bytes, local error; the block's WQE data
 //! hand-offs tell the model the bodies are held (`roce_req::arrived`), and a fetched
 //! malformed WQE must bring a kick. At the end: the state-read port (sq_psn, sq_pi), the
 //! `s_rd` port (req_rd_t) and the send window (`s_win`) of every QP against the model, and
-//! the counters.
+//! the counters. Optionally a second round ([`Again`]): once the first has settled, QPs are
+//! reset and brought up again with new WQEs at the same SQ indices.
 
 use std::collections::{BTreeMap, VecDeque};
 
