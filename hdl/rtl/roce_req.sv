@@ -4,9 +4,9 @@
 // roce_sq_fetch is part of it: fetching is a step of a visit to a QP, see below). It owns,
 // per QP (2^LOG_N), the requester state in BRAM (next PSN, the WQE being sent and its packet
 // index, the highest PSN sent, the rewind generation applied, fetch/start indices, the SQ
-// producer index, READs started, the busy timer deadline, the bodies held) and the send
+// producer index, READs started, the busy timer deadline, the own WQE body slot), the send
 // window sq_win (2^LOG_WIN entries per QP: the WQEs fetched and not completed; read by
-// roce_comp on s_win), and makes the request packets exactly as the engine model's requester
+// roce_comp on s_win) and a WQE prefetch store shared by all QPs, and makes the request packets exactly as the engine model's requester
 // (firmware-model engine::req, Engine::req_visit):
 //   A round-robin ring of QPs with work (a FIFO of QPNs, one entry per QP) is visited one
 //   QP at a time. A visit reads the QP's row, its attributes (m_attr: qp_attr_t and state)
@@ -15,15 +15,17 @@
 //      (ENTER_ERR), drops off the ring;
 //   2. a rewind request (comp_rd_t rw_gen differs from the generation applied) is applied:
 //      send index, packet index and next PSN from the request;
-//   3. the bodies of the WQE at the send index and the next 2^LOG_AHEAD - 1 are held in
-//      per-QP slots (SQ index mod 2^LOG_AHEAD). Without the first: if nothing more is
-//      posted or the window is full the QP drops off the ring; else the missing bodies are
-//      read (m_wqe_rd, 128 bytes each): a WQE at the fetch index is fetched into the window,
-//      any other read again; the QP waits off the ring until its body arrives;
-//   4. limits: a malformed WQE (drops off), the unacknowledged window (next PSN - una >=
-//      MAX_UNACKED: drops off), for a WQE not started the fence and the READ/atomic count
-//      (drop off), RNR back-off (stays on), then roce_dcqcn's pacing answer (m_query /
-//      s_pace: a refused QP stays on);
+//   3. the body of the WQE at the send index: in the QP's own slot, else in the prefetch
+//      store all QPs share (2^LOG_STORE bodies; entry (SQ index + QPN * 2^LOG_WIN) mod
+//      2^LOG_STORE, so a QP's window falls on consecutive entries; tags {state, QPN, SQ
+//      index} in LUTRAM). Not held: if nothing more is posted or the window is full the QP
+//      drops off the ring, else 6. reads it (into the own slot) and the WQEs after it, and
+//      the QP waits off the ring until its body arrives. Being read: 6., the same wait.
+//      Malformed: the QP drops off (roce_comp completes it);
+//   4. limits: the unacknowledged window (next PSN - una >= MAX_UNACKED: drops off), for a
+//      WQE not started the fence and the READ/atomic count (drop off), RNR back-off (stays
+//      on), then roce_dcqcn's pacing answer (m_query / s_pace: a refused QP stays on); a
+//      limit ends the visit with 6.;
 //   5. the packet: opcode by position, PSN, RETH on the first packet of a WRITE and every
 //      READ request (VA and length from the packet's offset), AtomicETH, ImmDt/IETH and SE on
 //      the last, AckReq on the last and every 2^LOG_ACK_EVERY-th, payload of
@@ -32,15 +34,25 @@
 //      (LOC_PROT_ERR) or a short list (LOC_LEN_ERR) marks the window entry and reports the
 //      QP on m_err (roce_qp_ctx answers ENTER_ERR), else one DMA read per piece (m_dma_rd)
 //      into the payload FIFO, packed by a realigner. A WQE's first packet writes its PSNs
-//      into the window. The packet's bytes (payload + 80) go to roce_dcqcn (m_sent);
-//   6. the bodies after the new send index are read (3. without waiting);
+//      into the window. The packet's bytes (payload + 80) go to roce_dcqcn (m_sent); then 6.;
+//   6. reads ahead: one run of up to 2^LOG_BATCH consecutive WQEs in one DMA read (m_wqe_rd,
+//      128 bytes each): from the fetch index, or from the send index when its body is not
+//      held (that one goes into the own slot, the others into the store); the run stops at
+//      the producer index, at the fetch index when the window is full (fetched - sq_ci =
+//      2^LOG_WIN), at the ring's end, and at a store entry still being read or already
+//      holding the WQE (an entry holding another QP's or WQE's body is taken over). The WQEs
+//      from the fetch index on are fetched into the window, the others read again. One
+//      cycle per WQE of the run plus one;
 //   the QP goes back on the ring unless it dropped off.
-// Other operations, one at a time between visits: context ops (RESET clears the row and
-//   starts a new epoch, SET_SQ_PSN, ENTER_RTS puts the QP on the ring, ENTER_ERR marks it
-//   dead), state reads (sq_psn, sq_pi), WQE arrivals (decoded with roce_desc_pkg::sq_wqe_bad
-//   and the model's checks; a fetched one is written into the window, published to roce_comp
-//   (req_rd_t fetched) and, when malformed, announced on m_kick for its completion in
-//   order), wakes from roce_comp (its state changed: the QP goes on the ring) and SQ
+// Other operations, one at a time between visits: context ops (RESET clears the row, starts
+//   a new epoch (WQE reads of an earlier one are dropped) and walks the store, one entry per
+//   cycle, forgetting the QP's bodies; SET_SQ_PSN, ENTER_RTS puts the QP on the ring,
+//   ENTER_ERR marks it dead), state reads (sq_psn, sq_pi), WQE arrivals (two beats each, the
+//   WQEs of a read in order; decoded with roce_desc_pkg::sq_wqe_bad and the model's checks;
+//   the body goes into the own slot or the store entry that waits for it, if one does; a
+//   fetched one is written into the window, published to roce_comp (req_rd_t fetched) and,
+//   when malformed, announced on m_kick for its completion in order; the QP goes on the
+//   ring), wakes from roce_comp (its state changed: the QP goes on the ring) and SQ
 //   doorbells (QPN + 16-bit PI, extended; the QP goes on the ring; a dead QP's doorbell asks
 //   roce_comp to flush on m_kick).
 // Output: each packet is a roce_rec_pkg::tx_desc_t on m_desc, offered once its payload is
@@ -56,24 +68,34 @@
 //
 // Latency: a visit to a QP whose body is held: the descriptor is pushed about 20 cycles
 //   after the visit starts plus the pacing answer and the MR checks (+4); the descriptor is
-//   offered 2 cycles after its last payload beat is in the FIFO (DMA latency L: L + 30).
-// Throughput: one visit at a time (about 25 cycles for a packet with one SGE piece); payload
-//   one beat per cycle in and out; 4096-byte WRITE packets stream at the DMA bandwidth once
-//   the payload FIFO is primed: 67 cycles each with 250 cycles of DMA latency, one QP with
-//   64 KiB WRITEs or four QPs with 4 KiB WRITEs (100 Gb/s needs 83.8; req_cosim measures it).
-//   One QP with one-packet WQEs is limited by its two bodies: a WQE read per WQE, about
-//   DMA latency / 2 cycles per packet.
+//   offered 2 cycles after its last payload beat is in the FIFO (DMA latency L: L + 30). A
+//   WQE posted to a QP with room in its window is read at the QP's next visit (its doorbell
+//   puts it on the ring) and can be sent L + 2 x (its place in the run) + 5 cycles later.
+// Throughput: one visit at a time (about 25 cycles for a packet with one SGE piece, plus
+//   the run of reads ahead: one cycle per WQE plus one); payload one beat per cycle in and
+//   out; 4096-byte WRITE packets stream at the DMA bandwidth once the payload FIFO is
+//   primed: 67 cycles each with 250 cycles of DMA latency, one QP with 64 KiB WRITEs or four
+//   QPs with 4 KiB WRITEs (100 Gb/s needs 83.8; req_cosim measures it). One QP with 4 KiB
+//   WRITEs (one packet per WQE): 80.9 cycles per packet over a 1 us link (its 16-WQE window
+//   covers the round trip; before the prefetch store, with two bodies per QP and a WQE read
+//   per WQE, about L / 2 = 125). 64-byte WRITEs: one QP 68 cycles each (3.7 M/s: bound by
+//   the window over the round trip), eight QPs 37.7 (6.6 M/s: bound by the visits).
 //
 // Resources (roce-synth, Yosys 0.23 synth_xilinx out of context, before place and route, the
-//   defaults): UltraScale+ 12617 LUTs, 7461 FFs, 147 LUTRAM, 128 RAMB36 + 45 RAMB18, no DSP.
-//   The send window (16k entries x 168 bits) is most of the block RAM, the per-QP bodies
-//   (2k x 682 bits) and the 32 KiB payload FIFO the rest; the descriptor queue (16 x 573 bits
-//   in FFs, a 16:1 read mux) and the payload rotator most of the LUTs.
+//   defaults): UltraScale+ 14222 LUTs, 8273 FFs, 203 LUTRAM, 108 RAMB36 + 64 RAMB18, no DSP
+//   (with two bodies per QP and no store: 12617 LUTs, 7461 FFs, 147 LUTRAM, 128 RAMB36 + 45
+//   RAMB18). The send window (16k entries x 168 bits) is most of the block RAM, the bodies
+//   (1024 own slots + 512 store entries x 682 bits) and the 32 KiB payload FIFO the rest;
+//   the store's tags (512 x 44 bits) are in LUTRAM; the descriptor queue (16 x 573 bits in
+//   FFs, a 16:1 read mux) and the payload rotator most of the LUTs.
 //
 // Parameters:
 //   LOG_N          log2 of the number of QPs (default 10 = 1024).
 //   LOG_WIN        log2 of the send window per QP (LOG_SQ_WIN, default 4 = 16 WQEs).
-//   LOG_AHEAD      log2 of the WQE bodies held per QP (default 1: the one sent and the next).
+//   LOG_STORE      log2 of the prefetch store's bodies (default 9 = 512; at most LOG_N;
+//                  the model's LOG_WQE_STORE).
+//   LOG_BATCH      log2 of the most WQEs one WQE read fetches (default 3 = 8 = 1 KiB; the
+//                  model's LOG_WQE_BATCH).
 //   DEPTH          payload FIFO depth in 64-byte beats (default 512 = 32 KiB).
 //   DESC_DEPTH     packets in flight (default 16).
 //   MAX_UNACKED    unacknowledged PSNs per QP (EngineConfig.max_unacked, default 4096).
@@ -85,7 +107,8 @@
 module roce_req #(
   parameter int LOG_N = 10,
   parameter int LOG_WIN = 4,
-  parameter int LOG_AHEAD = 1,
+  parameter int LOG_STORE = 9,
+  parameter int LOG_BATCH = 3,
   parameter int DEPTH = 512,
   parameter int DESC_DEPTH = 16,
   parameter int MAX_UNACKED = 4096,
@@ -237,7 +260,8 @@ module roce_req #(
 );
 
   localparam int N = 1 << LOG_N;
-  localparam int A = 1 << LOG_AHEAD;
+  localparam int P = 1 << LOG_STORE;   // prefetch store entries (at most N)
+  localparam int B = 1 << LOG_BATCH;   // WQEs per read at most
 
   // QPNs beyond the table alias (the engine gives none); WQE data is two beats
   logic unused_in;
@@ -249,7 +273,7 @@ module roce_req #(
   localparam int PQ_DEPTH = 4 * DESC_DEPTH;  // payload pieces in flight
   localparam int PW = $clog2(PQ_DEPTH);
   localparam int IQ_DEPTH = 4;               // inline payloads in flight
-  localparam int TQ_DEPTH = 16;              // WQE reads in flight
+  localparam int TQ_DEPTH = 16;              // WQE reads in flight (1..B WQEs each)
   localparam int TW = $clog2(TQ_DEPTH);
 
   // ---------------------------------------------------------------- codes
@@ -273,8 +297,8 @@ module roce_req #(
 
   // ---------------------------------------------------------------- per-QP state
   typedef struct packed {
-    logic [A*32-1:0] tag_idx;   // body slot k: the SQ index it holds
-    logic [A*2-1:0]  tag_st;    // body slot k: T_*
+    logic [31:0]  own_idx;      // the own body slot: the SQ index it holds
+    logic [1:0]   own_st;       // its T_*
     logic [3:0]   epoch;        // bumped by RESET (WQE reads of an earlier epoch are dropped)
     logic         rts;          // ENTER_RTS seen (until RESET / ENTER_ERR)
     logic         dead;         // ENTER_ERR seen (until RESET)
@@ -291,7 +315,7 @@ module roce_req #(
     logic [31:0]  started;      // SQ index one past the last WQE started
     logic [31:0]  sq_pi;        // SQ producer index (extended)
   } row_t;
-  localparam int ROW_W = 287 + 34 * A;  // (Yosys 0.23 has no $bits of a type)
+  localparam int ROW_W = 321;  // (Yosys 0.23 has no $bits of a type)
 
   // a WQE body as a visit needs it
   typedef struct packed {
@@ -309,7 +333,8 @@ module roce_req #(
   (* ram_style = "block" *) logic [ROW_W-1:0] row_mem [N];
   (* ram_style = "block" *) logic [RRD_W-1:0] rd1_mem [N];
   (* ram_style = "block" *) logic [RRD_W-1:0] rd2_mem [N];
-  (* ram_style = "block" *) logic [BODY_W-1:0] body_mem [N * A];
+  (* ram_style = "block" *) logic [BODY_W-1:0] own_mem [N];   // own body slots
+  (* ram_style = "block" *) logic [BODY_W-1:0] st_mem [P];    // the prefetch store
   (* ram_style = "block" *) logic [111:0] wina_mem [N * W];  // {flags, opcode, len, wr_id}
   (* ram_style = "block" *) logic [7:0]   wins_mem [N * W];  // status
   (* ram_style = "block" *) logic [47:0]  winp_mem [N * W];  // {npkts, first_psn}
@@ -347,7 +372,7 @@ module roce_req #(
     S_A1, S_A2, S_A3,
     S_V_WAIT, S_V_REW, S_V_HOLD, S_V_B0, S_V_LIM, S_V_PACE, S_V_PACEW,
     S_V_PKT, S_V_WALK, S_V_MRW, S_V_CHK, S_V_ISSUE, S_V_DESC,
-    S_FILL, S_WB
+    S_FILL0, S_FILL, S_CLR, S_WB
   } state_t;
   state_t st;
 
@@ -456,30 +481,60 @@ module roce_req #(
     if (winp_we) winp_mem[winp_addr] <= winp_d;
   end
 
-  // bodies
-  logic                    body_we;
-  logic [LOG_N+LOG_AHEAD-1:0] body_waddr;
+  // bodies: the QP's own slot (read at q) and the prefetch store (read at stag_a); writes
+  // registered (one cycle late; nothing reads the entry in between)
+  logic                    own_we, st_we;
+  logic [LOG_N-1:0]        own_waddr;
+  logic [LOG_STORE-1:0]    st_waddr;
   body_t                   body_wd;
-  logic [BODY_W-1:0]       body_q;
+  logic [BODY_W-1:0]       own_q, stb_q;
+  logic [LOG_STORE-1:0]    stag_a;
   always_ff @(posedge clk) begin
-    body_q <= body_mem[{q, r.cur[LOG_AHEAD-1:0]}];
-    if (body_we) body_mem[body_waddr] <= body_wd;
+    own_q <= own_mem[q];
+    stb_q <= st_mem[stag_a];
+    if (own_we) own_mem[own_waddr] <= body_wd;
+    if (st_we) st_mem[st_waddr] <= body_wd;
   end
 
+  // prefetch store tags {T_*, qpn, SQ index}: entry (idx + qpn * 2^LOG_WIN) mod P; one
+  // address (stag_a, a register) read asynchronously and written (registered, one cycle
+  // late: a run of reads ahead writes consecutive entries)
+  localparam int STAG_W = 2 + LOG_N + 32;
+  (* ram_style = "distributed" *) logic [STAG_W-1:0] stag_mem [P];
+  logic [1:0]           sg_st;
+  logic [LOG_N-1:0]     sg_q;
+  logic [31:0]          sg_idx;
+  assign {sg_st, sg_q, sg_idx} = stag_mem[stag_a];
+  logic                 stag_we;
+  logic [LOG_STORE-1:0] stag_wa;
+  logic [STAG_W-1:0]    stag_wd;
+  always_ff @(posedge clk) begin
+    if (!init_done) stag_mem[init_idx[LOG_STORE-1:0]] <= '0;
+    else if (stag_we) stag_mem[stag_wa] <= stag_wd;
+  end
+  /* verilator lint_off UNUSEDSIGNAL */
+  function automatic logic [LOG_STORE-1:0] st_slot(input logic [LOG_N-1:0] qq, input logic [31:0] idx);
+    logic [LOG_N+LOG_WIN-1:0] h;
+    h = {qq, {LOG_WIN{1'b0}}} + (LOG_N + LOG_WIN)'(idx[LOG_STORE-1:0]);
+    st_slot = h[LOG_STORE-1:0];
+  endfunction
+  /* verilator lint_on UNUSEDSIGNAL */
+
   // ---------------------------------------------------------------- WQE reads in flight
-  // {epoch, fetch, idx, qpn}
-  localparam int TQ_W = 4 + 1 + 32 + LOG_N;
+  // {epoch, WQEs read again before the fetched ones, first SQ index, WQEs, qpn}; t_k: the
+  // WQE of the head read arriving next
+  localparam int TQ_W = 4 + (LOG_BATCH + 1) + 32 + (LOG_BATCH + 1) + LOG_N;
   (* ram_style = "distributed" *) logic [TQ_W-1:0] tq [TQ_DEPTH];
   logic [TW:0] tq_wr, tq_rd;
   logic        tq_empty;
   logic [TW:0] tq_used;
   assign tq_empty = tq_wr == tq_rd;
   assign tq_used = tq_wr - tq_rd;
-  logic [3:0]       t_epoch;
-  logic             t_fetch;
-  logic [31:0]      t_idx;
-  logic [LOG_N-1:0] t_q;
-  assign {t_epoch, t_fetch, t_idx, t_q} = tq[tq_rd[TW-1:0]];
+  logic [3:0]         t_epoch;
+  logic [LOG_BATCH:0] t_nre, t_n, t_k;
+  logic [31:0]        t_idx;
+  logic [LOG_N-1:0]   t_q;
+  assign {t_epoch, t_nre, t_idx, t_n, t_q} = tq[tq_rd[TW-1:0]];
 
   // ---------------------------------------------------------------- payload path
   // pieces: {inline, last of packet, len}
@@ -521,23 +576,13 @@ module roce_req #(
   logic [3:0]  log_mtu;
   assign log_mtu = 4'd7 + a.path_mtu[3:0];
 
-  // body slot of an index
-  logic [LOG_AHEAD-1:0] cur_slot;
-  assign cur_slot = r.cur[LOG_AHEAD-1:0];
-  logic [31:0] slot_idx;
-  logic [1:0]  slot_st;
-  always_comb begin
-    slot_idx = r.tag_idx[31:0];
-    slot_st = r.tag_st[1:0];
-    for (int k = 1; k < A; k++) begin
-      if (cur_slot == LOG_AHEAD'(k)) begin
-        slot_idx = r.tag_idx[32*k +: 32];
-        slot_st = r.tag_st[2*k +: 2];
-      end
-    end
-  end
-  logic held;
-  assign held = slot_idx == r.cur && slot_st != T_NONE;
+  // the body of the send index: in the own slot, else in the store (stag_a = its entry)
+  logic own_hit, st_hit, held;
+  logic [1:0] slot_st;
+  assign own_hit = r.own_idx == r.cur && r.own_st != T_NONE;
+  assign st_hit = sg_st != T_NONE && sg_q == q && sg_idx == r.cur;
+  assign held = own_hit || st_hit;
+  assign slot_st = own_hit ? r.own_st : sg_st;
 
   logic win_full;
   assign win_full = r.fetched - c.sq_ci >= 32'(W);
@@ -732,7 +777,7 @@ module roce_req #(
   assign idle = st == S_IDLE && init_done;
   assign v_can = !ring_empty && !dq_full && credit_free >= (AW + 2)'(64) &&
                  pq_used <= (PW + 1)'(PQ_DEPTH - 4) && iq_used < 3'(IQ_DEPTH) &&
-                 tq_used <= (TW + 1)'(TQ_DEPTH - A) && !m_sent_valid && !m_err_valid &&
+                 tq_used < (TW + 1)'(TQ_DEPTH) && !m_sent_valid && !m_err_valid &&
                  !m_kick_valid && !m_wqe_rd_valid && !m_dma_rd_valid && !m_mr_valid;
   logic arr_go;
   assign arr_go = s_wqe_rd_tvalid && !tq_empty;
@@ -754,7 +799,11 @@ module roce_req #(
   end
 
   // ---------------------------------------------------------------- the sequencer
-  logic [2:0] fill_k;
+  logic [LOG_BATCH:0] f_k;     // WQEs in the run of reads ahead
+  logic [LOG_BATCH:0] f_nre;   // of them read again (before the fetch index)
+  logic [31:0]        f_idx;   // the next SQ index of the run
+  logic [31:0]        f_start;
+  logic               use_own; // the visit's body is in the own slot
   logic       kick_flush_n;
   logic [7:0] k_op;
   logic [23:0] k_arg;
@@ -764,6 +813,7 @@ module roce_req #(
   logic [3:0]  t_epoch_l;
   logic        t_fetch_l;
   logic [31:0] t_idx_l;
+  logic [LOG_N-1:0] t_q_l;
   logic       q_on;  // the QP is on the ring
   assign q_on = on_ring[q];
 
@@ -774,7 +824,9 @@ module roce_req #(
     wins_we <= 1'b0;
     winp_we <= 1'b0;
     cnt_wqe_err <= 1'b0;
-    body_we <= 1'b0;
+    own_we <= 1'b0;
+    st_we <= 1'b0;
+    stag_we <= 1'b0;
     push_en <= 1'b0;
     ctx_done <= 1'b0;
     strd_done <= 1'b0;
@@ -828,13 +880,14 @@ module roce_req #(
           q24 <= s_strd_qpn;
           st <= S_RD0;
         end else if (arr_go) begin
-          // WQE data: the first beat now
+          // WQE data: the first beat now (WQE t_k of the head read)
           kind <= K_ARR;
           q <= t_q;
           q24 <= 24'(t_q);
+          t_q_l <= t_q;
           t_epoch_l <= t_epoch;
-          t_fetch_l <= t_fetch;
-          t_idx_l <= t_idx;
+          t_fetch_l <= t_k >= t_nre;
+          t_idx_l <= t_idx + 32'(t_k);
           wq[511:0] <= s_wqe_rd_tdata;
           wq_err <= s_wqe_rd_tuser;
           st <= S_A1;
@@ -883,6 +936,9 @@ module roce_req #(
             if (k_op == roce_rec_pkg::CTX_OP_RESET) begin
               r <= '0;
               r.epoch <= r.epoch + 4'd1;
+              // forget the QP's bodies in the store: a walk over its entries
+              stag_a <= '0;
+              st <= S_CLR;
             end else if (k_op == roce_rec_pkg::CTX_OP_SET_SQ_PSN) begin
               r.next_psn <= k_arg;
               r.max_sent <= k_arg;
@@ -924,27 +980,36 @@ module roce_req #(
       S_A1: if (s_wqe_rd_tvalid) begin
         wq[1023:512] <= s_wqe_rd_tdata;
         if (s_wqe_rd_tuser) wq_err <= 1'b1;
+        stag_a <= st_slot(t_q_l, t_idx_l);
         st <= S_A2;
       end
       S_A2: begin  // the row is in row_q
         r <= row_q;
-        tq_rd <= tq_rd + 1'b1;
+        if (t_k + 1'b1 == t_n) begin
+          tq_rd <= tq_rd + 1'b1;
+          t_k <= '0;
+        end else begin
+          t_k <= t_k + 1'b1;
+        end
         st <= S_A3;
         if (wq_err) cnt_wqe_err <= 1'b1;
       end
-      S_A3: begin
+      S_A3: begin  // the store entry's tag is on sg_*
         st <= S_WB;
         if (r.epoch == t_epoch_l) begin
           requeue <= 1'b1;
-          for (int k = 0; k < A; k++) begin
-            if (t_idx_l[LOG_AHEAD-1:0] == LOG_AHEAD'(k) && r.tag_idx[32*k +: 32] == t_idx_l &&
-                r.tag_st[2*k +: 2] == T_PEND) begin
-              r.tag_st[2*k +: 2] <= d_bad ? T_BAD : T_OK;
-              body_we <= 1'b1;
-            end
-          end
-          body_waddr <= {q, t_idx_l[LOG_AHEAD-1:0]};
           body_wd <= d_body;
+          if (r.own_idx == t_idx_l && r.own_st == T_PEND) begin
+            r.own_st <= d_bad ? T_BAD : T_OK;
+            own_we <= 1'b1;
+            own_waddr <= q;
+          end else if (sg_st == T_PEND && sg_q == q && sg_idx == t_idx_l) begin
+            st_we <= 1'b1;
+            st_waddr <= stag_a;
+            stag_we <= 1'b1;
+            stag_wa <= stag_a;
+            stag_wd <= {d_bad ? T_BAD : T_OK, q, t_idx_l};
+          end
           if (t_fetch_l) begin
             wina_we <= 1'b1;
             wina_addr <= {q, t_idx_l[LOG_WIN-1:0]};
@@ -979,26 +1044,31 @@ module roce_req #(
             r.cur_pkt <= c.rw_pkt;
             r.next_psn <= c.rw_psn;
             r.gen <= c.rw_gen;
+            stag_a <= st_slot(q, c.rw_idx);
+          end else begin
+            stag_a <= st_slot(q, r.cur);
           end
           st <= S_V_HOLD;
         end
       end
-      S_V_HOLD: begin  // the body read for the send index is under way (body_q next cycle)
+      S_V_HOLD: begin  // the body reads for the send index are under way (next cycle)
+        use_own <= own_hit;
         if (!held) begin
           if (r.cur == r.fetched && (r.sq_pi == r.fetched || win_full)) begin
             st <= S_WB;
           end else begin
-            fill_k <= 3'd0;
-            st <= S_FILL;
+            st <= S_FILL0;  // read it (and the next ones); wait for it off the ring
           end
-        end else if (slot_st == T_PEND || slot_st == T_BAD) begin
-          st <= S_WB;  // waits for its body / a malformed WQE waits for the flush
+        end else if (slot_st == T_PEND) begin
+          st <= S_FILL0;  // waits for its body off the ring; reads ahead meanwhile
+        end else if (slot_st == T_BAD) begin
+          st <= S_WB;  // a malformed WQE waits for the flush
         end else begin
           st <= S_V_B0;
         end
       end
       S_V_B0: begin
-        b <= body_q;
+        b <= use_own ? own_q : stb_q;
         st <= S_V_LIM;
       end
       S_V_LIM: begin
@@ -1007,14 +1077,14 @@ module roce_req #(
         rd_lim = a.max_rd_atomic == 8'd0 ? 8'd1 : a.max_rd_atomic;
         st <= S_V_PACE;
         if (psn_diff(r.next_psn, c.una) >= $signed(24'(MAX_UNACKED))) begin
-          st <= S_WB;
+          st <= S_FILL0;
         end else if (r.cur == r.started && b.flags[F_FENCE] && rd_out != 8'd0) begin
-          st <= S_WB;
+          st <= S_FILL0;
         end else if (r.cur == r.started && (is_read || is_atomic) && rd_out >= rd_lim) begin
-          st <= S_WB;
+          st <= S_FILL0;
         end else if ($signed(c.rnr_until - now_l) > 0) begin
           requeue <= 1'b1;
-          st <= S_WB;
+          st <= S_FILL0;
         end
       end
       S_V_PACE: begin
@@ -1025,7 +1095,7 @@ module roce_req #(
       S_V_PACEW: if (!m_query_valid && s_pace_valid && s_pace_qpn == q24) begin
         if (!s_pace_allowed) begin
           requeue <= 1'b1;
-          st <= S_WB;
+          st <= S_FILL0;
         end else begin
           st <= S_V_PKT;
         end
@@ -1127,6 +1197,7 @@ module roce_req #(
         if (p_adv) begin
           r.cur <= r.cur + 32'd1;
           r.cur_pkt <= 24'd0;
+          stag_a <= st_slot(q, r.cur + 32'd1);
         end else begin
           r.cur_pkt <= r.cur_pkt + 24'd1;
         end
@@ -1137,44 +1208,62 @@ module roce_req #(
         if (psn_diff(r.next_psn, r.max_sent) < 0) cnt_retransmit <= 1'b1;
         else r.max_sent <= p_next;
         requeue <= 1'b1;
-        fill_k <= 3'd0;
-        st <= S_FILL;
+        st <= S_FILL0;
       end
 
       // ------------------------------------------------------------ WQE reads
-      // slot k after the send index: held, or read (fetched at the fetch index)
-      S_FILL: if (!m_wqe_rd_valid) begin
-        logic [31:0] idx;
-        logic [1:0]  tst;
-        logic [31:0] tix;
-        idx = r.cur + 32'(fill_k);
-        tix = r.tag_idx[31:0];
-        tst = r.tag_st[1:0];
-        for (int k = 1; k < A; k++) begin
-          if (idx[LOG_AHEAD-1:0] == LOG_AHEAD'(k)) begin
-            tix = r.tag_idx[32*k +: 32];
-            tst = r.tag_st[2*k +: 2];
-          end
-        end
-        fill_k <= fill_k + 3'd1;
-        if (fill_k == 3'(A) || !idx_before(idx, r.sq_pi) ||
-            (idx == r.fetched && r.fetched - c.sq_ci >= 32'(W)) ||
-            (idx != r.fetched && !idx_before(idx, r.fetched))) begin
+      // One run of up to B consecutive WQEs in one read: from the send index when its body
+      // is not held (into the own slot), else from the fetch index (into the store); it
+      // stops at the producer index, at the fetch index when the window is full, at the
+      // ring's end, and ahead of the send index at a store entry being read or holding it.
+      S_FILL0: begin  // stag_a is the send index's entry
+        f_start <= held ? r.fetched : r.cur;
+        f_idx <= held ? r.fetched : r.cur;
+        stag_a <= held ? st_slot(q, r.fetched) : stag_a;
+        f_k <= '0;
+        f_nre <= '0;
+        st <= S_FILL;
+      end
+      S_FILL: begin  // f_idx's entry on sg_*
+        if (f_k == (LOG_BATCH + 1)'(B) || !idx_before(f_idx, r.sq_pi) ||
+            (f_k != '0 && (f_idx[14:0] & ((15'd1 << a.sq_log_size) - 15'd1)) == 15'd0) ||
+            (f_idx == r.fetched && r.fetched - c.sq_ci >= 32'(W)) ||
+            (f_idx != r.fetched && !idx_before(f_idx, r.fetched)) ||
+            (f_idx != r.cur && (sg_st == T_PEND || (sg_st != T_NONE && sg_q == q && sg_idx == f_idx)))) begin
           st <= S_WB;
-        end else if (!(tix == idx && tst != T_NONE)) begin
-          m_wqe_rd_valid <= 1'b1;
-          m_wqe_rd_addr <= a.sq_base + {42'd0, idx[14:0] & ((15'd1 << a.sq_log_size) - 15'd1), 7'd0};
-          m_wqe_rd_len <= 16'd128;
-          tq[tq_wr[TW-1:0]] <= {r.epoch, idx == r.fetched, idx, q};
-          tq_wr <= tq_wr + 1'b1;
-          for (int k = 0; k < A; k++) begin
-            if (idx[LOG_AHEAD-1:0] == LOG_AHEAD'(k)) begin
-              r.tag_idx[32*k +: 32] <= idx;
-              r.tag_st[2*k +: 2] <= T_PEND;
-            end
+          if (f_k != '0) begin
+            m_wqe_rd_valid <= 1'b1;
+            m_wqe_rd_addr <= a.sq_base + {42'd0, f_start[14:0] & ((15'd1 << a.sq_log_size) - 15'd1), 7'd0};
+            m_wqe_rd_len <= {5'd0, f_k, 7'd0};
+            tq[tq_wr[TW-1:0]] <= {r.epoch, f_nre, f_start, f_k, q};
+            tq_wr <= tq_wr + 1'b1;
           end
-          if (idx == r.fetched) r.fetched <= r.fetched + 32'd1;
+        end else begin
+          if (f_idx == r.cur) begin
+            r.own_idx <= f_idx;
+            r.own_st <= T_PEND;
+          end else begin
+            stag_we <= 1'b1;
+            stag_wa <= stag_a;
+            stag_wd <= {T_PEND, q, f_idx};
+          end
+          if (f_idx == r.fetched) r.fetched <= r.fetched + 32'd1;
+          else f_nre <= f_nre + 1'b1;
+          f_k <= f_k + 1'b1;
+          f_idx <= f_idx + 32'd1;
+          stag_a <= stag_a + 1'b1;
         end
+      end
+
+      // RESET: the QP's store entries are forgotten, one per cycle
+      S_CLR: begin
+        if (sg_q == q) begin
+          stag_we <= 1'b1;
+          stag_wa <= stag_a;
+          stag_wd <= '0;
+        end
+        stag_a <= stag_a + 1'b1;
+        if (stag_a == LOG_STORE'(P - 1)) st <= S_WB;
       end
 
       // ------------------------------------------------------------ write back
@@ -1198,6 +1287,7 @@ module roce_req #(
       on_ring <= '0;
       tq_wr <= '0;
       tq_rd <= '0;
+      t_k <= '0;
       pq_wr <= '0;
       iq_wr <= '0;
       dq_wr <= '0;

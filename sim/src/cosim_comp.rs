@@ -2,8 +2,9 @@
 //! (`roce_model::blocks::roce_comp`).
 //!
 //! Engine A's requester is the model's own (`blocks::roce_req::visit` on its QPs in turn,
-//! bodies held at once); its packets go to the peer engine B over a lossy link, and B's
-//! responses come back over another to the HDL block, as the RX dispatch hands them over
+//! the WQEs it reads arrive at once); its packets go to the peer engine B over a lossy
+//! link, and B's responses come back over another to the HDL block, as the RX dispatch
+//! hands them over
 //! (`roce_rx_parse`'s header record, the QP's attributes and state, the payload stream).
 //! At the start of each of the block's operations (`dbg_op_*`: a response taken, a timeout
 //! the scanner found, a kick, a context op) the harness takes the requester's state
@@ -120,7 +121,7 @@ fn snap(eng: &Engine, q: u32) -> Snap {
 
 /// Run `s` (A's requester played by the model) through the HDL completer and the model.
 pub fn comp_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<CompReport, SimError> {
-    let ReqSetup { a: mut eng, amem, b: mut peer, bmem: mut pmem, qpns, doorbells, peer_rq } = s;
+    let ReqSetup { a: mut eng, amem, b: mut peer, bmem: mut pmem, qpns, doorbells, peer_rq, again: _ } = s;
     let cq_region = (0x4000_0000u64, 0x4000_0000u64 + (32 << 14));
     let mut rng = ChaCha8Rng::seed_from_u64(t.seed);
     let mut dut = Dut::new(Model::Comp, None)?;
@@ -241,7 +242,7 @@ pub fn comp_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<CompReport, SimError
             if let Some(cv) = cv {
                 let mut rec = Recorder { mem: &mut amem, writes: Vec::new(), skip: cq_region };
                 if let Some(v) = roce_req::visit(&mut eng, q, now, &cv, true, &mut rec) {
-                    for &(idx, _, _) in &v.reads {
+                    for (idx, _) in v.read.iter().flat_map(|r| r.wqes()) {
                         roce_req::arrived(&mut eng, q, idx);
                     }
                     if v.malformed.is_some() {

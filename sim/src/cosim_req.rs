@@ -14,13 +14,16 @@
 //!
 //! At the start of each visit of the block (its `m_comp` read) the harness runs one model
 //! visit to the same QP with the same completer state and pacing answer
-//! (`roce_req::visit`), and from then expects its actions in order: WQE reads (address),
-//! pacing question, L_Key checks (answered from the model's table), packet (descriptor and
-//! payload, or a stale drop on `cnt_stale`), sent bytes, local error; the block's WQE data
+//! (`roce_req::visit`), and from then expects its actions, each kind in order: a WQE read
+//! (address and length: one to eight consecutive WQEs, answered with one latency and two
+//! beats per WQE, tuser on those of a WQE that cannot be read), pacing question, L_Key
+//! checks (answered from the model's table), packet (descriptor and payload, or a stale
+//! drop on `cnt_stale`), sent bytes, local error; the block's WQE data
 //! hand-offs tell the model the bodies are held (`roce_req::arrived`), and a fetched
 //! malformed WQE must bring a kick. At the end: the state-read port (sq_psn, sq_pi), the
 //! `s_rd` port (req_rd_t) and the send window (`s_win`) of every QP against the model, and
-//! the counters.
+//! the counters. Optionally a second round ([`Again`]): once the first has settled, QPs are
+//! reset and brought up again with new WQEs at the same SQ indices.
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -33,7 +36,7 @@ use roce_model::contract::{QpState, SqWqe};
 use roce_model::engine::comp::ReqView;
 use roce_model::engine::fetch::fetch_decode;
 use roce_model::engine::qp::CtxOp;
-use roce_model::engine::req::CompView;
+use roce_model::engine::req::{CompView, WqeRead};
 use roce_model::engine::{Dma, Engine, HostMem, WcStatus};
 use roce_model::wire::{EthernetFields, FrameBuilder, Ipv4Fields};
 
@@ -57,6 +60,27 @@ pub struct ReqSetup {
     pub doorbells: Vec<(u64, u32, u32)>,
     /// RQ doorbells of B: (cycle, B's qpn, pi).
     pub peer_rq: Vec<(u64, u32, u32)>,
+    /// A second round once the first has settled: A's QPs are reset and brought up again.
+    pub again: Option<Again>,
+}
+
+/// A second round of a run: when the first has settled, `setup` (given A, A's memory, B,
+/// B's memory) resets QPs of A and brings them up again in the model, writes their new WQEs
+/// and returns their SQ doorbells (cycles after the switch, qpn, pi); the block gets RESET,
+/// SET_SQ_PSN and ENTER_RTS for each QP with a doorbell, then the doorbells.
+pub struct Again {
+    /// The model's side.
+    pub setup: AgainFn,
+}
+
+/// [`Again::setup`]: (A, A's memory, B, B's memory) -> SQ doorbells (cycles after the
+/// switch, qpn, pi).
+pub type AgainFn = Box<dyn FnOnce(&mut Engine, &mut HostMem, &mut Engine, &mut HostMem) -> Vec<(u64, u32, u32)>>;
+
+impl std::fmt::Debug for Again {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Again").finish_non_exhaustive()
+    }
 }
 
 /// How hard the harness pushes the block.
@@ -97,8 +121,10 @@ pub struct ReqReport {
     pub stale: u64,
     /// Retransmitted packets (HDL counter).
     pub retransmits: u64,
-    /// WQE reads (fetches, reads again).
+    /// WQEs read (fetched, read again).
     pub wqe_reads: (u64, u64),
+    /// WQE reads (DMA reads of one or more WQEs).
+    pub wqe_batches: u64,
     /// Local errors reported.
     pub local_errors: u64,
     /// Kicks (complete a malformed WQE, flush).
@@ -202,7 +228,7 @@ type ExpPkt = (TxDesc, Vec<u8>, u32);
 
 /// Run `s` through the HDL block and the model.
 pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> {
-    let ReqSetup { a: mut eng, amem, b: mut peer, bmem: mut pmem, qpns, doorbells, peer_rq } = s;
+    let ReqSetup { a: mut eng, amem, b: mut peer, bmem: mut pmem, qpns, doorbells, peer_rq, mut again } = s;
     let mut rng = ChaCha8Rng::seed_from_u64(t.seed);
     let mut dut = Dut::new(Model::Req, None)?;
     let p = ports!(dut;
@@ -290,7 +316,7 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
     let mut pace_plan: VecDeque<(u32, bool)> = VecDeque::new();
     let mut pace_q: VecDeque<(u64, u32, bool)> = VecDeque::new();
     let mut mr_q: VecDeque<(u64, u8, u64, u8)> = VecDeque::new();
-    let mut exp_reads: VecDeque<(u32, u32, u64, bool)> = VecDeque::new(); // (qpn, idx, addr, fetch)
+    let mut exp_reads: VecDeque<(u32, WqeRead)> = VecDeque::new();
     let mut arrivals: VecDeque<(u32, u32, bool, Vec<u8>, bool)> = VecDeque::new(); // (qpn, idx, fetch, bytes, ok)
     let mut wqe_beats: VecDeque<(u64, Vec<u8>, bool, bool)> = VecDeque::new(); // (ready, beat, last, err)
     let mut pay_beats: VecDeque<(u64, Vec<u8>, bool, bool)> = VecDeque::new();
@@ -300,6 +326,7 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
     let mut exp_kicks: VecDeque<(u32, bool)> = VecDeque::new();
     let mut exp_dma_err = 0u64;
     let mut wqe_err = 0u64;
+    let mut wqe_half = false; // the first beat of a WQE was taken
     let mut cur: Option<(TxDesc, Vec<u8>, ExpPkt)> = None;
     let mut ab = Link { q: VecDeque::new() };
     let mut ba = Link { q: VecDeque::new() };
@@ -393,6 +420,9 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
                 if op == CtxOp::EnterErr.code() as u64 {
                     hdl_dead.insert(q, true);
                 }
+                if op == CtxOp::Reset.code() as u64 {
+                    hdl_dead.insert(q, false);
+                }
             }
             moved = true;
         }
@@ -438,8 +468,8 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
             attr_q.push_back((now + 2, words_of(&attr), u64::from(state)));
             let pace = rng.random_bool(t.pace_p);
             if let Some(v) = roce_req::visit(&mut eng, q, now - 1, &cv, pace, &mut amem) {
-                for &(idx, addr, fetch) in &v.reads {
-                    exp_reads.push_back((q, idx, addr, fetch));
+                if let Some(rd) = v.read {
+                    exp_reads.push_back((q, rd));
                 }
                 if v.paced {
                     pace_plan.push_back((q, pace));
@@ -486,31 +516,40 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
             let addr = dut.get_u64(p.wq_a);
             let len = dut.get_u64(p.wq_l) as usize;
             match exp_reads.pop_front() {
-                Some((q, idx, a, fetch)) if a == addr && len == SqWqe::SIZE => {
-                    let mut b = vec![0u8; SqWqe::SIZE];
-                    let ok = amem.dma_read(addr, &mut b).is_ok();
-                    if !ok {
-                        b.fill(0);
-                        wqe_err += 1;
-                    }
+                Some((q, rd)) if rd.addr == addr && len == rd.n as usize * SqWqe::SIZE => {
+                    // one latency for the read, its WQEs' beats back to back; a WQE that
+                    // cannot be read comes with tuser on its beats
                     let lat = rng.random_range(t.dma_latency.0..=t.dma_latency.1);
-                    let at = wqe_beats.back().map_or(now + lat, |x| x.0.max(now + lat));
-                    wqe_beats.push_back((at, b[..64].to_vec(), false, !ok));
-                    wqe_beats.push_back((at + 1, b[64..].to_vec(), true, !ok));
-                    arrivals.push_back((q, idx, fetch, b, ok));
-                    if fetch {
-                        rep.wqe_reads.0 += 1;
-                    } else {
-                        rep.wqe_reads.1 += 1;
+                    let mut at = wqe_beats.back().map_or(now + lat, |x| x.0.max(now + lat));
+                    for (k, (idx, fetch)) in rd.wqes().enumerate() {
+                        let mut b = vec![0u8; SqWqe::SIZE];
+                        let ok = amem.dma_read(addr + (k * SqWqe::SIZE) as u64, &mut b).is_ok();
+                        if !ok {
+                            b.fill(0);
+                            wqe_err += 1;
+                        }
+                        let last = k + 1 == rd.n as usize;
+                        wqe_beats.push_back((at, b[..64].to_vec(), false, !ok));
+                        wqe_beats.push_back((at + 1, b[64..].to_vec(), last, !ok));
+                        at += 2;
+                        arrivals.push_back((q, idx, fetch, b, ok));
+                        if fetch {
+                            rep.wqe_reads.0 += 1;
+                        } else {
+                            rep.wqe_reads.1 += 1;
+                        }
                     }
+                    rep.wqe_batches += 1;
                 }
                 other => rep.divergences.push(format!("WQE read at {addr:#x} ({len} bytes), model {other:?}")),
             }
             moved = true;
         }
         if wd_now && dut.get_bool(p.wd_r) {
-            let last = wqe_beats.pop_front().is_some_and(|b| b.2);
-            if last {
+            // a WQE is in with its second beat
+            wqe_beats.pop_front();
+            wqe_half = !wqe_half;
+            if !wqe_half {
                 if let Some((q, idx, fetch, b, ok)) = arrivals.pop_front() {
                     roce_req::arrived(&mut eng, q, idx);
                     if fetch && fetch_decode(&b, ok).is_err() && !hdl_dead.get(&q).copied().unwrap_or(false) {
@@ -689,6 +728,30 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
         quiet_model = if settled && ab.q.is_empty() && ba.q.is_empty() { quiet_model + 1 } else { 0 };
         let drained = dbs.is_empty() && ctx_q.is_empty() && !ctx_on && exp_pkts.is_empty() && cur.is_none() && wake_q.is_empty();
         if drained && quiet_model > 2000 && idle > 500 {
+            if let Some(g) = again.take() {
+                // the second round: the QPs reset and brought up again, new WQEs posted
+                let mut d = (g.setup)(&mut eng, &mut amem, &mut peer, &mut pmem);
+                let mut reset: Vec<u32> = d.iter().map(|x| x.1).collect();
+                reset.sort_unstable();
+                reset.dedup();
+                for &q in &reset {
+                    let Some(qp) = eng.qp(q) else { continue };
+                    ctx_q.push_back((CtxOp::Reset.code() as u64, q, 0));
+                    ctx_q.push_back((CtxOp::SetSqPsn(0).code() as u64, q, qp.req.next_psn));
+                    let op = CtxOp::EnterRts { retry_cnt: qp.retry_cnt, rnr_retry: qp.rnr_retry };
+                    ctx_q.push_back((op.code() as u64, q, op.arg()));
+                    err_sent.insert(q, false);
+                    woken.remove(&q);
+                }
+                for x in &mut d {
+                    x.0 += now;
+                }
+                d.sort_by_key(|x| x.0);
+                dbs.extend(d);
+                idle = 0;
+                quiet_model = 0;
+                continue;
+            }
             break;
         }
         if cycle > t.max_cycles {

@@ -16,7 +16,7 @@ use roce_model::contract::{
     SqWqe,
 };
 use roce_model::engine::{Engine, EngineConfig, HostMem};
-use roce_sim::cosim_req::{req_lockstep, ReqReport, ReqSetup, ReqTraffic};
+use roce_sim::cosim_req::{req_lockstep, Again, ReqReport, ReqSetup, ReqTraffic};
 
 const CQ_BASE: u64 = 0x4000_0000;
 const CQ_LOG: u8 = 14;
@@ -126,8 +126,11 @@ fn bring_up(e: &mut Engine, m: &mut HostMem, qpn: u32, dest_qpn: u32, peer: &Eng
     e.modify_qp(qpn, &c, rts, m).expect("rts");
 }
 
-/// A gather list of `len` bytes in A's MR 1 (or the badly reading MR 2), in 1..=4 pieces.
-fn sges(rng: &mut ChaCha8Rng, len: u32, bad_read: bool) -> ([Sge; 4], u8) {
+/// A gather list of `len` bytes in A's MR 1 (or the badly reading MR 2), in 1..=4 pieces:
+/// in its lower half for the data a request sends, in its upper half for what READ responses
+/// and atomic results write (the model gathers a packet's payload when it makes it, the
+/// block some cycles later: a buffer being sent must not be written meanwhile).
+fn sges(rng: &mut ChaCha8Rng, len: u32, bad_read: bool, dest: bool) -> ([Sge; 4], u8) {
     let mut s = [Sge::default(); 4];
     let n = rng.random_range(1..=4u32).min(len.max(1));
     let mut left = len;
@@ -135,7 +138,8 @@ fn sges(rng: &mut ChaCha8Rng, len: u32, bad_read: bool) -> ([Sge; 4], u8) {
         let l = if k as u32 + 1 == n { left } else { rng.random_range(0..=left) };
         left -= l;
         let (va, lkey) = if bad_read && k == 0 { (BADREAD_VA, key(2, 1)) } else { (LOCAL_VA, key(1, 5)) };
-        *x = Sge { addr: va + rng.random_range(0..DATA_LEN - 0x10_0000), len: l, lkey };
+        let half = if dest { DATA_LEN / 2 } else { 0 };
+        *x = Sge { addr: va + half + rng.random_range(0..DATA_LEN / 2 - 0x10_0000), len: l, lkey };
     }
     (s, n as u8)
 }
@@ -195,7 +199,7 @@ fn wqe(rng: &mut ChaCha8Rng, g: &mut Gen, fault: Option<Fault>) -> SqWqe {
         w.total_len = 8;
         w.compare_add = rng.random();
         w.swap = rng.random();
-        let (s, _) = sges(rng, 8, false);
+        let (s, _) = sges(rng, 8, false, true);
         w.data = SqData::Sge(s);
         w.num_sge = 1;
         if let SqData::Sge(ref mut s) = w.data {
@@ -211,7 +215,7 @@ fn wqe(rng: &mut ChaCha8Rng, g: &mut Gen, fault: Option<Fault>) -> SqWqe {
         w.data = SqData::Inline(d);
         w.total_len = if fault == Some(Fault::InlineTooLong) { 65 } else { len.min(64) };
     } else {
-        let (s, n) = sges(rng, len, fault == Some(Fault::BadRead));
+        let (s, n) = sges(rng, len, fault == Some(Fault::BadRead), opcode == SqOpcode::Read);
         w.data = SqData::Sge(s);
         w.num_sge = n;
         if fault == Some(Fault::BadLkey) {
@@ -246,8 +250,10 @@ fn image(w: &SqWqe, fault: Option<Fault>) -> Vec<u8> {
     b
 }
 
-/// The QPs of a run: `nqp` of them, `nwqe` WQEs each; `clean`: MTU 4096, no faults.
-fn setup(seed: u64, nqp: u32, nwqe: usize, clean: bool) -> ReqSetup {
+/// The QPs of a run: `nqp` of them, `nwqe` WQEs each; `clean`: MTU 4096, no faults; QP
+/// numbers `2 + n * stride` (37: spread over the prefetch store; 32: all on the same
+/// entries, so the QPs take each other's entries).
+fn setup(seed: u64, nqp: u32, nwqe: usize, clean: bool, stride: u32) -> ReqSetup {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let (ca, cb) = (cfg(1, 1), cfg(2, 2));
     let mut a = Engine::new(ca.clone());
@@ -281,7 +287,7 @@ fn setup(seed: u64, nqp: u32, nwqe: usize, clean: bool) -> ReqSetup {
     let mut doorbells = Vec::new();
     let mut peer_rq = Vec::new();
     for n in 0..nqp {
-        let qpn = 2 + n * 37 % 1000;
+        let qpn = 2 + n * stride % 1000;
         let bqpn = 600 + n;
         let mtu = if clean { PathMtu::Mtu4096 } else { [PathMtu::Mtu256, PathMtu::Mtu1024, PathMtu::Mtu4096][rng.random_range(0..3)] };
         let psn = if n % 3 == 0 { 0xFF_FFFF - rng.random_range(0..20) } else { rng.random_range(0..0xFF_FFFF) };
@@ -327,11 +333,11 @@ fn setup(seed: u64, nqp: u32, nwqe: usize, clean: bool) -> ReqSetup {
         qpns.push(qpn);
     }
     doorbells.sort_by_key(|d| d.0);
-    ReqSetup { a, amem, b, bmem, qpns, doorbells, peer_rq }
+    ReqSetup { a, amem, b, bmem, qpns, doorbells, peer_rq, again: None }
 }
 
-fn run(seed: u64, nqp: u32, nwqe: usize, t: ReqTraffic) -> ReqReport {
-    let s = setup(seed, nqp, nwqe, false);
+fn run(seed: u64, nqp: u32, nwqe: usize, t: ReqTraffic, stride: u32) -> ReqReport {
+    let s = setup(seed, nqp, nwqe, false, stride);
     let r = req_lockstep(s, &t).expect("runs");
     assert!(r.divergences.is_empty(), "seed {seed}: {} divergences:\n{}", r.divergences.len(), r.divergences.join("\n"));
     eprintln!(
@@ -369,7 +375,7 @@ fn requester_matches_the_model_on_lossy_links() {
             seed,
             max_cycles: 3_000_000,
         };
-        let r = run(seed, 12, 60, t);
+        let r = run(seed, 12, 60, t, 37);
         tot.packets += r.packets;
         tot.stale += r.stale;
         tot.retransmits += r.retransmits;
@@ -399,12 +405,80 @@ fn requester_matches_the_model_on_lossy_links() {
     }
 }
 
+#[test]
+fn requester_matches_the_model_when_qps_share_prefetch_entries() {
+    // twelve QPs on the same prefetch store entries: they take each other's read-ahead
+    // bodies, and the send index's body is read again into the QP's own slot
+    let mut reads_again = 0;
+    for seed in 10..12u64 {
+        let t = ReqTraffic {
+            ready_p: 0.8,
+            dma_latency: (5, 120),
+            pace_p: 0.9,
+            loss: 0.02,
+            dup: 0.01,
+            link_delay: 300,
+            seed,
+            max_cycles: 3_000_000,
+        };
+        let r = run(seed, 12, 60, t, 32);
+        reads_again += r.wqe_reads.1;
+    }
+    assert!(reads_again > 50, "{reads_again} WQEs read again");
+}
+
+#[test]
+fn a_reset_qp_forgets_the_wqes_it_read_ahead() {
+    // a clean round, then every QP reset (the block walks its prefetch store) and brought up
+    // again with new WQEs at the same SQ indices: a body left from the first round would be
+    // sent instead of the new WQE
+    let nwqe = 40;
+    let mut s = setup(20, 6, nwqe, true, 37);
+    let qpns = s.qpns.clone();
+    s.again = Some(Again {
+        setup: Box::new(move |a, amem, b, bmem| {
+            let mut rng = ChaCha8Rng::seed_from_u64(77);
+            let peer = cfg(2, 2);
+            let mut dbs = Vec::new();
+            for (n, &qpn) in qpns.iter().enumerate() {
+                let Some(qp) = a.qp(qpn) else { continue };
+                let (psn, bqpn, max_rd) = (qp.req.next_psn, qp.dest_qpn, qp.max_rd_atomic);
+                let mut c = qp.to_ctx();
+                c.state = QpState::Reset;
+                a.modify_qp(qpn, &c, QpAttrMask::STATE, amem).expect("to reset");
+                let sq_base = SQ_BASE + n as u64 * 0x10_0000;
+                bring_up(a, amem, qpn, bqpn, &peer, PathMtu::Mtu4096, psn, 0, 12, 7, max_rd, sq_base, 0);
+                // room in the peer's RQ for every SEND
+                let ci = b.qp(bqpn).map_or(0, |q| q.rq.ci);
+                b.rq_doorbell(bqpn, (ci + 255) & 0xFFFF, bmem);
+                let mut g = Gen { qpn, mtu: 4096, wqes: Vec::new(), inv_next: 8 };
+                let mut t = rng.random_range(0..200u64);
+                for i in 0..nwqe {
+                    let w = wqe(&mut rng, &mut g, None);
+                    amem.write(sq_base + 128 * i as u64, &image(&w, None));
+                    if rng.random_bool(0.3) || i + 1 == nwqe {
+                        dbs.push((t, qpn, i as u32 + 1));
+                        t += rng.random_range(0..2000);
+                    }
+                }
+            }
+            dbs
+        }),
+    });
+    let t = ReqTraffic { ready_p: 0.9, dma_latency: (5, 120), pace_p: 0.95, loss: 0.0, dup: 0.0, link_delay: 300, seed: 20, max_cycles: 3_000_000 };
+    let r = req_lockstep(s, &t).expect("runs");
+    assert!(r.divergences.is_empty(), "{} divergences:\n{}", r.divergences.len(), r.divergences.join("\n"));
+    let ok = r.completions.get(&0).copied().unwrap_or(0);
+    eprintln!("two rounds: {} packets, {ok} successful completions, WQE reads {:?}", r.packets, r.wqe_reads);
+    assert!(r.completions.keys().all(|&k| k == 0) && ok > 6 * nwqe as u64, "{:?}", r.completions);
+}
+
 /// `nqp` QPs at MTU 4096 each posting `nwqe` WRITEs of `len` bytes (one SGE) at once, sent
 /// with nothing held back (DMA latency 250 cycles, one beat per cycle): cycles per packet
 /// after the first `skip` packets.
-fn write_rate(nqp: u32, nwqe: usize, len: u32, skip: usize) -> f64 {
+fn write_rate(nqp: u32, nwqe: usize, len: u32, skip: usize, link_delay: u64) -> f64 {
     let mut rng = ChaCha8Rng::seed_from_u64(9);
-    let mut s = setup(1000, nqp, 1, true);
+    let mut s = setup(1000, nqp, 1, true, 37);
     // replace the workload: WRITEs only, posted at cycle 0
     s.doorbells.clear();
     for (n, &qpn) in s.qpns.clone().iter().enumerate() {
@@ -429,7 +503,7 @@ fn write_rate(nqp: u32, nwqe: usize, len: u32, skip: usize) -> f64 {
         }
         s.doorbells.push((0, qpn, nwqe as u32));
     }
-    let t = ReqTraffic { ready_p: 1.0, dma_latency: (250, 250), pace_p: 1.0, loss: 0.0, dup: 0.0, link_delay: 300, seed: 1, max_cycles: 2_000_000 };
+    let t = ReqTraffic { ready_p: 1.0, dma_latency: (250, 250), pace_p: 1.0, loss: 0.0, dup: 0.0, link_delay, seed: 1, max_cycles: 2_000_000 };
     let r = req_lockstep(s, &t).expect("runs");
     assert!(r.divergences.is_empty(), "{:?}", r.divergences);
     let n = nwqe * nqp as usize * (len as usize).div_ceil(4096);
@@ -442,9 +516,25 @@ fn write_rate(nqp: u32, nwqe: usize, len: u32, skip: usize) -> f64 {
 fn write_packets_keep_up_with_100g() {
     // 100 Gb/s at 250 MHz takes a 4096-byte RoCEv2 packet (+ Ethernet/IP/UDP/BTH, ICRC, FCS,
     // preamble and gap) every 83.8 cycles.
-    let one = write_rate(1, 24, 65536, 16);
-    let four = write_rate(4, 48, 4096, 16);
-    eprintln!("4 KiB WRITE packets: one QP with 64 KiB WRITEs {one:.1} cycles each, four QPs with 4 KiB WRITEs {four:.1}");
+    let one = write_rate(1, 24, 65536, 16, 300);
+    let four = write_rate(4, 48, 4096, 16, 300);
+    // over the 1 us link of `roce-sim transfer` (250 cycles each way): the send window (16
+    // WQEs, each read after the window has room) covers the round trip
+    let one4k = write_rate(1, 96, 4096, 16, 250);
+    eprintln!("4 KiB WRITE packets: one QP with 64 KiB WRITEs {one:.1} cycles each, four QPs with 4 KiB WRITEs {four:.1}, one QP with 4 KiB WRITEs {one4k:.1}");
     assert!(one <= 83.8, "{one} cycles per packet");
     assert!(four <= 83.8, "{four} cycles per packet");
+    // one QP with one-packet WQEs: the WQEs are read ahead in batches
+    assert!(one4k <= 83.8, "{one4k} cycles per packet");
+}
+
+#[test]
+fn small_write_message_rate() {
+    // 64-byte WRITEs: one QP is bound by its send window (16 WQEs per round trip over a
+    // 1 us link, 2 x 250 cycles, plus the WQE and payload reads); eight QPs by the visits
+    let one = write_rate(1, 256, 64, 16, 250);
+    let eight = write_rate(8, 64, 64, 16, 250);
+    let mps = |c: f64| 250e6 / c / 1e6;
+    eprintln!("64-byte WRITEs: one QP {one:.1} cycles each ({:.2} M/s), eight QPs {eight:.1} ({:.2} M/s)", mps(one), mps(eight));
+    assert!(eight <= 40.0, "{eight} cycles per message");
 }

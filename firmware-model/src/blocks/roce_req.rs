@@ -12,7 +12,7 @@
 use crate::contract::records::{CompRd, ReqRd, SqWin, TxDesc, TxDescFlags};
 use crate::contract::{CqeStatus, SqFlags, SqOpcode};
 use crate::engine::comp::ReqView;
-use crate::engine::qp::{Qp, RewindReq, SqEntry};
+use crate::engine::qp::{wqe_store_slot, Qp, RewindReq, SqEntry};
 use crate::engine::req::{CompView, ReqVisit};
 use crate::engine::{Dma, Engine, SendOp, TxPkt, WcStatus};
 use crate::wire::{AtomicEthFields, BthFields, ExtHeaderKind, ExtHeaders, IethFields, ImmDtFields, Opcode, RethFields};
@@ -166,24 +166,30 @@ pub fn sq_win(e: &SqEntry, started: bool) -> SqWin {
 pub fn visit(eng: &mut Engine, qpn: u32, now: u64, c: &CompView, pace: bool, mem: &mut impl Dma) -> Option<ReqVisit> {
     let mut qp = eng.take_qp(qpn)?;
     let v = eng.req_visit(&mut qp, now, c, |_| pace, mem);
-    for &(idx, _, _) in &v.reads {
-        let slot = (idx & ((1 << crate::engine::qp::LOG_REQ_AHEAD) - 1)) as usize;
-        if let Some(b) = qp.req.bodies[slot].as_mut() {
-            b.ready_at = u64::MAX;
+    if let Some(rd) = v.read {
+        for (idx, _) in rd.wqes() {
+            set_ready(eng, &mut qp, idx, u64::MAX);
         }
     }
     eng.put_qp(qp);
     Some(v)
 }
 
-/// The block took the data of WQE `idx` of QP `qpn`: its body is held (if the slot still
-/// names it).
+/// Mark the body of WQE `idx` of `qp` (own slot, else prefetch store entry) ready at `at`,
+/// if it is held.
+fn set_ready(eng: &mut Engine, qp: &mut Qp, idx: u32, at: u64) {
+    if let Some(b) = qp.req.own.as_mut().filter(|b| b.idx == idx) {
+        b.ready_at = at;
+    } else if let Some(e) = eng.wqe_store[wqe_store_slot(qp.qpn, idx)].as_mut().filter(|e| e.qpn == qp.qpn && e.body.idx == idx) {
+        e.body.ready_at = at;
+    }
+}
+
+/// The block took the data of WQE `idx` of QP `qpn`: its body is held (if its own slot or
+/// its prefetch store entry still names it).
 pub fn arrived(eng: &mut Engine, qpn: u32, idx: u32) {
     if let Some(mut qp) = eng.take_qp(qpn) {
-        let slot = (idx & ((1 << crate::engine::qp::LOG_REQ_AHEAD) - 1)) as usize;
-        if let Some(b) = qp.req.bodies[slot].as_mut().filter(|b| b.idx == idx) {
-            b.ready_at = 0;
-        }
+        set_ready(eng, &mut qp, idx, 0);
         eng.put_qp(qp);
     }
 }

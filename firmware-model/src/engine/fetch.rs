@@ -1,8 +1,10 @@
 //! `roce_sq_fetch`: doorbells and work-queue-entry fetch by DMA.
 //!
 //! An SQ doorbell carries the 16-bit producer index; the engine extends it against the last
-//! one. The requester fetches each 128-byte SQ WQE from the ring when it gets to it (one DMA
-//! read; `req::Engine::req_visit`), at most `2^LOG_SQ_WIN` fetched and not completed per QP.
+//! one and puts the QP on the requester's ring. The requester reads the 128-byte SQ WQEs
+//! ahead of the send index, up to `2^LOG_WQE_BATCH` consecutive ones in one DMA read, into
+//! a prefetch store shared by all QPs (`req::Engine::req_visit`, `qp::LOG_WQE_STORE`), at
+//! most `2^LOG_SQ_WIN` fetched and not completed per QP.
 //! RQ WQEs (64 bytes) are fetched when a SEND or WRITE with immediate needs one. A malformed
 //! WQE (undefined opcode, `num_sge` out of range, inline data over 64 bytes, a gather list
 //! that does not add up to the length) completes in order with `LocQpOpErr` (`LocLenErr`)

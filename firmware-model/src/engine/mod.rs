@@ -268,8 +268,11 @@ pub struct Engine {
     ack_qps: VecDeque<u32>,
     req_q: VecDeque<TxPkt>,
     req_rr: VecDeque<u32>,
+    /// `roce_req`'s WQE prefetch store, shared by all QPs (`qp::wqe_store_slot`).
+    pub(crate) wqe_store: Vec<Option<qp::StoreEntry>>,
     mac_free_at: u64,
     dma_rd_free: u64,
+    wqe_rd_free: u64,
     pause_until: [u64; 8],
     /// Completions in the order they were written (kept for tests and the simulator's
     /// bookkeeping; the host reads them from the CQ rings).
@@ -303,8 +306,10 @@ impl Engine {
             ack_qps: VecDeque::new(),
             req_q: VecDeque::new(),
             req_rr: VecDeque::new(),
+            wqe_store: vec![None; 1 << qp::LOG_WQE_STORE],
             mac_free_at: 0,
             dma_rd_free: 0,
+            wqe_rd_free: 0,
             pause_until: [0; 8],
             completion_log: Vec::new(),
             log_completions: false,
@@ -332,6 +337,7 @@ impl Engine {
         let cqs = &self.cqs;
         qp::qp_write(&mut self.qps, qpn, c, |cq| cq_valid(cqs, cq))?;
         self.req_rr.retain(|&x| x != qpn);
+        self.forget_wqes(qpn);
         Ok(())
     }
 
@@ -348,7 +354,10 @@ impl Engine {
         let cqs = &self.cqs;
         let out = qp::qp_command(&mut self.qps, op, index, arg, data, |cq| cq_valid(cqs, cq), self.cfg.max_mtu)?;
         match op {
-            CmdOpcode::QpWrite => self.req_rr.retain(|&x| x != index),
+            CmdOpcode::QpWrite => {
+                self.req_rr.retain(|&x| x != index);
+                self.forget_wqes(index);
+            }
             CmdOpcode::QpModify => self.after_modify(index, &out.ops, mem),
             _ => {}
         }
@@ -358,6 +367,9 @@ impl Engine {
     /// The engine's side of a QP_MODIFY that succeeded with context ops `ops` (the Qp has
     /// applied them): EnterErr flushes, a QP in Rts joins the requester's round-robin list.
     fn after_modify(&mut self, qpn: u32, ops: &[qp::CtxOp], mem: &mut impl Dma) {
+        if ops.contains(&qp::CtxOp::Reset) {
+            self.forget_wqes(qpn);
+        }
         if ops.contains(&qp::CtxOp::EnterErr) {
             self.flush_qp(qpn, mem);
         }
@@ -385,6 +397,16 @@ impl Engine {
         mr::write_mr(&mut self.mrs, index, c)
     }
 
+    /// RESET of QP `qpn`: the requester forgets the WQE bodies of the QP in its prefetch store
+    /// (`roce_req` walks the store, one entry per cycle).
+    pub(crate) fn forget_wqes(&mut self, qpn: u32) {
+        for e in &mut self.wqe_store {
+            if e.is_some_and(|e| e.qpn == qpn) {
+                *e = None;
+            }
+        }
+    }
+
     /// Put a QP on the requester's round-robin list if it is not there.
     fn activate(&mut self, qpn: u32) {
         if !self.req_rr.contains(&qpn) {
@@ -408,6 +430,16 @@ impl Engine {
         let beats = (n as u64).div_ceil(self.cfg.dma_bytes_per_cycle).max(1);
         let start = now.max(self.dma_rd_free);
         self.dma_rd_free = start + beats;
+        start + self.cfg.dma_read_latency + beats
+    }
+
+    /// A WQE read of `n` bytes issued at `now`: returns the cycle its data is in. WQE reads
+    /// have their own DMA tag (`roce_dma_rd_arb`: reads of different tags may interleave):
+    /// in order among themselves, not queued behind the payload reads.
+    fn wqe_read_done(&mut self, now: u64, n: usize) -> u64 {
+        let beats = (n as u64).div_ceil(self.cfg.dma_bytes_per_cycle).max(1);
+        let start = now.max(self.wqe_rd_free);
+        self.wqe_rd_free = start + beats;
         start + self.cfg.dma_read_latency + beats
     }
 }

@@ -72,9 +72,24 @@ impl SqEntry {
     }
 }
 
-/// log2 of the WQE bodies the requester holds per QP: the WQE being sent and the next ones
-/// (slot `SQ index mod 2^LOG_REQ_AHEAD`), so a WQE is read while its predecessor is sent.
-pub const LOG_REQ_AHEAD: u32 = 1;
+/// log2 of the entries of the WQE prefetch store `roce_req` shares between all QPs: the
+/// bodies of the WQEs read ahead of the send index (one DMA read fetches up to
+/// `2^LOG_WQE_BATCH` consecutive WQEs), entry [`wqe_store_slot`] of (QP, SQ index). An entry
+/// is taken over by another QP's read unless it is still being read; the body of the send
+/// index itself, when it was not found there, goes into the QP's own slot (`ReqState::own`),
+/// so every QP makes progress whatever the others read.
+pub const LOG_WQE_STORE: u32 = 9;
+
+/// log2 of the most WQEs one WQE read fetches (consecutive SQ indices, bounded by the ring's
+/// end, the producer index and the send window).
+pub const LOG_WQE_BATCH: u32 = 3;
+
+/// The prefetch store entry of SQ index `idx` of QP `qpn`: a QP's window of
+/// `2^LOG_SQ_WIN` consecutive WQEs falls on consecutive entries, QPs whose numbers differ
+/// modulo `2^(LOG_WQE_STORE - LOG_SQ_WIN)` on disjoint ones.
+pub fn wqe_store_slot(qpn: u32, idx: u32) -> usize {
+    (idx.wrapping_add(qpn << LOG_SQ_WIN) & ((1 << LOG_WQE_STORE) - 1)) as usize
+}
 
 /// A WQE body the requester holds (or is reading).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -83,6 +98,15 @@ pub struct Body {
     pub idx: u32,
     /// Cycle its read completes (the block lockstep: `u64::MAX` until the HDL took the data).
     pub ready_at: u64,
+}
+
+/// A prefetch store entry: the body of a WQE of QP `qpn`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StoreEntry {
+    /// The QP.
+    pub qpn: u32,
+    /// The body.
+    pub body: Body,
 }
 
 /// Requester state (`roce_req`'s table, and `sq_win`). SQ indices are free-running 32-bit
@@ -104,9 +128,10 @@ pub struct ReqState {
     pub fetched: u32,
     /// SQ index one past the last started WQE (PSNs assigned).
     pub started: u32,
-    /// The WQE bodies held, slot `idx mod 2^LOG_REQ_AHEAD` (the HDL keeps these per QP; any
-    /// other WQE is read again from the ring before it is sent).
-    pub bodies: [Option<Body>; 1 << LOG_REQ_AHEAD],
+    /// The QP's own body slot: the WQE at the send index when the prefetch store did not
+    /// hold it (bodies ahead of it are in the shared store; any WQE held in neither is read
+    /// again from the ring before it is sent).
+    pub own: Option<Body>,
     /// READ/atomic WQEs started (wrapping; outstanding = this - `CompState::rd_done`).
     pub rd_started: u32,
     /// Local ACK timer deadline (IB timer ticks) set when a packet went out while nothing was

@@ -7,7 +7,8 @@
 //! state (`CompView`) at the start of each visit; the completer asks for rewinds through its
 //! own table (`CompState::rewind`, applied at the requester's next visit). A packet's payload
 //! is gathered by DMA (`roce_mr_check` on each SGE's L_Key, all checked before any read); the
-//! packet is ready when its DMA read completes. Latency: [`LATENCY`] cycles plus the DMA
+//! packet is ready when its DMA read completes. WQEs are read ahead in batches into a
+//! prefetch store shared by all QPs (`fill`). Latency: [`LATENCY`] cycles plus the DMA
 //! read.
 
 use crate::wire::{AtomicEthFields, BthFields, ExtHeaders, IethFields, ImmDtFields, Opcode, RethFields};
@@ -18,7 +19,7 @@ use super::dcqcn;
 use super::fetch;
 use super::mem::Dma;
 use super::mr::walk_sges;
-use super::qp::{Body, Qp, ReqState, RewindReq, SqEntry, LOG_REQ_AHEAD, LOG_SQ_WIN};
+use super::qp::{wqe_store_slot, Body, Qp, ReqState, RewindReq, SqEntry, StoreEntry, LOG_SQ_WIN, LOG_WQE_BATCH};
 use super::types::*;
 use super::{Engine, TxKind, TxPkt};
 
@@ -103,8 +104,8 @@ impl CompView {
 pub struct ReqVisit {
     /// The packet generated.
     pub pkt: Option<TxPkt>,
-    /// WQEs read from the SQ ring (SQ index, DMA address, newly fetched (else read again)).
-    pub reads: Vec<(u32, u64, bool)>,
+    /// The WQE read (at most one per visit: consecutive WQEs in one DMA read).
+    pub read: Option<WqeRead>,
     /// A fetched WQE is malformed: its status (the completer completes it in order).
     pub malformed: Option<WcStatus>,
     /// A local error while making the packet (L_Key check, gather list): the WQE's status; the
@@ -116,6 +117,30 @@ pub struct ReqVisit {
     pub blocked: Option<Blocked>,
     /// Payload DMA reads that failed (the packet carries zeros).
     pub dma_errors: u32,
+}
+
+/// One DMA read of `n` consecutive SQ WQEs from SQ index `idx` (at `addr`, `n` x 128 bytes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WqeRead {
+    /// SQ index of the first.
+    pub idx: u32,
+    /// Its DMA address.
+    pub addr: u64,
+    /// WQEs read.
+    pub n: u32,
+    /// The fetch index when it was issued: the WQEs from it on are fetched into the send
+    /// window, those before it read again.
+    pub fetch_from: u32,
+}
+
+impl WqeRead {
+    /// The WQEs read: (SQ index, fetched into the window (else read again)).
+    pub fn wqes(&self) -> impl Iterator<Item = (u32, bool)> + '_ {
+        (0..self.n).map(|k| {
+            let idx = self.idx.wrapping_add(k);
+            (idx, !idx_before(idx, self.fetch_from))
+        })
+    }
 }
 
 /// Why a QP cannot send now.
@@ -150,56 +175,32 @@ impl Engine {
         now / self.cfg.tick_cycles.max(1)
     }
 
-    /// The body slot of SQ index `idx`.
-    fn slot(idx: u32) -> usize {
-        (idx & ((1 << LOG_REQ_AHEAD) - 1)) as usize
-    }
-
-    /// The body of SQ index `idx`, if the requester holds it or is reading it.
-    pub fn body_of(qp: &Qp, idx: u32) -> Option<Body> {
-        qp.req.bodies[Self::slot(idx)].filter(|b| b.idx == idx)
-    }
-
-    /// Read the WQE at SQ index `idx`: a fetch into the send window when `idx` is the fetch
-    /// index, else a read again of a fetched one.
-    fn read_wqe(&mut self, qp: &mut Qp, idx: u32, now: u64, mem: &mut impl Dma, v: &mut ReqVisit) {
-        let addr = qp.sq.slot(idx, SqWqe::SIZE as u64);
-        let ready_at = self.dma_read_done(now, SqWqe::SIZE) + fetch::LATENCY;
-        let fetch = idx == qp.req.fetched;
-        if fetch {
-            let mut b = [0u8; SqWqe::SIZE];
-            let ok = mem.dma_read(addr, &mut b).is_ok();
-            if !ok {
-                self.counters.dma_errors += 1;
-            }
-            let (wr, error) = match fetch::fetch_decode(&b, ok) {
-                Ok(wr) => (wr, None),
-                Err((wr_id, st)) => {
-                    let wr = SendWr { wr_id, op: SendOp::Send, signaled: true, solicited: false, fence: false, sges: Vec::new(), inline: None, remote_addr: 0, rkey: 0 };
-                    (wr, Some(st))
-                }
-            };
-            qp.req.win.push_back(SqEntry { wr, first_psn: 0, npkts: 0, error });
-            qp.req.fetched = idx.wrapping_add(1);
-            if error.is_some() {
-                v.malformed = error;
-            }
+    /// The body of SQ index `idx` of `qp`, if the requester holds it or is reading it: in the
+    /// QP's own slot or in the shared prefetch store.
+    pub fn body_of(&self, qp: &Qp, idx: u32) -> Option<Body> {
+        if let Some(b) = qp.req.own.filter(|b| b.idx == idx) {
+            return Some(b);
         }
-        qp.req.bodies[Self::slot(idx)] = Some(Body { idx, ready_at });
-        v.reads.push((idx, addr, fetch));
+        self.wqe_store[wqe_store_slot(qp.qpn, idx)].filter(|e| e.qpn == qp.qpn && e.body.idx == idx).map(|e| e.body)
     }
 
-    /// Hold the bodies of the send index and the `2^LOG_REQ_AHEAD - 1` WQEs after it: read
-    /// the missing ones in order, fetching into the window up to the producer index and the
-    /// window's bound.
+    /// Read WQEs from the SQ ring, one DMA read of up to `2^LOG_WQE_BATCH`: from the send
+    /// index if its body is not held (it goes into the QP's own slot), else from the fetch
+    /// index (read ahead into the prefetch store). The run stops at the producer index, at
+    /// the fetch index when the send window is full, at the ring's end, and (ahead of the
+    /// send index) at a store entry still being read or already holding the WQE. WQEs from
+    /// the fetch index on are fetched into the send window (decoded now: the model keeps the
+    /// request), the others read again.
     fn fill(&mut self, qp: &mut Qp, now: u64, c: &CompView, mem: &mut impl Dma, v: &mut ReqVisit) {
-        for k in 0..1u32 << LOG_REQ_AHEAD {
-            let idx = qp.req.cur.wrapping_add(k);
-            if !idx_before(idx, qp.sq.pi) {
+        let cur = qp.req.cur;
+        let start = if self.body_of(qp, cur).is_some() { qp.req.fetched } else { cur };
+        let from = qp.req.fetched;
+        let ring_mask = qp.sq.size() - 1;
+        let mut n = 0u32;
+        while n < 1 << LOG_WQE_BATCH {
+            let idx = start.wrapping_add(n);
+            if !idx_before(idx, qp.sq.pi) || (n > 0 && idx & ring_mask == 0) {
                 break;
-            }
-            if Self::body_of(qp, idx).is_some() {
-                continue;
             }
             if idx == qp.req.fetched {
                 if window_full(&qp.req, c.sq_ci) {
@@ -208,8 +209,52 @@ impl Engine {
             } else if !idx_before(idx, qp.req.fetched) {
                 break;
             }
-            self.read_wqe(qp, idx, now, mem, v);
+            if idx != cur {
+                let e = self.wqe_store[wqe_store_slot(qp.qpn, idx)];
+                if e.is_some_and(|e| e.body.ready_at > now || (e.qpn == qp.qpn && e.body.idx == idx)) {
+                    break;
+                }
+            }
+            if idx == qp.req.fetched {
+                qp.req.fetched = idx.wrapping_add(1);
+            }
+            n += 1;
         }
+        if n == 0 {
+            return;
+        }
+        let addr = qp.sq.slot(start, SqWqe::SIZE as u64);
+        let done = self.wqe_read_done(now, n as usize * SqWqe::SIZE);
+        let rd = WqeRead { idx: start, addr, n, fetch_from: from };
+        for (k, (idx, fetch)) in rd.wqes().enumerate() {
+            // the WQEs stream in two beats each
+            let ready_at = done - 2 * u64::from(n - 1 - k as u32) + fetch::LATENCY;
+            if fetch {
+                let mut b = [0u8; SqWqe::SIZE];
+                let ok = mem.dma_read(qp.sq.slot(idx, SqWqe::SIZE as u64), &mut b).is_ok();
+                if !ok {
+                    self.counters.dma_errors += 1;
+                }
+                let (wr, error) = match fetch::fetch_decode(&b, ok) {
+                    Ok(wr) => (wr, None),
+                    Err((wr_id, st)) => {
+                        let wr = SendWr { wr_id, op: SendOp::Send, signaled: true, solicited: false, fence: false, sges: Vec::new(), inline: None, remote_addr: 0, rkey: 0 };
+                        (wr, Some(st))
+                    }
+                };
+                qp.req.win.push_back(SqEntry { wr, first_psn: 0, npkts: 0, error });
+                if error.is_some() {
+                    v.malformed = error;
+                }
+            }
+            let body = Body { idx, ready_at };
+            if idx == cur {
+                qp.req.own = Some(body);
+            } else {
+                self.wqe_store[wqe_store_slot(qp.qpn, idx)] = Some(StoreEntry { qpn: qp.qpn, body });
+            }
+        }
+        v.read = Some(rd);
     }
 
     /// The window entry of SQ index `idx`.
@@ -231,7 +276,7 @@ impl Engine {
         }
         let (cur, next_psn) =
             if c.rewind.gen != qp.req.gen { (c.rewind.idx, c.rewind.psn) } else { (qp.req.cur, qp.req.next_psn) };
-        let Some(b) = Self::body_of(qp, cur) else {
+        let Some(b) = self.body_of(qp, cur) else {
             if cur == qp.req.fetched && (qp.sq.pi == qp.req.fetched || window_full(&qp.req, c.sq_ci)) {
                 return Err(Blocked::Idle);
             }
@@ -275,12 +320,14 @@ impl Engine {
 
     /// One visit of the requester to `qp` at cycle `now`, seeing the completer's state `c`;
     /// `pace` answers the pacing question (`roce_dcqcn`) if it is asked. In order: a pending
-    /// rewind is applied; without the body of the WQE at the send index, the bodies it lacks
-    /// are read (`fill`: fetched into the window up to the producer index and the bound, or
-    /// read again) unless nothing is posted or the window is full, and the visit ends; a body
-    /// still being read ends it too; then the limits (a malformed WQE, the unacknowledged
+    /// rewind is applied; without the body of the WQE at the send index, it and the WQEs
+    /// after it are read (`fill`: fetched into the window up to the producer index and the
+    /// bound, or read again) unless nothing is posted or the window is full, and the visit
+    /// ends; then the limits (a body still being read, a malformed WQE, the unacknowledged
     /// window, fence and READ/atomic count for a WQE not started, RNR back-off, pacing); then
-    /// the packet, and the bodies of the WQEs after it are read (`fill`).
+    /// the packet. Every visit that found the body of the send index held (or being read) and
+    /// not malformed ends with a read ahead from the fetch index (`fill`), whether it sent or
+    /// not.
     pub fn req_visit(&mut self, qp: &mut Qp, now: u64, c: &CompView, pace: impl FnOnce(&Qp) -> bool, mem: &mut impl Dma) -> ReqVisit {
         let mut v = ReqVisit::default();
         if qp.state != QpState::Rts {
@@ -295,17 +342,18 @@ impl Engine {
             r.gen = c.rewind.gen;
         }
         let cur = qp.req.cur;
-        let Some(b) = Self::body_of(qp, cur) else {
+        let Some(b) = self.body_of(qp, cur) else {
             if cur == qp.req.fetched && (qp.sq.pi == qp.req.fetched || window_full(&qp.req, c.sq_ci)) {
                 v.blocked = Some(Blocked::Idle);
                 return v;
             }
             self.fill(qp, now, c, mem, &mut v);
-            let at = Self::body_of(qp, cur).map_or(now, |b| b.ready_at);
+            let at = self.body_of(qp, cur).map_or(now, |b| b.ready_at);
             v.blocked = Some(Blocked::Until(at));
             return v;
         };
         if b.ready_at > now {
+            self.fill(qp, now, c, mem, &mut v);
             v.blocked = Some(Blocked::Until(b.ready_at));
             return v;
         }
@@ -318,11 +366,13 @@ impl Engine {
             return v;
         }
         if let Err(b) = self.req_limits(qp, e, cur, qp.req.next_psn, now, c) {
+            self.fill(qp, now, c, mem, &mut v);
             v.blocked = Some(b);
             return v;
         }
         v.paced = true;
         if !pace(qp) {
+            self.fill(qp, now, c, mem, &mut v);
             v.blocked = Some(Blocked::Until(now + 1));
             return v;
         }
@@ -337,7 +387,7 @@ impl Engine {
                 return v;
             }
         }
-        // the bodies of the next WQEs
+        // read ahead
         self.fill(qp, now, c, mem, &mut v);
         v
     }
@@ -552,13 +602,53 @@ mod tests {
         q.comp.rewind = RewindReq { psn: 1, idx: 1, pkt: 0, gen: 1 };
         let c = CompView::of(&q);
         let v = e.req_visit(&mut q, 200_000, &c, |_| true, &mut m);
-        // its body was given up (slot 1 holds WQE 3): read again first; WQE 2's is held
-        assert_eq!(v.reads.iter().map(|r| (r.0, r.2)).collect::<Vec<_>>(), [(1, false)]);
-        assert_eq!((q.req.cur, q.req.next_psn, q.req.gen), (1, 1, 1));
-        let v = e.req_visit(&mut q, 300_000, &c, |_| true, &mut m);
+        // its body is still in the prefetch store (the first read fetched all four): no
+        // read, the packet of PSN 1 at once
+        assert_eq!(v.read, None);
+        assert_eq!((q.req.cur, q.req.gen), (2, 1));
         let p = v.pkt.expect("the packet of PSN 1");
         assert_eq!((p.bth.psn, p.gen), (1, 1));
         assert_eq!(e.counters.retransmits, 1);
+        e.put_qp(q);
+    }
+
+    #[test]
+    fn wqes_are_read_in_batches_within_the_window() {
+        let (mut e, mut m) = rig(40);
+        let mut q = e.take_qp(2).unwrap();
+        let c = CompView::of(&q);
+        // the first visit: the send index is not held: one read from it, 2^LOG_WQE_BATCH WQEs
+        let v = e.req_visit(&mut q, 0, &c, |_| true, &mut m);
+        let rd = v.read.expect("a read");
+        assert_eq!((rd.idx, rd.n, rd.fetch_from, rd.addr), (0, 8, 0, SQ));
+        assert_eq!(q.req.own.map(|b| b.idx), Some(0));
+        assert_eq!(q.req.fetched, 8);
+        // the next: a packet, then the read ahead from the fetch index
+        let v = e.req_visit(&mut q, 10_000, &c, |_| true, &mut m);
+        assert!(v.pkt.is_some());
+        assert_eq!(v.read.map(|r| (r.idx, r.n)), Some((8, 8)));
+        // the window (16) bounds the fetches
+        let v = e.req_visit(&mut q, 20_000, &c, |_| true, &mut m);
+        assert!(v.pkt.is_some());
+        assert_eq!(v.read, None);
+        assert_eq!(q.req.fetched, 16);
+        e.put_qp(q);
+    }
+
+    #[test]
+    fn a_store_entry_taken_by_another_qp_is_read_again_into_the_own_slot() {
+        let (mut e, mut m) = rig(4);
+        let mut q = e.take_qp(2).unwrap();
+        let c = CompView::of(&q);
+        let v = e.req_visit(&mut q, 0, &c, |_| true, &mut m);
+        assert_eq!(v.read.map(|r| (r.idx, r.n)), Some((0, 4)));
+        // another QP's read takes the entry of WQE 1
+        let s = wqe_store_slot(2, 1);
+        e.wqe_store[s] = Some(StoreEntry { qpn: 2 + (1 << (crate::engine::qp::LOG_WQE_STORE - LOG_SQ_WIN)), body: Body { idx: 1, ready_at: 0 } });
+        let v = e.req_visit(&mut q, 10_000, &c, |_| true, &mut m);
+        assert!(v.pkt.is_some());
+        assert_eq!(v.read.map(|r| (r.idx, r.n, r.fetch_from)), Some((1, 1, 4)));
+        assert_eq!(q.req.own.map(|b| b.idx), Some(1));
         e.put_qp(q);
     }
 }

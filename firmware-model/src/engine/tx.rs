@@ -1,8 +1,9 @@
 //! `roce_tx_build`: the transmit arbiter, header builder and MAC pacing.
 //!
 //! Priority per frame slot: CNPs, then owed ACK/NAKs (one per QP, coalesced), then READ
-//! responses and atomic ACKs, then requests (round-robin over QPs with work, kept
-//! `tx_prefetch` packets ahead so payload DMA latency is hidden). A frame whose 802.1Q
+//! responses and atomic ACKs, then requests (round-robin over QPs with work; the requester
+//! runs ahead of the MAC, up to `tx_prefetch` packets and [`REQ_PAYLOAD_FIFO`] bytes of
+//! payload, so payload DMA latency is hidden). A frame whose 802.1Q
 //! priority is paused by PFC waits. Headers come from the QP context (addressing, VLAN,
 //! DSCP, UDP source port) and the station identity; the ICRC is filled by `roce_icrc`
 //! (insert). The MAC is busy for the frame plus FCS, preamble and inter-frame gap at line
@@ -20,6 +21,10 @@ use super::{Engine, TxKind, TxPkt};
 
 /// Header build + ICRC insert latency in cycles (the `roce_icrc` pipeline dominates).
 pub const LATENCY: u64 = 3 + crate::blocks::roce_icrc::LATENCY as u64;
+
+/// Bytes of request payload the requester keeps ahead of the MAC (`roce_req`'s payload FIFO,
+/// 32 KiB): a packet is made only with room for one of the largest MTU (4096).
+pub const REQ_PAYLOAD_FIFO: usize = 32768;
 
 fn v4_of(ip: Option<IpAddr>) -> Ipv4Addr {
     match ip {
@@ -176,10 +181,17 @@ impl Engine {
         self.pause_until[self.pcp_of(qpn)] > now
     }
 
+    /// Whether the requester may make a packet: fewer than `tx_prefetch` queued, and room for
+    /// a packet of any size in `roce_req`'s payload FIFO ([`REQ_PAYLOAD_FIFO`] bytes).
+    fn req_room(&self) -> bool {
+        let queued: usize = self.req_q.iter().map(|p| p.payload.len()).sum();
+        self.req_q.len() < self.cfg.tx_prefetch && queued + 4096 <= REQ_PAYLOAD_FIFO
+    }
+
     /// Keep the requester's prefetch queue full (round-robin over active QPs).
     fn refill_requests(&mut self, now: u64, mem: &mut impl Dma) {
         let mut tries = self.req_rr.len();
-        while self.req_q.len() < self.cfg.tx_prefetch && tries > 0 {
+        while self.req_room() && tries > 0 {
             let Some(qpn) = self.req_rr.pop_front() else { break };
             let Some(mut qp) = self.take_qp(qpn) else {
                 tries -= 1;
@@ -209,6 +221,8 @@ impl Engine {
             return None;
         }
         self.check_timers(now, mem);
+        // the requester runs ahead of the MAC (up to `tx_prefetch` packets)
+        self.refill_requests(now, mem);
         if now < self.mac_free_at {
             return None;
         }
@@ -314,10 +328,10 @@ impl Engine {
             if let Some(tm) = self.timer_due(qp) {
                 min_into(&mut t, tm);
             }
-            if self.req_q.len() < self.cfg.tx_prefetch {
+            if self.req_room() {
                 match self.req_ready(qp, 0, &super::req::CompView::of(qp)) {
-                    Ok(()) => min_into(&mut t, mac),
-                    Err(Blocked::Until(w)) => min_into(&mut t, w.max(mac)),
+                    Ok(()) => min_into(&mut t, 0),
+                    Err(Blocked::Until(w)) => min_into(&mut t, w),
                     Err(_) => {}
                 }
             }
