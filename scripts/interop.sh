@@ -6,8 +6,8 @@
 #                      [--engine model|hdl|both]
 # pingpong-client: the VM is the ibv_rc_pingpong client; pingpong-server: the VM is the server;
 # write/read: the VM runs ib_write_bw / ib_read_bw against the engine's memory (the last
-# --size is used). --engine hdl (write/read only until the HDL requester is in the engine
-# top) serves the VM from the Verilated engine. Needs scripts/setup.sh (QEMU, VM packages).
+# --size is used). --engine hdl runs the Verilated engine as the VM's peer (responder,
+# and in ping-pong requester and completer too). Needs scripts/setup.sh (QEMU, VM packages).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 op=all
@@ -40,8 +40,10 @@ case "$engine" in
     case "$op" in
       write) filter=perftest_write_bw_vm_writes_hdl ;;
       read) filter=perftest_read_bw_vm_reads_hdl ;;
+      pingpong-client) filter=pingpong_vm_client_hdl ;;
+      pingpong-server) filter=pingpong_vm_server_hdl ;;
+      pingpong) filter=pingpong; skip=(--skip client_engine --skip server_engine) ;;
       all) filter=hdl_engine ;;
-      *) echo "interop: --engine hdl runs write and read (the HDL requester is not in the engine top yet)" >&2; exit 2 ;;
     esac ;;
   *) echo "interop: --engine must be model, hdl or both" >&2; exit 2 ;;
 esac

@@ -42,6 +42,9 @@ impl Default for HdlConfig {
     }
 }
 
+/// A DMA read data beat waiting in the harness: (ready cycle, bytes, last, error).
+type RdBeat = (u64, Vec<u8>, bool, bool);
+
 struct P {
     rst: Port,
     axil: [Port; 16],
@@ -52,6 +55,22 @@ struct P {
     wr_req: [Port; 4],
     wr_dat: [Port; 5],
     link_up: Port,
+}
+
+/// When things happened at the engine's ports (cycles), for latency measurements
+/// (`roce-sim latency`).
+#[derive(Clone, Debug, Default)]
+pub struct PortTimes {
+    /// The last AXI4-Lite register write: (offset, the cycle both its address and data
+    /// were taken).
+    pub axil_write: Option<(u32, u64)>,
+    /// The last frame received: the cycles its first and last beats were taken.
+    pub rx: Option<(u64, u64)>,
+    /// The last frame transmitted: the cycles of its first and last beats.
+    pub tx: Option<(u64, u64)>,
+    /// Every DMA write since the log was last taken: address, bytes, the cycles of its
+    /// first and last data beats.
+    pub dma_writes: Vec<(u64, usize, u64, u64)>,
 }
 
 /// The Verilated engine with its surroundings.
@@ -69,7 +88,7 @@ pub struct HdlEngine {
     tx_out: VecDeque<Vec<u8>>,
     /// DMA read data per tag (the engine's clients), in request order: (ready cycle, beat,
     /// last, error).
-    rd_q: Vec<VecDeque<(u64, Vec<u8>, bool, bool)>>,
+    rd_q: Vec<VecDeque<RdBeat>>,
     /// The tag whose data is offered (kept while it is taken, else the next tag with data).
     rd_tag: usize,
     /// The cycle the next read's first beat can come at the earliest (one beat per cycle).
@@ -82,6 +101,13 @@ pub struct HdlEngine {
     /// Keep every DMA write (address, data) for [`HdlEngine::take_writes`] (cosim).
     pub log_writes: bool,
     writes: Vec<(u64, Vec<u8>)>,
+    /// Port timing (see [`PortTimes`]; DMA writes are logged while `log_times` is set).
+    pub times: PortTimes,
+    /// Log every DMA write's timing in `times.dma_writes`.
+    pub log_times: bool,
+    rx_first: u64,
+    wr_first: Option<u64>,
+    wr_beats: VecDeque<(u64, u64)>,
     tracing: bool,
     rng: ChaCha8Rng,
     w: Vec<u32>,
@@ -155,6 +181,11 @@ impl HdlEngine {
             dma_write_errors: 0,
             log_writes: false,
             writes: Vec::new(),
+            times: PortTimes::default(),
+            log_times: false,
+            rx_first: 0,
+            wr_first: None,
+            wr_beats: VecDeque::new(),
             tracing,
             rng,
             w: vec![0; 16],
@@ -230,7 +261,7 @@ impl HdlEngine {
         self.dut.set_u64(p.tx[3], u64::from(tx_ready));
         // DMA read data: per tag in request order, one beat per cycle; a tag whose client
         // does not take its beat lets the others pass (as a DMA engine's per-tag completions)
-        let due = |q: &VecDeque<(u64, Vec<u8>, bool, bool)>| q.front().is_some_and(|b| b.0 <= now);
+        let due = |q: &VecDeque<RdBeat>| q.front().is_some_and(|b| b.0 <= now);
         let nt = self.rd_q.len();
         if nt > 0 && !due(&self.rd_q[self.rd_tag % nt]) {
             if let Some(k) = (1..=nt).map(|k| (self.rd_tag + k) % nt).find(|&t| due(&self.rd_q[t])) {
@@ -256,8 +287,12 @@ impl HdlEngine {
 
         if rx_valid && self.dut.get_bool(p.rx[3]) {
             let len = self.rx_q.front().map_or(0, Vec::len);
+            if self.rx_pos == 0 {
+                self.rx_first = now;
+            }
             self.rx_pos += 64;
             if self.rx_pos >= len {
+                self.times.rx = Some((self.rx_first, now));
                 self.rx_pos = 0;
                 self.rx_q.pop_front();
             }
@@ -274,6 +309,7 @@ impl HdlEngine {
             if self.dut.get_bool(p.tx[4]) {
                 let f = std::mem::take(&mut self.tx_cur);
                 let start = self.tx_start.take().unwrap_or(now);
+                self.times.tx = Some((start, now));
                 self.mac_free_at = start + ((f.len() + 24) as f64 / self.cfg.line_bytes_per_cycle).ceil() as u64;
                 if !self.dut.get_bool(p.tx[5]) {
                     self.tx_out.push_back(f);
@@ -319,13 +355,20 @@ impl HdlEngine {
             unpack_bytes(&self.w, &mut b);
             let n = self.dut.get_u64(p.wr_dat[1]).count_ones() as usize;
             self.wr_data.extend_from_slice(&b[..n]);
+            let first = *self.wr_first.get_or_insert(now);
             if self.dut.get_bool(p.wr_dat[4]) {
                 self.wr_done.push_back(std::mem::take(&mut self.wr_data));
+                self.wr_beats.push_back((first, now));
+                self.wr_first = None;
             }
         }
         while !self.wr_reqs.is_empty() && !self.wr_done.is_empty() {
             let (Some((addr, len)), Some(d)) = (self.wr_reqs.pop_front(), self.wr_done.pop_front()) else { break };
             let d = &d[..len.min(d.len())];
+            let (first, last) = self.wr_beats.pop_front().unwrap_or((now, now));
+            if self.log_times {
+                self.times.dma_writes.push((addr, d.len(), first, last));
+            }
             if mem.dma_write(addr, d).is_err() {
                 self.dma_write_errors += 1;
             } else if self.log_writes {
@@ -368,6 +411,9 @@ impl HdlEngine {
             self.dut.eval();
             let (awr, wr) = (self.dut.get_bool(a[2]), self.dut.get_bool(a[6]));
             let b = self.dut.get_bool(a[8]);
+            if (aw || awr) && (w || wr) && !(aw && w) {
+                self.times.axil_write = Some((off, self.cycle));
+            }
             aw |= awr;
             w |= wr;
             self.cycle(mem);

@@ -37,6 +37,7 @@ pub mod cosim_tx_build;
 pub mod demo;
 pub mod fabric;
 pub mod hdl;
+pub mod latency;
 pub mod netdev;
 pub mod node;
 pub mod pair;

@@ -27,6 +27,29 @@ enum Cmd {
     /// Goodput against message size over a clean 100 Gb/s link, per engine and MTU, from
     /// simulated cycles: a table, and optionally CSV and an SVG plot.
     Sweep(SweepArgs),
+    /// Latency of an idle engine in cycles: doorbell to the request's first byte on the wire,
+    /// and a packet's first byte in to its payload's DMA write, for the model (its estimate)
+    /// and the Verilated engine (measured at its ports).
+    Latency(LatencyArgs),
+}
+
+#[derive(Args)]
+struct LatencyArgs {
+    /// Operation (read: wire to DMA is the completer placing the first READ response).
+    #[arg(long, value_enum, default_value = "write")]
+    op: OpArg,
+    /// Engines (each on both nodes): model, hdl.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "model,hdl")]
+    engine: Vec<EngineArg>,
+    /// Path MTU.
+    #[arg(long, default_value_t = 4096)]
+    mtu: u32,
+    /// Message sizes in bytes.
+    #[arg(long, value_delimiter = ',', default_value = "64,1024,4096")]
+    sizes: Vec<usize>,
+    /// Messages per size (min / median / max are reported).
+    #[arg(long, default_value_t = 8)]
+    samples: u32,
 }
 
 #[derive(Args)]
@@ -34,7 +57,7 @@ struct SweepArgs {
     /// Operation.
     #[arg(long, value_enum, default_value = "write")]
     op: OpArg,
-    /// Engines to measure (node B; node A is the model).
+    /// Engines to measure: model, hdl (node B, the responder, Verilated), hdl2 (both nodes).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "model,hdl")]
     engine: Vec<EngineArg>,
     /// Path MTUs.
@@ -491,8 +514,8 @@ fn run_transfer(a: &TransferArgs, out: &mut impl Write) -> Result<u64, SimError>
 fn run_sweep(a: &SweepArgs, out: &mut impl Write) -> Result<u64, SimError> {
     use roce_sim::transfer::Op;
     let io = |e| SimError::Io("stdout".into(), e);
-    if a.engine.iter().any(|e| matches!(e, EngineArg::Cosim | EngineArg::Cosim2 | EngineArg::Hdl2)) {
-        return Err(SimError::Config("sweep measures goodput of model and hdl (node B); cosim and hdl2 are transfer modes".into()));
+    if a.engine.iter().any(|e| matches!(e, EngineArg::Cosim | EngineArg::Cosim2)) {
+        return Err(SimError::Config("sweep measures goodput of model, hdl (node B) and hdl2 (both nodes); cosim and cosim2 are transfer modes".into()));
     }
     if a.sizes.contains(&0) || a.mtu.iter().any(|&m| !matches!(m, 256 | 512 | 1024 | 2048 | 4096)) {
         return Err(SimError::Config("sizes must be positive and MTUs one of 256, 512, 1024, 2048, 4096".into()));
@@ -504,13 +527,13 @@ fn run_sweep(a: &SweepArgs, out: &mut impl Write) -> Result<u64, SimError> {
     };
     let cfg = roce_sim::sweep::SweepConfig {
         op,
-        engines: a.engine.iter().map(|e| matches!(e, EngineArg::Hdl)).collect(),
+        engines: a.engine.iter().map(|e| [matches!(e, EngineArg::Hdl2), matches!(e, EngineArg::Hdl | EngineArg::Hdl2)]).collect(),
         mtus: a.mtu.clone(),
         sizes: a.sizes.clone(),
         bytes: a.bytes,
         depth: a.depth,
     };
-    writeln!(out, "sweep: {op:?}, depth {}, clean 100 Gb/s link, 250 MHz; node A the model, node B as listed", a.depth).map_err(io)?;
+    writeln!(out, "sweep: {op:?}, depth {}, clean 100 Gb/s link, 250 MHz; model: both nodes the model, hdl: node B (responder) Verilated, hdl2: both", a.depth).map_err(io)?;
     writeln!(out, "{:>6} {:>5} {:>8} {:>8} {:>10} {:>8} {:>6} {:>12}", "engine", "mtu", "size", "msgs", "cycles", "Gb/s", "line", "msg/s").map_err(io)?;
     let mut err = None;
     let pts = roce_sim::sweep::sweep(&cfg, |p| {
@@ -541,6 +564,31 @@ fn run_sweep(a: &SweepArgs, out: &mut impl Write) -> Result<u64, SimError> {
     Ok(0)
 }
 
+fn run_latency(a: &LatencyArgs, out: &mut impl Write) -> Result<u64, SimError> {
+    use roce_sim::transfer::Op;
+    let io = |e| SimError::Io("stdout".into(), e);
+    if a.engine.iter().any(|e| !matches!(e, EngineArg::Model | EngineArg::Hdl)) {
+        return Err(SimError::Config("latency runs --engine model and/or hdl (the Verilated engine on both nodes)".into()));
+    }
+    if a.sizes.contains(&0) || !matches!(a.mtu, 256 | 512 | 1024 | 2048 | 4096) || a.samples == 0 {
+        return Err(SimError::Config("sizes and samples must be positive, the MTU one of 256, 512, 1024, 2048, 4096".into()));
+    }
+    let cfg = roce_sim::latency::LatencyConfig {
+        op: match a.op {
+            OpArg::Send => Op::Send,
+            OpArg::Write => Op::Write,
+            OpArg::Read => Op::Read,
+        },
+        sizes: a.sizes.clone(),
+        mtu: a.mtu,
+        samples: a.samples,
+        engines: a.engine.iter().map(|e| matches!(e, EngineArg::Hdl)).collect(),
+    };
+    let pts = roce_sim::latency::measure(&cfg, |_| {})?;
+    write!(out, "{}", roce_sim::latency::table(&cfg, &pts, roce_sim::latency::dma_read_latency())).map_err(io)?;
+    Ok(0)
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let mut out = std::io::stdout().lock();
@@ -549,6 +597,7 @@ fn main() -> ExitCode {
         Cmd::Demo(a) => run_demo(a, &mut out),
         Cmd::Transfer(a) => run_transfer(a, &mut out),
         Cmd::Sweep(a) => run_sweep(a, &mut out),
+        Cmd::Latency(a) => run_latency(a, &mut out),
     };
     match r {
         Ok(0) => ExitCode::SUCCESS,

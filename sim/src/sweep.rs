@@ -1,5 +1,6 @@
 //! Goodput against message size: [`crate::transfer`] runs over a clean 100 Gb/s link for a
-//! range of sizes, MTUs and engines (the model, or the Verilated HDL engine on node B),
+//! range of sizes, MTUs and engines (the model; the Verilated HDL engine on node B, the
+//! responder; or on both nodes, requester and responder),
 //! measured in simulated cycles. Written as a table, CSV and an SVG plot.
 
 use std::path::Path;
@@ -13,7 +14,7 @@ use crate::SimError;
 /// One measured point.
 #[derive(Clone, Debug)]
 pub struct Point {
-    /// "model" or "hdl".
+    /// "model", "hdl" (node B Verilated) or "hdl2" (both).
     pub engine: &'static str,
     /// Path MTU.
     pub mtu: u32,
@@ -34,8 +35,9 @@ pub struct Point {
 pub struct SweepConfig {
     /// Operation.
     pub op: Op,
-    /// Engines: false = model, true = HDL on node B.
-    pub engines: Vec<bool>,
+    /// Engines: which nodes run the Verilated engine, [A, B] ([false, false]: the model,
+    /// [false, true]: "hdl", [true, true]: "hdl2").
+    pub engines: Vec<[bool; 2]>,
     /// MTUs.
     pub mtus: Vec<u32>,
     /// Message sizes.
@@ -50,6 +52,7 @@ pub struct SweepConfig {
 pub fn sweep(c: &SweepConfig, mut progress: impl FnMut(&Point)) -> Result<Vec<Point>, SimError> {
     let mut out = Vec::new();
     for &hdl in &c.engines {
+        let name = engine_name(hdl);
         for &mtu in &c.mtus {
             for &size in &c.sizes {
                 let messages = (c.bytes / size.max(1) as u64).clamp(8, 4096);
@@ -60,21 +63,20 @@ pub fn sweep(c: &SweepConfig, mut progress: impl FnMut(&Point)) -> Result<Vec<Po
                     mtu,
                     depth: c.depth,
                     link: LinkConfig::default(),
-                    hdl: [false, hdl],
+                    hdl,
                     ..TransferConfig::default()
                 };
                 let r = run(&cfg, |_, _| {})?;
                 if !r.clean(messages) {
                     return Err(SimError::Config(format!(
-                        "{} size {size} mtu {mtu}: the transfer was not clean ({} of {messages} completed, {} mismatches)",
-                        if hdl { "hdl" } else { "model" },
+                        "{name} size {size} mtu {mtu}: the transfer was not clean ({} of {messages} completed, {} mismatches)",
                         r.completed,
                         r.mismatches
                     )));
                 }
                 let secs = r.cycles as f64 / (r.clock_mhz * 1e6);
                 let p = Point {
-                    engine: if hdl { "hdl" } else { "model" },
+                    engine: name,
                     mtu,
                     size,
                     messages,
@@ -88,6 +90,16 @@ pub fn sweep(c: &SweepConfig, mut progress: impl FnMut(&Point)) -> Result<Vec<Po
         }
     }
     Ok(out)
+}
+
+/// The name of an engine choice (which nodes are Verilated, [A, B]).
+pub fn engine_name(hdl: [bool; 2]) -> &'static str {
+    match hdl {
+        [false, false] => "model",
+        [false, true] => "hdl",
+        [true, true] => "hdl2",
+        [true, false] => "hdl-a",
+    }
 }
 
 /// The points as CSV.
@@ -142,7 +154,7 @@ pub fn plot(points: &[Point], title: &str, path: &Path) -> Result<(), SimError> 
     let colors = [RED, BLUE, GREEN, MAGENTA, CYAN, BLACK];
     for (i, (eng, mtu)) in series.iter().enumerate() {
         let c = colors[i % colors.len()];
-        let style = if *eng == "hdl" { c.stroke_width(2) } else { c.mix(0.6).stroke_width(1) };
+        let style = if *eng == "model" { c.mix(0.6).stroke_width(1) } else { c.stroke_width(2) };
         let pts: Vec<(u64, f64)> = points.iter().filter(|p| p.engine == *eng && p.mtu == *mtu).map(|p| (p.size as u64, p.gbps)).collect();
         ch.draw_series(LineSeries::new(pts.clone(), style))
             .map_err(|e| err(e.to_string()))?

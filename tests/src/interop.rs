@@ -22,8 +22,9 @@ pub struct HostEngine {
     /// Frames sent to the VM.
     pub frames_out: u64,
     /// The node runs the Verilated engine: its time runs by a fixed number of cycles per
-    /// pump round instead of the wall clock (it is slower than real time; the responder
-    /// has no timers, and the VM's are in its own wall-clock time).
+    /// pump round instead of the wall clock (it is slower than real time; its requester's
+    /// local ACK timeout, 4.096 us x 2^14, is in its own cycles, and the VM's timers are in
+    /// the VM's wall-clock time).
     pub hdl: bool,
 }
 
@@ -83,6 +84,8 @@ impl HostEngine {
         };
         let now = self.cycle(HDL_IDLE_CYCLES);
         self.ep.node.borrow_mut().advance(now);
+        // work the host posted (a doorbell: WQE and payload reads, the packets) runs through
+        self.run_hdl_work(vm);
         self.send_tx(vm);
         let Some(f) = vm.recv_frame(quantum) else { return };
         if let Some(r) = arp_reply(&f, ip, self.ep.mac) {
@@ -98,14 +101,19 @@ impl HostEngine {
         }
         // The HDL: run until the frame, its DMA and its answer are through (its time is its
         // own, so it is spent only where there is work).
+        self.run_hdl_work(vm);
+        let now = self.cycle(HDL_SETTLE_CYCLES);
+        self.ep.node.borrow_mut().advance(now);
+        self.send_tx(vm);
+    }
+
+    /// The Verilated engine: run cycles while its harness has frames or DMA in flight.
+    fn run_hdl_work(&mut self, vm: &RxeVm) {
         while self.hdl && self.hdl_busy() {
             let now = self.cycle(64);
             self.ep.node.borrow_mut().advance(now);
             self.send_tx(vm);
         }
-        let now = self.cycle(HDL_SETTLE_CYCLES);
-        self.ep.node.borrow_mut().advance(now);
-        self.send_tx(vm);
     }
 
     fn send_tx(&mut self, vm: &RxeVm) {

@@ -6,6 +6,9 @@
 //!   multi-packet messages at MTU 1024); the engine checks rc_pingpong's 0x7b payload.
 //! - perftest ib_write_bw and ib_read_bw (the VM writes into / reads from the engine's memory).
 //!
+//! Each runs against the engine model and against the Verilated HDL engine (`*_hdl_engine_*`:
+//! its responder, and in ping-pong its requester and completer too).
+//!
 //! Gated: `ROCE_RXEVM=1` (scripts/test.sh sets it when QEMU is installed; scripts/setup.sh
 //! installs QEMU and the VM's packages). Parameters (`scripts/interop.sh` sets them):
 //! `ROCE_INTEROP_SIZES` (comma list, default 64,5000), `ROCE_INTEROP_ITERS` (default 5),
@@ -66,8 +69,12 @@ fn iters() -> u32 {
     std::env::var("ROCE_INTEROP_ITERS").ok().and_then(|s| s.parse().ok()).unwrap_or(5)
 }
 
-fn engine(size: usize) -> HostEngine {
-    engine_on(false, size)
+fn kind(hdl: bool) -> &'static str {
+    if hdl {
+        "HDL"
+    } else {
+        "model"
+    }
 }
 
 fn engine_on(hdl: bool, size: usize) -> HostEngine {
@@ -76,6 +83,27 @@ fn engine_on(hdl: bool, size: usize) -> HostEngine {
 
 #[test]
 fn pingpong_vm_client_engine_server() {
+    pingpong_vm_client(false);
+}
+
+#[test]
+fn pingpong_vm_client_hdl_engine_server() {
+    pingpong_vm_client(true);
+}
+
+#[test]
+fn pingpong_vm_server_engine_client() {
+    pingpong_vm_server(false);
+}
+
+#[test]
+fn pingpong_vm_server_hdl_engine_client() {
+    pingpong_vm_server(true);
+}
+
+/// ibv_rc_pingpong in the VM as the client; the engine (`hdl`: the Verilated engine, its
+/// requester sending the replies) as the server.
+fn pingpong_vm_client(hdl: bool) {
     let Some(img) = image() else { return };
     let n = iters();
     for size in sizes() {
@@ -86,7 +114,7 @@ fn pingpong_vm_client_engine_server() {
         let vm = RxeVm::boot_from(&img, o).expect("boot");
         let mut s = accept_timeout(&listener, Duration::from_secs(90)).expect("the VM's ibv_rc_pingpong connects");
         s.set_read_timeout(Some(Duration::from_secs(60))).expect("timeout");
-        let mut h = engine(size);
+        let mut h = engine_on(hdl, size);
         let mine = PingpongPeerInfo { lid: 0, qpn: h.ep.qp.qpn(), psn: h.ep.psn, gid: gid_of(HOST_IP) };
         let theirs = pingpong_server_exchange_with(&mut s, &mine, |r| {
             h.connect(r.qpn, r.psn, VM_MAC, VM_IP);
@@ -96,7 +124,7 @@ fn pingpong_vm_client_engine_server() {
         assert_eq!(theirs.gid, gid_of(VM_IP));
         let r = pingpong(&mut h, &vm, false, size, n, Duration::from_secs(90));
         let out = vm.wait(Duration::from_secs(60)).expect("VM run");
-        eprintln!("interop pingpong VM client, {size} B x {n}: {r:?}, {:.1}s", t.elapsed().as_secs_f64());
+        eprintln!("interop pingpong VM client, {} engine, {size} B x {n}: {r:?}, {:.1}s", kind(hdl), t.elapsed().as_secs_f64());
         assert!(r.errors.is_empty(), "{r:?}\n{}", out.stdout_of_cmd);
         assert_eq!((r.sent, r.received, r.bad_payload), (n, n, 0), "{r:?}\n{}", out.stdout_of_cmd);
         assert_eq!(out.exit_code, 0, "{}", out.stdout_of_cmd);
@@ -104,8 +132,9 @@ fn pingpong_vm_client_engine_server() {
     }
 }
 
-#[test]
-fn pingpong_vm_server_engine_client() {
+/// ibv_rc_pingpong in the VM as the server; the engine (`hdl`: the Verilated engine) as the
+/// client, sending first.
+fn pingpong_vm_server(hdl: bool) {
     let Some(img) = image() else { return };
     let n = iters();
     let sizes = sizes();
@@ -118,17 +147,17 @@ fn pingpong_vm_server_engine_client() {
         vm.wait_for_console("local address", Duration::from_secs(90)).expect("VM server up");
         let mut s = vm.connect_hostfwd(Duration::from_secs(60)).expect("connect through hostfwd");
         s.set_read_timeout(Some(Duration::from_secs(60))).expect("timeout");
-        let mut h = engine(size);
+        let mut h = engine_on(hdl, size);
         let mine = PingpongPeerInfo { lid: 0, qpn: h.ep.qp.qpn(), psn: h.ep.psn, gid: gid_of(HOST_IP) };
         let theirs = pingpong_client_exchange(&mut s, &mine).expect("pingpong exchange");
         h.connect(theirs.qpn, theirs.psn, VM_MAC, VM_IP);
         let r = pingpong(&mut h, &vm, true, size, n, Duration::from_secs(90));
-        eprintln!("interop pingpong VM server, {size} B x {n}: {r:?}");
+        eprintln!("interop pingpong VM server, {} engine, {size} B x {n}: {r:?}", kind(hdl));
         assert!(r.errors.is_empty(), "{r:?}\n{}", vm.console());
         assert_eq!((r.sent, r.received, r.bad_payload), (n, n, 0), "{r:?}");
     }
     let out = vm.wait(Duration::from_secs(60)).expect("VM run");
-    eprintln!("interop pingpong VM server: {:.1}s", t.elapsed().as_secs_f64());
+    eprintln!("interop pingpong VM server, {} engine: {:.1}s", kind(hdl), t.elapsed().as_secs_f64());
     assert_eq!(out.exit_code, 0, "{}", out.stdout_of_cmd);
     assert_eq!(out.stdout_of_cmd.matches(&format!("{n} iters in")).count(), sizes.len(), "{}", out.stdout_of_cmd);
 }
@@ -178,7 +207,7 @@ fn perftest(op: &str, size: usize, hdl: bool) {
     let rem = fin.join().expect("exchange thread").expect("perftest post-traffic exchange");
     let out = vm.wait(Duration::from_secs(60)).expect("VM run");
     let c = h.counters();
-    let kind = if hdl { "HDL" } else { "model" };
+    let kind = kind(hdl);
     eprintln!("interop ib_{op}_bw {size} B x {n} ({kind}): {rem:?} in {:.1}s, engine {c:?}", t.elapsed().as_secs_f64());
     assert_eq!(out.exit_code, 0, "{}", out.stdout_of_cmd);
     assert_eq!((rem.size as usize, rem.iters), (size, u64::from(n)), "{}", out.stdout_of_cmd);

@@ -380,6 +380,7 @@ impl Engine {
         if let Err(st) = r {
             return Some(if st == WcStatus::LocLenErr { WcStatus::LocLenErr } else { WcStatus::LocProtErr });
         }
+        self.last_placement = Some((at, at + plen.div_ceil(self.cfg.dma_bytes_per_cycle), plen));
         qp.comp.rd_pkts = rd_pkts + 1;
         if last {
             self.complete_front(qp, None, at, mem);

@@ -284,6 +284,10 @@ pub struct Engine {
     pub events: Vec<EngineEvent>,
     /// Keep `events` (off by default).
     pub trace_events: bool,
+    /// The last payload placement by DMA (a SEND or WRITE packet at the responder, a READ
+    /// response at the completer): (cycle the write starts, cycle it is done, bytes), the
+    /// model's timing estimate that `roce-sim latency` sets beside the HDL's measurement.
+    pub last_placement: Option<(u64, u64, u64)>,
     /// DCQCN and CNP parameters (the DCQCN_*, CNP_INTERVAL and US_CYCLES registers).
     pub dcqcn: dcqcn::DcqcnConfig,
     /// What the DCQCN reaction and notification points did (for tests).
@@ -315,6 +319,7 @@ impl Engine {
             log_completions: false,
             events: Vec::new(),
             trace_events: false,
+            last_placement: None,
             dcqcn: dcqcn::DcqcnConfig {
                 us_cycles: (cfg.clock_mhz.round() as u32).clamp(1, 0xFFF),
                 line_mbps: ((cfg.line_gbps * 1000.0).round() as u32).clamp(1, 0xF_FFFF),

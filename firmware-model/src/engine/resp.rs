@@ -319,6 +319,7 @@ impl Engine {
         *off += data.len() as u64;
         qp.resp.epsn = psn_add(qp.resp.epsn, 1);
         let ready = at + (data.len() as u64).div_ceil(self.cfg.dma_bytes_per_cycle);
+        self.last_placement = Some((at, ready, data.len() as u64));
         if pos.is_end() {
             let mut invalidated = None;
             if let Some(ieth) = p.ext.ieth {
@@ -382,6 +383,9 @@ impl Engine {
         let total = *dma_len;
         qp.resp.epsn = psn_add(qp.resp.epsn, 1);
         let ready = at + n.div_ceil(self.cfg.dma_bytes_per_cycle);
+        if n > 0 {
+            self.last_placement = Some((at, ready, n));
+        }
         if pos.is_end() {
             qp.resp.cur = None;
             if let Some(imm) = p.ext.immdt {
