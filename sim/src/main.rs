@@ -461,6 +461,9 @@ fn run_transfer(a: &TransferArgs, out: &mut impl Write) -> Result<u64, SimError>
     .map_err(io)?;
     writeln!(out, "  simulated cycles {} ({:.1} us at {} MHz)", r.cycles, r.cycles as f64 / r.clock_mhz, r.clock_mhz).map_err(io)?;
     writeln!(out, "  goodput          {:.2} bytes/cycle = {:.2} Gb/s", r.bytes_per_cycle(), r.gbps()).map_err(io)?;
+    if let Some(g) = r.steady_gbps(a.messages, a.size) {
+        writeln!(out, "  steady state     {g:.2} Gb/s (between a quarter and three quarters of the completions)").map_err(io)?;
+    }
     if let Some(p) = &a.pcap {
         let caps: Vec<pcapio::Captured> = r
             .capture
@@ -534,12 +537,12 @@ fn run_sweep(a: &SweepArgs, out: &mut impl Write) -> Result<u64, SimError> {
         depth: a.depth,
     };
     writeln!(out, "sweep: {op:?}, depth {}, clean 100 Gb/s link, 250 MHz; model: both nodes the model, hdl: node B (responder) Verilated, hdl2: both", a.depth).map_err(io)?;
-    writeln!(out, "{:>6} {:>5} {:>8} {:>8} {:>10} {:>8} {:>6} {:>12}", "engine", "mtu", "size", "msgs", "cycles", "Gb/s", "line", "msg/s").map_err(io)?;
+    writeln!(out, "{:>6} {:>5} {:>8} {:>8} {:>10} {:>8} {:>6} {:>12} {:>8}", "engine", "mtu", "size", "msgs", "cycles", "Gb/s", "line", "msg/s", "steady").map_err(io)?;
     let mut err = None;
     let pts = roce_sim::sweep::sweep(&cfg, |p| {
         if let Err(e) = writeln!(
             out,
-            "{:>6} {:>5} {:>8} {:>8} {:>10} {:>8.2} {:>5.1}% {:>12.0}",
+            "{:>6} {:>5} {:>8} {:>8} {:>10} {:>8.2} {:>5.1}% {:>12.0} {:>8.2}",
             p.engine,
             p.mtu,
             p.size,
@@ -547,7 +550,8 @@ fn run_sweep(a: &SweepArgs, out: &mut impl Write) -> Result<u64, SimError> {
             p.cycles,
             p.gbps,
             p.gbps,
-            p.msg_rate
+            p.msg_rate,
+            p.steady_gbps
         ) {
             err = Some(e);
         }

@@ -28,6 +28,9 @@ pub struct Point {
     pub gbps: f64,
     /// Messages per second.
     pub msg_rate: f64,
+    /// Goodput in Gb/s between the first and third quartile of completions (without the
+    /// start and the tail; the whole-run figure when too few messages).
+    pub steady_gbps: f64,
 }
 
 /// What to sweep.
@@ -83,6 +86,7 @@ pub fn sweep(c: &SweepConfig, mut progress: impl FnMut(&Point)) -> Result<Vec<Po
                     cycles: r.cycles,
                     gbps: r.gbps(),
                     msg_rate: messages as f64 / secs.max(1e-12),
+                    steady_gbps: r.steady_gbps(messages, size).unwrap_or(r.gbps()),
                 };
                 progress(&p);
                 out.push(p);
@@ -104,10 +108,10 @@ pub fn engine_name(hdl: [bool; 2]) -> &'static str {
 
 /// The points as CSV.
 pub fn csv(points: &[Point]) -> String {
-    let mut s = String::from("engine,mtu,size,messages,cycles,gbps,line_fraction,msg_per_s\n");
+    let mut s = String::from("engine,mtu,size,messages,cycles,gbps,line_fraction,msg_per_s,steady_gbps\n");
     for p in points {
         s.push_str(&format!(
-            "{},{},{},{},{},{:.3},{:.4},{:.0}\n",
+            "{},{},{},{},{},{:.3},{:.4},{:.0},{:.3}\n",
             p.engine,
             p.mtu,
             p.size,
@@ -115,7 +119,8 @@ pub fn csv(points: &[Point]) -> String {
             p.cycles,
             p.gbps,
             p.gbps / 100.0,
-            p.msg_rate
+            p.msg_rate,
+            p.steady_gbps
         ));
     }
     s

@@ -112,6 +112,10 @@ pub struct TransferReport {
     pub first_error: Option<CqeStatus>,
     /// Simulated cycles from the first post to the last completion.
     pub cycles: u64,
+    /// (cycle from the first post, messages completed) when a quarter and when three
+    /// quarters of the messages had completed: the steady state lies between them, without
+    /// the start and the tail.
+    pub quartiles: Option<((u64, u64), (u64, u64))>,
     /// Engine counters of A and B.
     pub counters: [Counters; 2],
     /// Link statistics A->B and B->A.
@@ -134,6 +138,16 @@ impl TransferReport {
     /// Goodput in Gb/s at the engines' clock.
     pub fn gbps(&self) -> f64 {
         self.bytes_per_cycle() * 8.0 * self.clock_mhz / 1000.0
+    }
+    /// Goodput in Gb/s between the first and the third quartile of completions (the steady
+    /// state; None with fewer than 8 messages).
+    pub fn steady_gbps(&self, messages: u64, size: usize) -> Option<f64> {
+        let ((c1, n1), (c3, n3)) = self.quartiles?;
+        if messages < 8 || c3 <= c1 || n3 <= n1 {
+            return None;
+        }
+        let bytes = (n3 - n1) * size as u64;
+        Some(bytes as f64 / (c3 - c1) as f64 * 8.0 * self.clock_mhz / 1000.0)
     }
     /// Whether every message arrived once, intact.
     pub fn clean(&self, messages: u64) -> bool {
@@ -211,8 +225,16 @@ pub fn run(cfg: &TransferConfig, mut progress: impl FnMut(u64, u64)) -> Result<T
     let mut data = vec![0u8; size];
     let mut got = vec![0u8; size];
     let mut wcs = [WorkCompletion { wr_id: 0, status: CqeStatus::Success, opcode: roce_driver::CqeOpcode::Send, byte_len: 0, imm: None, invalidated: None, qpn: 0, src_qp: 0 }; 32];
+    // A Verilated node's clock ran through the set-up's register accesses (each takes AXI4-Lite
+    // cycles); the transfer starts when both nodes are there, so that setup is not counted.
+    for n in [&pair.a.node, &pair.b.node] {
+        let n = n.borrow();
+        pair.now = pair.now.max(n.now).max(n.hdl.as_ref().map_or(0, |h| h.cycle));
+    }
+    pair.exchange();
     let start = pair.now;
     let mut last_progress = 0u64;
+    let (mut q1, mut q3) = (None, None);
     let mut quiet = false;
     let sends_done = |done_a: u64, done_b: u64| if cfg.op == Op::Send { done_a.min(done_b) } else { done_a };
 
@@ -323,6 +345,12 @@ pub fn run(cfg: &TransferConfig, mut progress: impl FnMut(u64, u64)) -> Result<T
             }
         }
         let finished = sends_done(done_a, done_b);
+        if finished >= n / 4 && q1.is_none() {
+            q1 = Some((pair.now - start, finished));
+        }
+        if finished >= 3 * n / 4 && q3.is_none() {
+            q3 = Some((pair.now - start, finished));
+        }
         if finished / 16 != last_progress / 16 {
             progress(finished, n);
         }
@@ -368,6 +396,7 @@ pub fn run(cfg: &TransferConfig, mut progress: impl FnMut(u64, u64)) -> Result<T
         }
     }
     rep.cycles = pair.now - start;
+    rep.quartiles = q1.zip(q3);
     rep.lost = n.saturating_sub(rep.completed + rep.mismatches);
     rep.counters = [pair.a.node.borrow_mut().counters(), pair.b.node.borrow_mut().counters()];
     rep.links = [pair.ab.stats, pair.ba.stats];
