@@ -14,6 +14,13 @@
 //!   replaces a queued one), so every ACK/NAK the HDL sends must be one the model's
 //!   responder asked for (before its coalescing), and per QP the last one of each side is
 //!   compared at the end; CNPs (rate limited by time) are counted.
+//!   Requests (a requester node) are compared by (destination QP, PSN): each request must
+//!   equal the other side's request of that PSN; while neither side has sent a PSN twice
+//!   they are also compared in order, and in the end both must have sent the same PSNs.
+//!   Once one goes back (go-back-N after a NAK or a local ACK timeout), how many packets it
+//!   had sent before, when its timer fired, and whether a response to the other's
+//!   re-issued READ spared it a resend are timing: then only requests of the same PSN are
+//!   compared (the completer's DMA writes and CQEs stay compared in order).
 //! - **DMA writes**: per host-memory window (each driver allocation: a ring, a buffer), the
 //!   written bytes in order, address and data: payload placement and CQEs. The order across
 //!   windows is the DMA arbiters' (timing) and is not compared.
@@ -78,6 +85,12 @@ pub struct Shadow {
     /// a frame later than the HDL): (cycle, dest QPN, PSN, syndrome, MSN).
     hdl_acks: VecDeque<(u64, u32, u32, u8, u32)>,
     writes: HashMap<u64, [WriteQ; 2]>,
+    /// Requests each side sent, by (destination QP, PSN): the last one, normalized.
+    reqs: [HashMap<(u32, u32), Vec<u8>>; 2],
+    /// Request keys in send order while neither side has sent a PSN twice.
+    req_order: [VecDeque<(u32, u32)>; 2],
+    /// A side sent a PSN again (went back).
+    req_repeat: [bool; 2],
     /// What was compared.
     pub stats: ShadowStats,
     /// The first difference, once seen (comparison stops there).
@@ -147,6 +160,14 @@ fn kind(f: &[u8]) -> Kind {
         | Opcode::RcRdmaReadResponseOnly => Kind::Other("roce_rd_rsp (READ response)"),
         _ => Kind::Other("roce_req (request)"),
     }
+}
+
+/// A request packet's (destination QP, PSN).
+fn request_key(f: &[u8]) -> Option<(u32, u32)> {
+    let p = parse_frame(f).ok()?;
+    let r = p.roce()?;
+    let bth = r.bth();
+    bth.opcode().is_request().then(|| (bth.dest_qp(), bth.psn()))
 }
 
 /// The frame with the fields a per-frame counter decides blanked: IPv4 identification and
@@ -250,7 +271,52 @@ impl Shadow {
                     self.diverge(cycle, block, "the HDL's frame has a wrong IPv4 header checksum".into(), hex(f), String::new());
                     return;
                 }
+                if let Some(key) = request_key(f) {
+                    self.push_request(side, cycle, key, f);
+                    return;
+                }
                 self.tx.entry(block).or_default()[side as usize].push_back(f.to_vec());
+            }
+        }
+        self.compare(cycle);
+    }
+
+    /// A request frame (destination QP, PSN) by `side`: compared with the other side's
+    /// request of that PSN, and in order while neither side has gone back.
+    fn push_request(&mut self, side: Side, cycle: u64, key: (u32, u32), f: &[u8]) {
+        const BLOCK: &str = "roce_req (request)";
+        let (me, other) = (side as usize, 1 - side as usize);
+        let n = normalized(f);
+        if self.reqs[me].contains_key(&key) && !self.req_repeat[me] {
+            self.req_repeat[me] = true;
+            self.req_order = Default::default();
+        }
+        if let Some(o) = self.reqs[other].get(&key) {
+            self.stats.frames += 1;
+            if *o != n {
+                let (h, m) = if side == Side::Hdl { (&n, o) } else { (o, &n) };
+                let at = h.iter().zip(m.iter()).position(|(a, b)| a != b).unwrap_or(h.len().min(m.len()));
+                let from = at.saturating_sub(8);
+                let show = |f: &[u8]| format!("[{from}..] {}", hex(f.get(from..).unwrap_or_default()));
+                let what = format!("request to QP {:#x} PSN {:#08x} differs from byte {at} (lengths {} / {})", key.0, key.1, h.len(), m.len());
+                let (hs, ms) = (show(h), show(m));
+                self.diverge(cycle, BLOCK, what, hs, ms);
+                return;
+            }
+        }
+        self.reqs[me].insert(key, n);
+        if !self.req_repeat.iter().any(|&r| r) {
+            self.req_order[me].push_back(key);
+            let [hq, mq] = &mut self.req_order;
+            while let (Some(h), Some(m)) = (hq.front(), mq.front()) {
+                if h != m {
+                    let what = "requests in a different order (neither side went back)".to_string();
+                    let (hs, ms) = (format!("QP {:#x} PSN {:#08x}", h.0, h.1), format!("QP {:#x} PSN {:#08x}", m.0, m.1));
+                    self.diverge(cycle, BLOCK, what, hs, ms);
+                    return;
+                }
+                hq.pop_front();
+                mq.pop_front();
             }
         }
         self.compare(cycle);
@@ -378,6 +444,20 @@ impl Shadow {
             self.diverge(cycle, block, what, h, m);
             return;
         }
+        // After a side went back, one side may resend a PSN the other never needs again: a
+        // response to the other's re-issued READ, or an ACK, can reach it before its own
+        // timer fires. Only without any going back must both have sent the same PSNs.
+        let went_back = self.req_repeat.iter().any(|&r| r);
+        for (side, other) in [(0usize, "model"), (1, "HDL")].into_iter().filter(|_| !went_back) {
+            let mut missing: Vec<_> = self.reqs[side].keys().filter(|k| !self.reqs[1 - side].contains_key(k)).copied().collect();
+            missing.sort_unstable();
+            if let Some(&(q, p)) = missing.first() {
+                let v = format!("QP {q:#x} PSN {p:#08x} (and {} more)", missing.len() - 1);
+                let (h, m) = if side == 0 { (v, "(none)".to_string()) } else { ("(none)".to_string(), v) };
+                self.diverge(cycle, "roce_req (request)", format!("requests the {other} never sent"), h, m);
+                return;
+            }
+        }
         let mut extra = None;
         for (&w, q) in &self.writes {
             for (side, other) in [(0usize, "model"), (1, "HDL")] {
@@ -427,6 +507,46 @@ mod tests {
         let d = s.divergence.expect("a data difference is found");
         assert_eq!(d.cycle, 11);
         assert!(d.what.contains("0x1011"), "{d}");
+    }
+
+    fn request(psn: u32, byte: u8) -> Vec<u8> {
+        use roce_model::wire::{BthFields, EthernetFields, FrameBuilder, Ipv4Fields};
+        let eth = EthernetFields { dst: [2, 0, 0, 0, 0, 0xB], src: [2, 0, 0, 0, 0, 0xA], vlan: None };
+        let ip = Ipv4Fields { src: [192, 0, 2, 1].into(), dst: [192, 0, 2, 2].into(), ..Ipv4Fields::default() };
+        let b = FrameBuilder::new(eth, ip, BthFields::new(Opcode::RcSendOnly, 0x11, psn));
+        let mut f = b.build(&[byte; 40]).expect("frame");
+        icrc::fill(&mut f).expect("ICRC");
+        f
+    }
+
+    #[test]
+    fn requests_compare_by_psn_and_in_order_until_one_side_goes_back() {
+        let mut s = Shadow::new();
+        for p in 0..3 {
+            s.push_frame(Side::Hdl, p.into(), &request(p, 1));
+        }
+        s.push_frame(Side::Model, 3, &request(0, 1));
+        s.push_frame(Side::Model, 4, &request(1, 1));
+        // the HDL goes back to PSN 1 before the model sent PSN 2 (timing): allowed
+        s.push_frame(Side::Hdl, 5, &request(1, 1));
+        s.push_frame(Side::Model, 6, &request(2, 1));
+        s.finish(7);
+        assert_eq!(s.divergence, None);
+        assert_eq!(s.stats.frames, 4);
+        // the same PSN with other bytes is not
+        s.push_frame(Side::Model, 8, &request(2, 9));
+        let d = s.divergence.expect("a different request of the same PSN");
+        assert!(d.what.contains("PSN 0x000002"), "{d}");
+
+        // without going back, the order and the PSNs sent count
+        let mut s = Shadow::new();
+        s.push_frame(Side::Hdl, 1, &request(0, 1));
+        s.push_frame(Side::Model, 1, &request(1, 1));
+        assert!(s.divergence.expect("order").what.contains("different order"));
+        let mut s = Shadow::new();
+        s.push_frame(Side::Hdl, 1, &request(0, 1));
+        s.finish(2);
+        assert!(s.divergence.expect("missing").what.contains("the model never sent"));
     }
 
     #[test]
