@@ -178,7 +178,9 @@ fn offsets_and_resets_from_the_specification() {
 #[test]
 fn counters_are_lo_hi_pairs() {
     let counters: Vec<_> = regs::counters().collect();
-    assert_eq!(counters.len(), 20);
+    assert_eq!(counters.len(), 26);
+    // the counter block (0x400..0x500) holds at most 32 LO/HI pairs
+    assert!(counters.iter().all(|(_, lo)| (0x400..0x500).contains(lo)));
     for (name, lo) in &counters {
         assert_eq!(lo % 8, 0, "{name}: 8-byte aligned pair");
         let hi = regs::by_name(&format!("{name}_HI")).unwrap_or_else(|| panic!("{name}_HI"));
@@ -209,9 +211,31 @@ fn counters_are_lo_hi_pairs() {
         "ECN_MARKED_RCVD",
         "PFC_PAUSE_RCVD",
         "RNR_RETRIES",
+        "RX_NOT_ROCE",
+        "NAK_REM_OP_SENT",
+        "DUPLICATES",
+        "ACKS_SENT",
+        "CQES",
+        "DMA_ERRORS",
     ] {
         assert!(counters.iter().any(|(n, _)| *n == name), "{name}");
     }
+}
+
+#[test]
+fn every_counter_register_shows_its_own_engine_counter() {
+    // The engine model's register file and the Verilated engine's harness read counters
+    // through counter_field: every counter of the map is one field of Counters, no field twice.
+    use roce_model::engine::{regs::counter_field, Counters};
+    let mut c = Counters::default();
+    let mut fields = HashSet::new();
+    for (name, lo) in regs::counters() {
+        let f = counter_field(&mut c, lo).unwrap_or_else(|| panic!("{name} shows no Counters field")) as *mut u64;
+        assert!(fields.insert(f as usize), "{name} shows a field another counter shows");
+        let hi = counter_field(&mut c, lo + 4).map(|x| x as *mut u64);
+        assert_eq!(hi, Some(f), "{name}_HI");
+    }
+    assert_eq!(counter_field(&mut c, 0x0400 + 8 * fields.len() as u32), None, "past the last counter");
 }
 
 #[test]

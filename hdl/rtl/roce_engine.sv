@@ -827,9 +827,6 @@ module roce_engine #(
     .m_axis_pay_tready(txp_tready), .m_axis_pay_tlast(txp_tlast),
     .cnt_ack(c_acks)
   );
-  logic unused_tx_state;
-  assign unused_tx_state = c_acks;
-
   logic [511:0] tb_tdata;
   logic [63:0]  tb_tkeep;
   logic         tb_tvalid, tb_tready, tb_tlast, tb_tuser, tb_drop;
@@ -946,13 +943,33 @@ module roce_engine #(
     cnt_add[16*roce_regs_pkg::CNT_CNP_SENT +: 16] = {15'd0, cnp_out_valid && cnp_out_ready};
     cnt_add[16*roce_regs_pkg::CNT_CNP_RCVD +: 16] = {15'd0, c_cnp_rcvd};
     cnt_add[16*roce_regs_pkg::CNT_ECN_MARKED_RCVD +: 16] = {15'd0, c_ecn};
+    // (PFC_PAUSE_RCVD stays 0: this engine has no PFC receiver, pause is tied off above; a
+    // MAC control frame reaches roce_rx_disp and is counted in RX_NOT_ROCE, where the model
+    // with CTRL.PFC_ENABLE counts a PFC frame in PFC_PAUSE_RCVD)
+    cnt_add[16*roce_regs_pkg::CNT_RX_NOT_ROCE +: 16] = {15'd0, c_not_roce};
+    cnt_add[16*roce_regs_pkg::CNT_NAK_REM_OP_SENT +: 16] = {15'd0, c_nak_op};
+    cnt_add[16*roce_regs_pkg::CNT_DUPLICATES +: 16] = {15'd0, c_dup};
+    // every frame roce_tx_arb takes from roce_ack_q: ACKs and NAKs after coalescing, as the
+    // model's acks_sent (engine::tx, the owed ACK/NAK queue)
+    cnt_add[16*roce_regs_pkg::CNT_ACKS_SENT +: 16] = {15'd0, c_acks};
+    // one roce_cq DMA write per CQE (the handshake with the write arbiter)
+    cnt_add[16*roce_regs_pkg::CNT_CQES +: 16] = {15'd0, cqe_ready};
+    // Failed DMA reads, each counted once by the client that made it (the model counts each
+    // failed dma_read): roce_resp (RQ WQEs, atomic operands), roce_rd_rsp (READ response
+    // data), roce_req (payload pieces; WQEs on c_q_wqe_err), roce_comp (flush reads of an
+    // SQ WQE's wr_id; SGE list reads of the WQE a READ response is placed by). No model
+    // equivalent: roce_comp's SGE list reads (the model keeps the decoded WQE and reads
+    // nothing), and roce_req's reads of a WQE again after it was fetched (the model counts
+    // fetched WQEs only). The model also counts refused DMA writes (atomic results, WRITE
+    // payload, CQEs); the DMA write port here is posted and reports nothing back.
+    cnt_add[16*roce_regs_pkg::CNT_DMA_ERRORS +: 16] = {15'd0, c_r_dma_err} + {15'd0, c_rr_dma_err} +
+                                                     {15'd0, c_q_dma_err} + {15'd0, c_q_wqe_err} +
+                                                     {15'd0, c_c_dma_err};
   end
   logic unused_cnt;
-  assign unused_cnt = c_not_roce ^ c_dup ^ c_nak_op ^ c_r_dma_err ^ c_rr_dma_err ^ df_good ^
-                      ^df_good_n ^ ^df_bad_n ^ ^df_over_n ^ ^df_full_n ^ tb_drop ^
+  assign unused_cnt = df_good ^ ^df_good_n ^ ^df_bad_n ^ ^df_over_n ^ ^df_full_n ^ tb_drop ^
                       tx_icrc_user[1] ^ df_tuser[0] ^ db_tuser[1] ^ ^mr_arb_res_user[13:2] ^
-                      c_q_stale ^ c_q_dma_err ^ c_q_wqe_err ^ c_c_dma_err ^ ^qe_keep_unused ^
-                      qe_last_unused ^ qe_user_unused;
+                      c_q_stale ^ ^qe_keep_unused ^ qe_last_unused ^ qe_user_unused;
 
 endmodule
 

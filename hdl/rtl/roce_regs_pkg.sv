@@ -673,12 +673,119 @@ package roce_regs_pkg;
   localparam int unsigned RNR_RETRIES_HI_VALUE_LSB = 0;  // VALUE[31:0]
   localparam int unsigned RNR_RETRIES_HI_VALUE_W = 32;
 
+  // RX_NOT_ROCE_LO (RO): Counter rx_not_roce, bits 31:0; the read latches bits 63:32 for the next
+  // *_HI read. Frames for the port's MAC address (or a group address) dropped because they are not
+  // RoCE (another ethertype, IP protocol or UDP port: ARP, LLDP, ...), and MAC control frames that
+  // are not a PFC pause the engine acts on (another opcode, or CTRL.PFC_ENABLE = 0).
+  localparam logic [15:0] RX_NOT_ROCE_LO_ADDR = 16'h04a0;
+  localparam logic [31:0] RX_NOT_ROCE_LO_RESET = 32'h00000000;
+  localparam logic [31:0] RX_NOT_ROCE_LO_MASK = 32'hffffffff;
+  localparam int unsigned RX_NOT_ROCE_LO_VALUE_LSB = 0;  // VALUE[31:0]
+  localparam int unsigned RX_NOT_ROCE_LO_VALUE_W = 32;
+
+  // RX_NOT_ROCE_HI (RO): Counter rx_not_roce, bits 63:32: returns the latch loaded by the last *_LO
+  // read (read RX_NOT_ROCE_LO first).
+  localparam logic [15:0] RX_NOT_ROCE_HI_ADDR = 16'h04a4;
+  localparam logic [31:0] RX_NOT_ROCE_HI_RESET = 32'h00000000;
+  localparam logic [31:0] RX_NOT_ROCE_HI_MASK = 32'hffffffff;
+  localparam int unsigned RX_NOT_ROCE_HI_VALUE_LSB = 0;  // VALUE[31:0]
+  localparam int unsigned RX_NOT_ROCE_HI_VALUE_W = 32;
+
+  // NAK_REM_OP_SENT_LO (RO): Counter nak_rem_op_sent, bits 31:0; the read latches bits 63:32 for
+  // the next *_HI read. NAKs sent with code remote operational error: a receive WQE that could not
+  // be read or used (malformed, an L_Key check of its SGEs failed), or a host memory access of the
+  // responder failed.
+  localparam logic [15:0] NAK_REM_OP_SENT_LO_ADDR = 16'h04a8;
+  localparam logic [31:0] NAK_REM_OP_SENT_LO_RESET = 32'h00000000;
+  localparam logic [31:0] NAK_REM_OP_SENT_LO_MASK = 32'hffffffff;
+  localparam int unsigned NAK_REM_OP_SENT_LO_VALUE_LSB = 0;  // VALUE[31:0]
+  localparam int unsigned NAK_REM_OP_SENT_LO_VALUE_W = 32;
+
+  // NAK_REM_OP_SENT_HI (RO): Counter nak_rem_op_sent, bits 63:32: returns the latch loaded by the
+  // last *_LO read (read NAK_REM_OP_SENT_LO first).
+  localparam logic [15:0] NAK_REM_OP_SENT_HI_ADDR = 16'h04ac;
+  localparam logic [31:0] NAK_REM_OP_SENT_HI_RESET = 32'h00000000;
+  localparam logic [31:0] NAK_REM_OP_SENT_HI_MASK = 32'hffffffff;
+  localparam int unsigned NAK_REM_OP_SENT_HI_VALUE_LSB = 0;  // VALUE[31:0]
+  localparam int unsigned NAK_REM_OP_SENT_HI_VALUE_W = 32;
+
+  // DUPLICATES_LO (RO): Counter duplicates, bits 31:0; the read latches bits 63:32 for the next
+  // *_HI read. Duplicate requests received: PSN behind the expected PSN (a request already
+  // executed, sent again). SEND/WRITE are acknowledged again, READ and atomic requests answered
+  // again.
+  localparam logic [15:0] DUPLICATES_LO_ADDR = 16'h04b0;
+  localparam logic [31:0] DUPLICATES_LO_RESET = 32'h00000000;
+  localparam logic [31:0] DUPLICATES_LO_MASK = 32'hffffffff;
+  localparam int unsigned DUPLICATES_LO_VALUE_LSB = 0;  // VALUE[31:0]
+  localparam int unsigned DUPLICATES_LO_VALUE_W = 32;
+
+  // DUPLICATES_HI (RO): Counter duplicates, bits 63:32: returns the latch loaded by the last *_LO
+  // read (read DUPLICATES_LO first).
+  localparam logic [15:0] DUPLICATES_HI_ADDR = 16'h04b4;
+  localparam logic [31:0] DUPLICATES_HI_RESET = 32'h00000000;
+  localparam logic [31:0] DUPLICATES_HI_MASK = 32'hffffffff;
+  localparam int unsigned DUPLICATES_HI_VALUE_LSB = 0;  // VALUE[31:0]
+  localparam int unsigned DUPLICATES_HI_VALUE_W = 32;
+
+  // ACKS_SENT_LO (RO): Counter acks_sent, bits 31:0; the read latches bits 63:32 for the next *_HI
+  // read. Acknowledge frames sent by the responder, NAKs included, after coalescing (one per frame
+  // on the wire; ATOMIC Acknowledges and READ responses are not counted).
+  localparam logic [15:0] ACKS_SENT_LO_ADDR = 16'h04b8;
+  localparam logic [31:0] ACKS_SENT_LO_RESET = 32'h00000000;
+  localparam logic [31:0] ACKS_SENT_LO_MASK = 32'hffffffff;
+  localparam int unsigned ACKS_SENT_LO_VALUE_LSB = 0;  // VALUE[31:0]
+  localparam int unsigned ACKS_SENT_LO_VALUE_W = 32;
+
+  // ACKS_SENT_HI (RO): Counter acks_sent, bits 63:32: returns the latch loaded by the last *_LO
+  // read (read ACKS_SENT_LO first).
+  localparam logic [15:0] ACKS_SENT_HI_ADDR = 16'h04bc;
+  localparam logic [31:0] ACKS_SENT_HI_RESET = 32'h00000000;
+  localparam logic [31:0] ACKS_SENT_HI_MASK = 32'hffffffff;
+  localparam int unsigned ACKS_SENT_HI_VALUE_LSB = 0;  // VALUE[31:0]
+  localparam int unsigned ACKS_SENT_HI_VALUE_W = 32;
+
+  // CQES_LO (RO): Counter cqes, bits 31:0; the read latches bits 63:32 for the next *_HI read.
+  // Completion queue entries written to host memory (not those dropped for an invalid or overrun
+  // CQ).
+  localparam logic [15:0] CQES_LO_ADDR = 16'h04c0;
+  localparam logic [31:0] CQES_LO_RESET = 32'h00000000;
+  localparam logic [31:0] CQES_LO_MASK = 32'hffffffff;
+  localparam int unsigned CQES_LO_VALUE_LSB = 0;  // VALUE[31:0]
+  localparam int unsigned CQES_LO_VALUE_W = 32;
+
+  // CQES_HI (RO): Counter cqes, bits 63:32: returns the latch loaded by the last *_LO read (read
+  // CQES_LO first).
+  localparam logic [15:0] CQES_HI_ADDR = 16'h04c4;
+  localparam logic [31:0] CQES_HI_RESET = 32'h00000000;
+  localparam logic [31:0] CQES_HI_MASK = 32'hffffffff;
+  localparam int unsigned CQES_HI_VALUE_LSB = 0;  // VALUE[31:0]
+  localparam int unsigned CQES_HI_VALUE_W = 32;
+
+  // DMA_ERRORS_LO (RO): Counter dma_errors, bits 31:0; the read latches bits 63:32 for the next
+  // *_HI read. Host memory accesses that failed: DMA reads answered with an error (send and receive
+  // WQEs, request payload, READ response data, atomic operands), and DMA writes refused where the
+  // engine learns of it (the HDL engine's DMA writes are posted: it does not see their outcome, and
+  // counts failed reads only).
+  localparam logic [15:0] DMA_ERRORS_LO_ADDR = 16'h04c8;
+  localparam logic [31:0] DMA_ERRORS_LO_RESET = 32'h00000000;
+  localparam logic [31:0] DMA_ERRORS_LO_MASK = 32'hffffffff;
+  localparam int unsigned DMA_ERRORS_LO_VALUE_LSB = 0;  // VALUE[31:0]
+  localparam int unsigned DMA_ERRORS_LO_VALUE_W = 32;
+
+  // DMA_ERRORS_HI (RO): Counter dma_errors, bits 63:32: returns the latch loaded by the last *_LO
+  // read (read DMA_ERRORS_LO first).
+  localparam logic [15:0] DMA_ERRORS_HI_ADDR = 16'h04cc;
+  localparam logic [31:0] DMA_ERRORS_HI_RESET = 32'h00000000;
+  localparam logic [31:0] DMA_ERRORS_HI_MASK = 32'hffffffff;
+  localparam int unsigned DMA_ERRORS_HI_VALUE_LSB = 0;  // VALUE[31:0]
+  localparam int unsigned DMA_ERRORS_HI_VALUE_W = 32;
+
   // ---- Counter indices
 
   // Counter i has its LO register at COUNTERS_ADDR + 8*i and its HI register 4 bytes above;
   // CNT_<NAME> is the index of counter <NAME> (the counter ports of roce_regs are in this order).
   localparam logic [15:0] COUNTERS_ADDR = 16'h0400;
-  localparam int unsigned NUM_COUNTERS = 20;
+  localparam int unsigned NUM_COUNTERS = 26;
   localparam int unsigned CNT_RX_FRAMES = 0;
   localparam int unsigned CNT_RX_BYTES = 1;
   localparam int unsigned CNT_RX_ICRC_ERRORS = 2;
@@ -699,6 +806,12 @@ package roce_regs_pkg;
   localparam int unsigned CNT_ECN_MARKED_RCVD = 17;
   localparam int unsigned CNT_PFC_PAUSE_RCVD = 18;
   localparam int unsigned CNT_RNR_RETRIES = 19;
+  localparam int unsigned CNT_RX_NOT_ROCE = 20;
+  localparam int unsigned CNT_NAK_REM_OP_SENT = 21;
+  localparam int unsigned CNT_DUPLICATES = 22;
+  localparam int unsigned CNT_ACKS_SENT = 23;
+  localparam int unsigned CNT_CQES = 24;
+  localparam int unsigned CNT_DMA_ERRORS = 25;
 
   // ---- Command codes, QP_MODIFY attribute mask, error info causes
 

@@ -447,6 +447,15 @@ fn run_transfer(a: &TransferArgs, out: &mut impl Write) -> Result<u64, SimError>
         naks(|c| c.rx_dropped)
     )
     .map_err(io)?;
+    writeln!(
+        out,
+        "  ACKs sent        {}   CQEs {}   not RoCE {}   DMA errors {}",
+        naks(|c| c.acks_sent),
+        naks(|c| c.cqes),
+        naks(|c| c.rx_not_roce),
+        naks(|c| c.dma_errors)
+    )
+    .map_err(io)?;
     let l = &r.links;
     writeln!(
         out,

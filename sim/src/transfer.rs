@@ -126,6 +126,9 @@ pub struct TransferReport {
     pub capture: Vec<(u64, u8, Vec<u8>)>,
     /// Cosim: what was compared at each HDL node (None: not a cosim node).
     pub cosim: [Option<ShadowStats>; 2],
+    /// Cosim: the counters of the model that ran beside each HDL node (None: not a cosim
+    /// node), to compare with the HDL's in `counters`.
+    pub model_counters: [Option<Counters>; 2],
     /// Cosim: the first divergence between the HDL and the model (node index, divergence).
     pub divergence: Option<(usize, Divergence)>,
 }
@@ -390,6 +393,7 @@ pub fn run(cfg: &TransferConfig, mut progress: impl FnMut(u64, u64)) -> Result<T
         n.shadow_finish();
         if let Some(s) = n.shadow.as_ref() {
             rep.cosim[i] = Some(s.stats.clone());
+            rep.model_counters[i] = Some(n.engine.counters.clone());
             if let (None, Some(d)) = (&rep.divergence, &s.divergence) {
                 rep.divergence = Some((i, d.clone()));
             }

@@ -12,7 +12,10 @@
 //! both nodes (A's requests and CQEs compared too); over lossy links a requester's packets
 //! depend on when the responses arrive (retransmissions from where a NAK or timeout found
 //! it), which the comparison does not model, so those runs check the data only.
+//! Every cosim run also compares the HDL's counters, read through its registers, with the
+//! model's (`counters_agree`).
 
+use roce_model::engine::Counters;
 use roce_sim::fabric::LinkConfig;
 use roce_sim::hdl::HdlConfig;
 use roce_sim::transfer::{run, Op, TransferConfig, TransferReport};
@@ -33,6 +36,36 @@ fn cfg(op: Op, size: usize, messages: u64, mtu: u32, link: LinkConfig, seed: u64
     }
 }
 
+/// A cosim node's counters, read through the HDL's counter registers, against those of the
+/// model that ran beside it. What both count from the same received frames and the same
+/// transport decisions must be equal (NAKs are counted when the responder decides one,
+/// before coalescing). ACKs are coalesced by timing, so ACKS_SENT is checked against the
+/// Acknowledge frames the HDL put on the wire, and the model's against its own.
+fn counters_agree(r: &TransferReport, node: usize, what: &str) {
+    let (Some(m), Some(s)) = (&r.model_counters[node], &r.cosim[node]) else { panic!("{what}: node {node} is not a cosim node") };
+    let h = &r.counters[node];
+    let pick = |c: &Counters| {
+        [
+            ("rx_frames", c.rx_frames),
+            ("rx_bytes", c.rx_bytes),
+            ("rx_icrc_errors", c.rx_icrc_errors),
+            ("rx_malformed", c.rx_malformed),
+            ("rx_unknown_qp", c.rx_unknown_qp),
+            ("rx_not_roce", c.rx_not_roce),
+            ("nak_seq_sent", c.nak_seq_sent),
+            ("nak_rnr_sent", c.nak_rnr_sent),
+            ("nak_inv_sent", c.nak_inv_sent),
+            ("nak_acc_sent", c.nak_acc_sent),
+            ("nak_op_sent", c.nak_op_sent),
+            ("duplicates", c.duplicates),
+            ("cqes", c.cqes),
+            ("dma_errors", c.dma_errors),
+        ]
+    };
+    assert_eq!(pick(h), pick(m), "{what}: node {node}'s HDL counters (left) against the model's (right)");
+    assert_eq!([h.acks_sent, m.acks_sent], s.acks, "{what}: node {node}'s ACKS_SENT (HDL, model) against the Acknowledge frames each sent");
+}
+
 fn go(op: Op, size: usize, messages: u64, mtu: u32, link: LinkConfig, seed: u64) -> TransferReport {
     let r = run(&cfg(op, size, messages, mtu, link, seed), |_, _| {}).expect("transfer runs");
     if let Some((_, d)) = &r.divergence {
@@ -46,6 +79,7 @@ fn go(op: Op, size: usize, messages: u64, mtu: u32, link: LinkConfig, seed: u64)
         r.completed, r.mismatches, r.lost, r.duplicated, r.errors, r.first_error, r.cycles, r.counters[0], r.counters[1]
     );
     assert_eq!(r.bytes_verified, size as u64 * messages);
+    counters_agree(&r, 1, &format!("{op:?} size {size} mtu {mtu} seed {seed}"));
     r
 }
 
@@ -55,6 +89,10 @@ fn clean_link_every_op() {
         for (size, mtu) in [(1, 1024), (1024, 1024), (5000, 1024), (65536, 4096), (300, 256)] {
             let r = go(op, size, 12, mtu, LinkConfig::default(), 1);
             assert!(r.counters[1].tx_frames > 0 && r.counters[1].rx_frames > 0);
+            // B acknowledged the SENDs and WRITEs it received (READ responses carry their
+            // own AETH: no Acknowledge frame) and wrote a CQE per SEND it received
+            assert_eq!(r.counters[1].acks_sent > 0, op != Op::Read, "{op:?} {size}: ACKs {}", r.counters[1].acks_sent);
+            assert_eq!(r.counters[1].cqes, if op == Op::Send { 12 } else { 0 }, "{op:?} {size}");
         }
     }
 }
@@ -65,16 +103,18 @@ fn lossy(loss: f64) -> LinkConfig {
 
 #[test]
 fn lossy_links_every_op() {
-    let (mut naks, mut retx) = (0, 0);
+    let (mut naks, mut retx, mut dups) = (0, 0, 0);
     for (i, loss) in [0.01, 0.05, 0.2].into_iter().enumerate() {
         for op in [Op::Write, Op::Send, Op::Read] {
             let r = go(op, 3000, 30, 1024, lossy(loss), 7 + i as u64);
             naks += r.counters[1].nak_seq_sent;
             retx += r.counters[0].retransmits;
+            dups += r.counters[1].duplicates;
         }
     }
-    // the HDL responder saw the losses: it sent sequence NAKs, and A went back
-    assert!(naks > 0 && retx > 0, "NAKs {naks}, retransmissions {retx}");
+    // the HDL responder saw the losses: it sent sequence NAKs, and A went back; it saw the
+    // duplicated and retransmitted requests
+    assert!(naks > 0 && retx > 0 && dups > 0, "NAKs {naks}, retransmissions {retx}, duplicates {dups}");
 }
 
 #[test]
@@ -90,6 +130,7 @@ fn backpressure_on_every_port() {
                 panic!("{op:?} size {size} mtu {mtu} with backpressure: diverged at {d}");
             }
             assert!(r.clean(10), "{op:?} size {size} mtu {mtu}: {r:?}");
+            counters_agree(&r, 1, &format!("{op:?} size {size} mtu {mtu} with backpressure"));
         }
     }
 }
@@ -125,6 +166,9 @@ fn go2s(op: Op, size: usize, messages: u64, mtu: u32, link: LinkConfig, seed: u6
     if cosim {
         let s = r.cosim[0].clone().expect("A is a cosim node");
         assert!(s.frames + s.dma_bytes > 0, "nothing was compared at A: {s:?}");
+        for node in [0, 1] {
+            counters_agree(&r, node, &format!("HDL<->HDL {op:?} size {size} mtu {mtu} seed {seed}"));
+        }
     }
     assert!(
         r.clean(messages),
@@ -142,6 +186,9 @@ fn hdl_requester_clean_link_every_op() {
             let r = go2(op, size, 12, mtu, LinkConfig::default(), 3, true);
             assert!(r.counters[0].tx_frames > 0 && r.counters[0].rx_frames > 0);
             assert_eq!(r.counters[0].retransmits, 0, "{op:?} {size}: a clean link needs no retransmission");
+            // A wrote a CQE per (signaled) request, B one per SEND it received
+            assert_eq!(r.counters[0].cqes, 12, "{op:?} {size}");
+            assert_eq!(r.counters[1].cqes, if op == Op::Send { 12 } else { 0 }, "{op:?} {size}");
         }
     }
 }

@@ -612,6 +612,87 @@ registers! {
         /// Bits 63:32 of the count.
         VALUE[31:0] = 0,
     }
+    /// Counter rx_not_roce, bits 31:0; the read latches bits 63:32 for the next *_HI read.
+    /// Frames for the port's MAC address (or a group address) dropped because they are not RoCE
+    /// (another ethertype, IP protocol or UDP port: ARP, LLDP, ...), and MAC control frames
+    /// that are not a PFC pause the engine acts on (another opcode, or CTRL.PFC_ENABLE = 0).
+    RX_NOT_ROCE_LO / rx_not_roce_lo @ 0x04A0 : Ro {
+        /// Bits 31:0 of the count.
+        VALUE[31:0] = 0,
+    }
+    /// Counter rx_not_roce, bits 63:32: returns the latch loaded by the last *_LO read (read
+    /// RX_NOT_ROCE_LO first).
+    RX_NOT_ROCE_HI / rx_not_roce_hi @ 0x04A4 : Ro {
+        /// Bits 63:32 of the count.
+        VALUE[31:0] = 0,
+    }
+    /// Counter nak_rem_op_sent, bits 31:0; the read latches bits 63:32 for the next *_HI read.
+    /// NAKs sent with code remote operational error: a receive WQE that could not be read or
+    /// used (malformed, an L_Key check of its SGEs failed), or a host memory access of the
+    /// responder failed.
+    NAK_REM_OP_SENT_LO / nak_rem_op_sent_lo @ 0x04A8 : Ro {
+        /// Bits 31:0 of the count.
+        VALUE[31:0] = 0,
+    }
+    /// Counter nak_rem_op_sent, bits 63:32: returns the latch loaded by the last *_LO read
+    /// (read NAK_REM_OP_SENT_LO first).
+    NAK_REM_OP_SENT_HI / nak_rem_op_sent_hi @ 0x04AC : Ro {
+        /// Bits 63:32 of the count.
+        VALUE[31:0] = 0,
+    }
+    /// Counter duplicates, bits 31:0; the read latches bits 63:32 for the next *_HI read.
+    /// Duplicate requests received: PSN behind the expected PSN (a request already executed,
+    /// sent again). SEND/WRITE are acknowledged again, READ and atomic requests answered again.
+    DUPLICATES_LO / duplicates_lo @ 0x04B0 : Ro {
+        /// Bits 31:0 of the count.
+        VALUE[31:0] = 0,
+    }
+    /// Counter duplicates, bits 63:32: returns the latch loaded by the last *_LO read (read
+    /// DUPLICATES_LO first).
+    DUPLICATES_HI / duplicates_hi @ 0x04B4 : Ro {
+        /// Bits 63:32 of the count.
+        VALUE[31:0] = 0,
+    }
+    /// Counter acks_sent, bits 31:0; the read latches bits 63:32 for the next *_HI read.
+    /// Acknowledge frames sent by the responder, NAKs included, after coalescing (one per frame
+    /// on the wire; ATOMIC Acknowledges and READ responses are not counted).
+    ACKS_SENT_LO / acks_sent_lo @ 0x04B8 : Ro {
+        /// Bits 31:0 of the count.
+        VALUE[31:0] = 0,
+    }
+    /// Counter acks_sent, bits 63:32: returns the latch loaded by the last *_LO read (read
+    /// ACKS_SENT_LO first).
+    ACKS_SENT_HI / acks_sent_hi @ 0x04BC : Ro {
+        /// Bits 63:32 of the count.
+        VALUE[31:0] = 0,
+    }
+    /// Counter cqes, bits 31:0; the read latches bits 63:32 for the next *_HI read. Completion
+    /// queue entries written to host memory (not those dropped for an invalid or overrun CQ).
+    CQES_LO / cqes_lo @ 0x04C0 : Ro {
+        /// Bits 31:0 of the count.
+        VALUE[31:0] = 0,
+    }
+    /// Counter cqes, bits 63:32: returns the latch loaded by the last *_LO read (read CQES_LO
+    /// first).
+    CQES_HI / cqes_hi @ 0x04C4 : Ro {
+        /// Bits 63:32 of the count.
+        VALUE[31:0] = 0,
+    }
+    /// Counter dma_errors, bits 31:0; the read latches bits 63:32 for the next *_HI read. Host
+    /// memory accesses that failed: DMA reads answered with an error (send and receive WQEs,
+    /// request payload, READ response data, atomic operands), and DMA writes refused where the
+    /// engine learns of it (the HDL engine's DMA writes are posted: it does not see their
+    /// outcome, and counts failed reads only).
+    DMA_ERRORS_LO / dma_errors_lo @ 0x04C8 : Ro {
+        /// Bits 31:0 of the count.
+        VALUE[31:0] = 0,
+    }
+    /// Counter dma_errors, bits 63:32: returns the latch loaded by the last *_LO read (read
+    /// DMA_ERRORS_LO first).
+    DMA_ERRORS_HI / dma_errors_hi @ 0x04CC : Ro {
+        /// Bits 63:32 of the count.
+        VALUE[31:0] = 0,
+    }
 }
 
 /// The counters as `(name, LO offset)`, in address order (`HI` is at `LO + 4`).

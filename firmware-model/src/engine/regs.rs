@@ -297,6 +297,12 @@ pub fn counter_field(c: &mut super::Counters, off: u32) -> Option<&mut u64> {
         regs::ECN_MARKED_RCVD_LO => &mut c.ecn_marked,
         regs::PFC_PAUSE_RCVD_LO => &mut c.pfc_rcvd,
         regs::RNR_RETRIES_LO => &mut c.rnr_rcvd,
+        regs::RX_NOT_ROCE_LO => &mut c.rx_not_roce,
+        regs::NAK_REM_OP_SENT_LO => &mut c.nak_op_sent,
+        regs::DUPLICATES_LO => &mut c.duplicates,
+        regs::ACKS_SENT_LO => &mut c.acks_sent,
+        regs::CQES_LO => &mut c.cqes,
+        regs::DMA_ERRORS_LO => &mut c.dma_errors,
         _ => return None,
     })
 }
