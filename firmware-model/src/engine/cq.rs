@@ -247,6 +247,7 @@ impl Engine {
     pub(crate) fn flush_qp(&mut self, qpn: u32, mem: &mut impl Dma) {
         let Some(mut qp) = self.take_qp(qpn) else { return };
         let now = 0;
+        self.rq_prefetch_forget(qpn);
         // The send queue (roce_comp's flush).
         let rv = super::comp::ReqView::of(&qp);
         self.comp_flush(&mut qp, &rv, mem);

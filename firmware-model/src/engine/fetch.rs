@@ -106,6 +106,9 @@ impl Engine {
         qp.rq.pi = extend16(qp.rq.pi, pi);
         if qp.state == QpState::Err {
             self.flush_qp(qpn, mem);
+        } else if let Some(qp) = self.take_qp(qpn) {
+            self.rq_prefetch_doorbell(&qp);
+            self.put_qp(qp);
         }
     }
 

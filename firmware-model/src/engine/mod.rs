@@ -273,6 +273,9 @@ pub struct Engine {
     mac_free_at: u64,
     dma_rd_free: u64,
     wqe_rd_free: u64,
+    /// `roce_resp`'s receive WQE prefetch (timing only: the WQE itself is read from host
+    /// memory when it is consumed, as before).
+    pub(crate) rq_pf: resp::RqPrefetch,
     pause_until: [u64; 8],
     /// Completions in the order they were written (kept for tests and the simulator's
     /// bookkeeping; the host reads them from the CQ rings).
@@ -314,6 +317,7 @@ impl Engine {
             mac_free_at: 0,
             dma_rd_free: 0,
             wqe_rd_free: 0,
+            rq_pf: resp::RqPrefetch::default(),
             pause_until: [0; 8],
             completion_log: Vec::new(),
             log_completions: false,
@@ -343,6 +347,7 @@ impl Engine {
         qp::qp_write(&mut self.qps, qpn, c, |cq| cq_valid(cqs, cq))?;
         self.req_rr.retain(|&x| x != qpn);
         self.forget_wqes(qpn);
+        self.rq_prefetch_forget(qpn);
         Ok(())
     }
 
@@ -374,6 +379,7 @@ impl Engine {
     fn after_modify(&mut self, qpn: u32, ops: &[qp::CtxOp], mem: &mut impl Dma) {
         if ops.contains(&qp::CtxOp::Reset) {
             self.forget_wqes(qpn);
+            self.rq_prefetch_forget(qpn);
         }
         if ops.contains(&qp::CtxOp::EnterErr) {
             self.flush_qp(qpn, mem);

@@ -27,6 +27,87 @@ use super::{Engine, TxKind, TxPkt};
 /// Responder pipeline latency in cycles.
 pub const LATENCY: u64 = 4;
 
+/// Receive WQEs `roce_resp` reads ahead (its prefetch ring).
+pub const RQ_PREFETCH: usize = 16;
+
+/// `roce_resp`'s receive WQE prefetch, for the timing estimate: one QP at a time has the
+/// WQEs after its rq ci read ahead (up to [`RQ_PREFETCH`], while ci + read != pi), started
+/// by a doorbell when the prefetcher is idle and after each consumption; a SEND's first
+/// packet (a WRITE with immediate's last) whose WQE was read ahead waits only until that
+/// read is in, otherwise for a DMA read (the HDL then points the prefetcher at the QP).
+#[derive(Clone, Debug, Default)]
+pub struct RqPrefetch {
+    /// The QP followed.
+    qpn: Option<u32>,
+    /// WQE index of the first entry of `ready`.
+    head: u32,
+    /// Cycle each read-ahead WQE is in, from `head` on.
+    ready: std::collections::VecDeque<u64>,
+    /// The responder's reads go out in order, one per cycle at most.
+    rd_free: u64,
+    /// The last cycle the responder saw (a doorbell's time, which the model does not have).
+    pub(crate) now: u64,
+}
+
+impl Engine {
+    /// A 64-byte read by the responder issued at `now`: the cycle its data is in.
+    fn resp_wqe_read(&mut self, now: u64) -> u64 {
+        let start = now.max(self.rq_pf.rd_free);
+        self.rq_pf.rd_free = start + 1;
+        start + self.cfg.dma_read_latency + 1
+    }
+
+    /// Read ahead the WQEs of the followed QP that are posted and not yet read, at `now`.
+    fn rq_prefetch_top_up(&mut self, qpn: u32, pi: u32, now: u64) {
+        if self.rq_pf.qpn != Some(qpn) {
+            return;
+        }
+        while self.rq_pf.ready.len() < RQ_PREFETCH && self.rq_pf.head.wrapping_add(self.rq_pf.ready.len() as u32) != pi {
+            let t = self.resp_wqe_read(now);
+            self.rq_pf.ready.push_back(t);
+        }
+    }
+
+    /// The cycle the receive WQE at `qp`'s rq ci (about to be consumed at `at`) is on chip.
+    pub(crate) fn rq_wqe_at(&mut self, qp: &Qp, at: u64) -> u64 {
+        self.rq_pf.now = self.rq_pf.now.max(at);
+        let hit = self.rq_pf.qpn == Some(qp.qpn) && self.rq_pf.head == qp.rq.ci;
+        let read_ahead = if hit { self.rq_pf.ready.pop_front() } else { None };
+        let t = if let Some(r) = read_ahead {
+            // from the ring: 2 cycles once its read is in
+            self.rq_pf.head = self.rq_pf.head.wrapping_add(1);
+            at.max(r) + 2
+        } else {
+            // read now (L + 3); the prefetcher follows this QP from the next WQE on
+            let r = self.resp_wqe_read(at) + 3;
+            self.rq_pf.qpn = Some(qp.qpn);
+            self.rq_pf.head = qp.rq.ci.wrapping_add(1);
+            self.rq_pf.ready.clear();
+            r
+        };
+        self.rq_prefetch_top_up(qp.qpn, qp.rq.pi, at);
+        t
+    }
+
+    /// An RQ doorbell: the followed QP reads on; an idle prefetcher starts on this QP.
+    pub(crate) fn rq_prefetch_doorbell(&mut self, qp: &Qp) {
+        let now = self.rq_pf.now;
+        if self.rq_pf.qpn != Some(qp.qpn) && self.rq_pf.ready.is_empty() && qp.rq.ci != qp.rq.pi {
+            self.rq_pf.qpn = Some(qp.qpn);
+            self.rq_pf.head = qp.rq.ci;
+        }
+        self.rq_prefetch_top_up(qp.qpn, qp.rq.pi, now);
+    }
+
+    /// RESET, the error state's flush: forget what was read ahead for `qpn`.
+    pub(crate) fn rq_prefetch_forget(&mut self, qpn: u32) {
+        if self.rq_pf.qpn == Some(qpn) {
+            self.rq_pf.qpn = None;
+            self.rq_pf.ready.clear();
+        }
+    }
+}
+
 /// AETH syndrome of an ACK with unlimited credit (rxe: AETH_ACK_UNLIMITED).
 pub const ACK_SYNDROME: u8 = 0x1F;
 /// NAK syndromes.
@@ -126,6 +207,7 @@ impl Engine {
     pub(crate) fn responder(&mut self, p: &RxPkt<'_>, mem: &mut impl Dma) {
         let Some(mut qp) = self.take_qp(p.qpn) else { return };
         let at = p.at + LATENCY;
+        self.rq_pf.now = self.rq_pf.now.max(at);
         let diff = psn_diff(p.psn, qp.resp.epsn);
         let out = if diff > 0 {
             if qp.resp.nak_sent {
@@ -294,13 +376,15 @@ impl Engine {
         }
     }
 
-    fn exec_send(&mut self, qp: &mut Qp, p: &RxPkt<'_>, at: u64, mem: &mut impl Dma) -> Outcome {
+    fn exec_send(&mut self, qp: &mut Qp, p: &RxPkt<'_>, mut at: u64, mem: &mut impl Dma) -> Outcome {
         let pos = p.opcode.position();
         if pos.is_start() {
             if qp.rq.ci == qp.rq.pi {
                 let syn = 0x20 | (qp.min_rnr_timer & 0x1F);
                 return Outcome::Ack(AckOwed { psn: p.psn, syndrome: syn, msn: qp.resp.msn, ready: at });
             }
+            // the WQE is on chip if it was read ahead, else read now
+            at = self.rq_wqe_at(qp, at);
             let wr = match self.fetch_recv_wqe(qp, mem) {
                 Ok(w) => w,
                 Err(st) => return self.recv_error(qp, st, NAK_REM_OP, mem),
@@ -382,13 +466,14 @@ impl Engine {
         *off += n;
         let total = *dma_len;
         qp.resp.epsn = psn_add(qp.resp.epsn, 1);
-        let ready = at + n.div_ceil(self.cfg.dma_bytes_per_cycle);
+        let mut ready = at + n.div_ceil(self.cfg.dma_bytes_per_cycle);
         if n > 0 {
             self.last_placement = Some((at, ready, n));
         }
         if pos.is_end() {
             qp.resp.cur = None;
             if let Some(imm) = p.ext.immdt {
+                ready = self.rq_wqe_at(qp, ready);
                 let wr = match self.fetch_recv_wqe(qp, mem) {
                     Ok(w) => w,
                     Err(st) => return self.recv_error(qp, st, NAK_REM_OP, mem),
