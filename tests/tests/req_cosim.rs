@@ -394,7 +394,9 @@ fn requester_matches_the_model_on_lossy_links() {
     }
     eprintln!("total: {tot:?}");
     assert!(tot.retransmits > 0 && tot.local_errors > 0 && tot.kicks.0 > 0, "{tot:?}");
-    assert!(tot.dma_errors.0 > 0 && tot.dma_errors.1 > 0 && tot.paced.1 > 0 && tot.wqe_reads.1 > 0, "{tot:?}");
+    // (WQEs read again are covered by requester_matches_the_model_when_qps_share_prefetch_entries:
+    // here they depend on the peer's ACK timing, which the responder's WQE prefetch changed)
+    assert!(tot.dma_errors.0 > 0 && tot.dma_errors.1 > 0 && tot.paced.1 > 0, "{tot:?}");
     // every request opcode went out
     for op in [0x00u8, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0A, 0x0B, 0x0C, 0x13, 0x14, 0x16, 0x17] {
         assert!(tot.opcodes.contains_key(&op), "opcode {op:#x} never sent: {:?}", tot.opcodes);
