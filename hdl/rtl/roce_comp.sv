@@ -15,13 +15,18 @@
 //     same, go back unless already going back there, retry_cnt. NAK invalid request / remote
 //     access / remote operational / other: the WQE at the head completes with the error.
 //     READ response: the WQEs before the oldest READ/atomic complete; at its expected PSN
-//     the payload is placed through the WQE's SGEs (read again from the SQ ring by DMA,
-//     kept per QP while that WQE is at the head; L_Key checks with LOCAL_WRITE on
-//     roce_mr_check; roce_pay_scatter); a later PSN goes back, an earlier one is dropped;
-//     the last packet completes the READ. ATOMIC Acknowledge: the original data (8 bytes)
-//     placed the same way, the atomic completes. A later una than where the requester will
-//     send from asks for a rewind there. Progress resets the retry counters and restarts the
-//     timer.
+//     the payload is placed through the WQE's SGEs (given by roce_req on s_body as each
+//     READ/atomic WQE arrives, kept in a store of 2^LOG_BODY bodies, entry (SQ index + QPN *
+//     2^LOG_WIN) mod 2^LOG_BODY tagged {QPN, SQ index}, all forgotten at roce_req's RESET
+//     (s_body_clr); when not there, read again from the SQ ring by DMA; kept per QP while
+//     that WQE is at the head; L_Key checks with LOCAL_WRITE on roce_mr_check;
+//     roce_pay_scatter, which places the payload while the sequencer goes on with the next
+//     operations: a completion is held on m_cpl until the data before it is written, and
+//     no new scatter command is given while one is held); a later PSN goes back, an earlier
+//     one is dropped; the last packet completes the READ. ATOMIC Acknowledge: the original
+//     data (8 bytes) placed the same way (the scatter idle first), the atomic completes. A
+//     later una than where the requester will send from asks for a rewind there. Progress
+//     resets the retry counters and restarts the timer.
 //   timeouts: a scanner visits one QP per cycle (roce_req's second read port s_rd2 and a
 //     copy of una and the timer deadline): with requests outstanding (una != max_sent) and
 //     the later of the two deadlines (ours, roce_req's busy_deadline) passed, the QP's
@@ -45,19 +50,31 @@
 //
 // Latency: an ACK completing the WQE at the head: its CQE is valid about 12 cycles after
 //   the response is taken (row, roce_req's state and one window entry read); each further
-//   WQE it completes 4 cycles more. A READ response: plus the WQE read (DMA latency) when
-//   its SGEs are not kept, the L_Key checks (4) and the payload's DMA writes.
-// Throughput: one operation at a time; payload placed at one beat per cycle.
+//   WQE it completes 4 cycles more. A READ response: its first DMA write request about 25
+//   cycles after it is taken (two window entry reads, the SGE walk, the L_Key checks), plus
+//   a DMA latency when its WQE's SGEs were neither given nor kept; in the engine wire ->
+//   first DMA beat 56 cycles for 64 B, 119 for 4 KiB (roce-sim latency; the model 19 / 82).
+// Throughput: one operation at a time, about 35 cycles each for a READ response; the payload
+//   placed at one beat per cycle behind it (a 4 KiB response 67 cycles in the scatter), so
+//   4 KiB responses stream at line rate (83.8 cycles) and 1 KiB ones (22) are bound by the
+//   sequencer. HDL<->HDL READs (roce-sim transfer --engine hdl2, depth 16, 1 us link): 64 KiB
+//   96.7 Gb/s (model 96.9), 4 KiB 82.7 (95.1), 64 KiB at MTU 1024 56.6 (88.5), 64 B 3.3 M/s
+//   (3.8).
 //
 // Resources (roce-synth, Yosys 0.23 synth_xilinx out of context, before place and route, the
-//   defaults): UltraScale+ 14582 LUTs, 8104 FFs, 2 RAMB36 + 61 RAMB18, 1 DSP. The per-QP rows,
-//   the comp_rd_t copy for roce_req, the timer copy and the kept SGEs (1024 x 515 bits) are
-//   the block RAM; the operation registers (header and attribute records, the WQE read
-//   again, the SGE and piece muxes) and the scatter most of the logic.
+//   defaults), before the body store: UltraScale+ 14582 LUTs, 8104 FFs, 2 RAMB36 + 61 RAMB18,
+//   1 DSP. The per-QP rows, the comp_rd_t copy for roce_req, the timer copy and the kept SGEs
+//   (1024 x 515 bits) are the block RAM; the operation registers (header and attribute
+//   records, the WQE read again, the SGE and piece muxes) and the scatter most of the logic.
+//   The body store adds 512 x 557 bits of block RAM (about 8 RAMB36) and 512 valid bits in
+//   FFs with their 512:1 read mux (not synthesized yet).
 //
 // Parameters:
 //   LOG_N    log2 of the number of QPs (default 10 = 1024). (The send window is roce_req's:
 //            entries are read by SQ index on s_win.)
+//   LOG_WIN  log2 of roce_req's send window per QP (default 4): spreads a QP's bodies over
+//            consecutive store entries.
+//   LOG_BODY log2 of the body store's entries (default 9 = 512).
 
 `resetall
 `default_nettype none

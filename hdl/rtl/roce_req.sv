@@ -52,9 +52,10 @@
 //   the body goes into the own slot or the store entry that waits for it, if one does; a
 //   fetched one is written into the window, published to roce_comp (req_rd_t fetched) and,
 //   when malformed, announced on m_kick for its completion in order; the QP goes on the
-//   ring), wakes from roce_comp (its state changed: the QP goes on the ring) and SQ
-//   doorbells (QPN + 16-bit PI, extended; the QP goes on the ring; a dead QP's doorbell asks
-//   roce_comp to flush on m_kick).
+//   ring; a READ/atomic one's SGEs go to roce_comp on m_body, which keeps them for placing
+//   its responses; RESET pulses m_body_clr), wakes from roce_comp (its state changed: the
+//   QP goes on the ring) and SQ doorbells (QPN + 16-bit PI, extended; the QP goes on the
+//   ring; a dead QP's doorbell asks roce_comp to flush on m_kick).
 // Output: each packet is a roce_rec_pkg::tx_desc_t on m_desc, offered once its payload is
 //   complete in the payload FIFO and the previous packet's payload was handed over, then its
 //   payload on m_axis_pay (lane-0 aligned, tlast). A packet whose QP was reset, marked dead
