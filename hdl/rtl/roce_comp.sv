@@ -61,13 +61,14 @@
 //   96.7 Gb/s (model 96.9), 4 KiB 82.7 (95.1), 64 KiB at MTU 1024 56.6 (88.5), 64 B 3.3 M/s
 //   (3.8).
 //
-// Resources (roce-synth, Yosys 0.23 synth_xilinx out of context, before place and route, the
-//   defaults), before the body store: UltraScale+ 14582 LUTs, 8104 FFs, 2 RAMB36 + 61 RAMB18,
-//   1 DSP. The per-QP rows, the comp_rd_t copy for roce_req, the timer copy and the kept SGEs
-//   (1024 x 515 bits) are the block RAM; the operation registers (header and attribute
-//   records, the WQE read again, the SGE and piece muxes) and the scatter most of the logic.
-//   The body store adds 512 x 557 bits of block RAM (about 8 RAMB36) and 512 valid bits in
-//   FFs with their 512:1 read mux (not synthesized yet).
+// Resources (Yosys 0.23 synth_xilinx -flatten -noiopad -noclkbuf, roce-synth's flow run by
+//   hand, out of context, before place and route, the defaults): UltraScale+ 15932 LUTs,
+//   8626 FFs, 10 RAMB36 + 61 RAMB18, 1 DSP, 1 RAM32M16 (before the body store: 14582 LUTs,
+//   8104 FFs, 2 RAMB36 + 61 RAMB18, 1 DSP). The per-QP rows, the comp_rd_t copy for
+//   roce_req, the timer copy, the kept SGEs (1024 x 515 bits) and the body store (512 x 557
+//   bits) are the block RAM; the operation registers (header and attribute records, the
+//   WQE read again, the SGE and piece muxes), the store's 512 valid bits with their read
+//   mux and the scatter most of the logic.
 //
 // Parameters:
 //   LOG_N    log2 of the number of QPs (default 10 = 1024). (The send window is roce_req's:
