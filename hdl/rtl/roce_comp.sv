@@ -15,13 +15,18 @@
 //     same, go back unless already going back there, retry_cnt. NAK invalid request / remote
 //     access / remote operational / other: the WQE at the head completes with the error.
 //     READ response: the WQEs before the oldest READ/atomic complete; at its expected PSN
-//     the payload is placed through the WQE's SGEs (read again from the SQ ring by DMA,
-//     kept per QP while that WQE is at the head; L_Key checks with LOCAL_WRITE on
-//     roce_mr_check; roce_pay_scatter); a later PSN goes back, an earlier one is dropped;
-//     the last packet completes the READ. ATOMIC Acknowledge: the original data (8 bytes)
-//     placed the same way, the atomic completes. A later una than where the requester will
-//     send from asks for a rewind there. Progress resets the retry counters and restarts the
-//     timer.
+//     the payload is placed through the WQE's SGEs (given by roce_req on s_body as each
+//     READ/atomic WQE arrives, kept in a store of 2^LOG_BODY bodies, entry (SQ index + QPN *
+//     2^LOG_WIN) mod 2^LOG_BODY tagged {QPN, SQ index}, all forgotten at roce_req's RESET
+//     (s_body_clr); when not there, read again from the SQ ring by DMA; kept per QP while
+//     that WQE is at the head; L_Key checks with LOCAL_WRITE on roce_mr_check;
+//     roce_pay_scatter, which places the payload while the sequencer goes on with the next
+//     operations: a completion is held on m_cpl until the data before it is written, and
+//     no new scatter command is given while one is held); a later PSN goes back, an earlier
+//     one is dropped; the last packet completes the READ. ATOMIC Acknowledge: the original
+//     data (8 bytes) placed the same way (the scatter idle first), the atomic completes. A
+//     later una than where the requester will send from asks for a rewind there. Progress
+//     resets the retry counters and restarts the timer.
 //   timeouts: a scanner visits one QP per cycle (roce_req's second read port s_rd2 and a
 //     copy of una and the timer deadline): with requests outstanding (una != max_sent) and
 //     the later of the two deadlines (ours, roce_req's busy_deadline) passed, the QP's
@@ -45,25 +50,40 @@
 //
 // Latency: an ACK completing the WQE at the head: its CQE is valid about 12 cycles after
 //   the response is taken (row, roce_req's state and one window entry read); each further
-//   WQE it completes 4 cycles more. A READ response: plus the WQE read (DMA latency) when
-//   its SGEs are not kept, the L_Key checks (4) and the payload's DMA writes.
-// Throughput: one operation at a time; payload placed at one beat per cycle.
+//   WQE it completes 4 cycles more. A READ response: its first DMA write request about 25
+//   cycles after it is taken (two window entry reads, the SGE walk, the L_Key checks), plus
+//   a DMA latency when its WQE's SGEs were neither given nor kept; in the engine wire ->
+//   first DMA beat 56 cycles for 64 B, 119 for 4 KiB (roce-sim latency; the model 19 / 82).
+// Throughput: one operation at a time, about 35 cycles each for a READ response; the payload
+//   placed at one beat per cycle behind it (a 4 KiB response 67 cycles in the scatter), so
+//   4 KiB responses stream at line rate (83.8 cycles) and 1 KiB ones (22) are bound by the
+//   sequencer. HDL<->HDL READs (roce-sim transfer --engine hdl2, depth 16, 1 us link): 64 KiB
+//   96.7 Gb/s (model 96.9), 4 KiB 82.7 (95.1), 64 KiB at MTU 1024 56.6 (88.5), 64 B 3.3 M/s
+//   (3.8).
 //
-// Resources (roce-synth, Yosys 0.23 synth_xilinx out of context, before place and route, the
-//   defaults): UltraScale+ 14582 LUTs, 8104 FFs, 2 RAMB36 + 61 RAMB18, 1 DSP. The per-QP rows,
-//   the comp_rd_t copy for roce_req, the timer copy and the kept SGEs (1024 x 515 bits) are
-//   the block RAM; the operation registers (header and attribute records, the WQE read
-//   again, the SGE and piece muxes) and the scatter most of the logic.
+// Resources (Yosys 0.23 synth_xilinx -flatten -noiopad -noclkbuf, roce-synth's flow run by
+//   hand, out of context, before place and route, the defaults): UltraScale+ 15932 LUTs,
+//   8626 FFs, 10 RAMB36 + 61 RAMB18, 1 DSP, 1 RAM32M16 (before the body store: 14582 LUTs,
+//   8104 FFs, 2 RAMB36 + 61 RAMB18, 1 DSP). The per-QP rows, the comp_rd_t copy for
+//   roce_req, the timer copy, the kept SGEs (1024 x 515 bits) and the body store (512 x 557
+//   bits) are the block RAM; the operation registers (header and attribute records, the
+//   WQE read again, the SGE and piece muxes), the store's 512 valid bits with their read
+//   mux and the scatter most of the logic.
 //
 // Parameters:
 //   LOG_N    log2 of the number of QPs (default 10 = 1024). (The send window is roce_req's:
 //            entries are read by SQ index on s_win.)
+//   LOG_WIN  log2 of roce_req's send window per QP (default 4): spreads a QP's bodies over
+//            consecutive store entries.
+//   LOG_BODY log2 of the body store's entries (default 9 = 512).
 
 `resetall
 `default_nettype none
 
 module roce_comp #(
   parameter int LOG_N = 10,
+  parameter int LOG_WIN = 4,
+  parameter int LOG_BODY = 9,
   localparam int HDR_W = 8 * roce_rec_pkg::RX_HDR_BYTES,
   localparam int ATTR_W = 8 * roce_rec_pkg::QP_ATTR_BYTES,
   localparam int CRD_W = 8 * roce_rec_pkg::COMP_RD_BYTES,
@@ -95,6 +115,14 @@ module roce_comp #(
   output      logic              s_kick_ready,
   input  wire logic [23:0]       s_kick_qpn,
   input  wire logic              s_kick_flush,
+
+  // READ/atomic WQE bodies from roce_req as they arrive ({num_sge, SGEs} of SQ index
+  // s_body_idx), and a pulse that forgets them all (roce_req's RESET)
+  input  wire logic              s_body_valid,
+  input  wire logic [23:0]       s_body_qpn,
+  input  wire logic [31:0]       s_body_idx,
+  input  wire logic [514:0]      s_body_sge,
+  input  wire logic              s_body_clr,
 
   // context ops (roce_qp_ctx)
   input  wire logic              s_ctx_valid,
@@ -365,6 +393,28 @@ module roce_comp #(
     if (sg_we) sg_mem[q] <= sg_wd;
   end
 
+  // the READ/atomic bodies roce_req gave: entry (SQ index + QPN * 2^LOG_WIN) mod 2^LOG_BODY,
+  // tagged {QPN, SQ index}; read at bs_ra (set when the WQE at the head is known)
+  localparam int NB = 1 << LOG_BODY;
+  localparam int BS_W = LOG_N + 32 + 515;
+  (* ram_style = "block" *) logic [BS_W-1:0] bs_mem [NB];
+  logic [NB-1:0]       bs_v;
+  logic [LOG_BODY-1:0] bs_ra, bs_wa;
+  logic [BS_W-1:0]     bs_q;
+  logic                bs_vq;
+  assign bs_wa = LOG_BODY'(s_body_idx) + LOG_BODY'({s_body_qpn[LOG_N-1:0], LOG_WIN'(0)});
+  always_ff @(posedge clk) begin
+    bs_q <= bs_mem[bs_ra];
+    bs_vq <= bs_v[bs_ra];
+    if (s_body_valid) begin
+      bs_mem[bs_wa] <= {s_body_qpn[LOG_N-1:0], s_body_idx, s_body_sge};
+      bs_v[bs_wa] <= 1'b1;
+    end
+    if (s_body_clr || rst || soft_reset) bs_v <= '0;
+  end
+  logic bs_hit;  // the body of the WQE at the head (q, r.sq_ci) is in the store
+  assign bs_hit = bs_vq && bs_q[BS_W-1 -: LOG_N + 32] == {q, r.sq_ci};
+
   // ---------------------------------------------------------------- timer scanner
   logic [LOG_N-1:0] sc_idx, sc_q1, sc_q2;
   logic             sc_v1, sc_v2;
@@ -441,7 +491,7 @@ module roce_comp #(
   logic        pay_pending;   // the response's payload is still to be consumed
 
   logic unused_in;  // QPNs beyond the table alias (the engine gives none)
-  assign unused_in = ^s_comp_qpn[23:LOG_N] ^ ^k_arg[31:24];
+  assign unused_in = ^s_comp_qpn[23:LOG_N] ^ ^k_arg[31:24] ^ ^s_body_qpn[23:LOG_N];
 
   logic [3:0]  log_mtu;
   assign log_mtu = 4'd7 + a.path_mtu[3:0];
@@ -552,6 +602,11 @@ module roce_comp #(
   );
   logic sc_idle;
   assign sc_idle = !sc_valid && sc_ready && !m_dma_wr_valid && !m_axis_dma_wr_tvalid && !at_beat;
+  // a completion is held until the payload placed before it is written (the sequencer goes
+  // on while the scatter places a READ response; it gives the scatter nothing new while a
+  // completion is held)
+  logic cpl_v;
+  assign m_cpl_valid = cpl_v && sc_idle;
 
   // DMA read data
   /* verilator lint_off UNUSEDSIGNAL */
@@ -618,7 +673,7 @@ module roce_comp #(
     if (m_attr_valid && m_attr_ready) m_attr_valid <= 1'b0;
     if (m_rd_valid) m_rd_valid <= 1'b0;
     if (m_win_valid) m_win_valid <= 1'b0;
-    if (m_cpl_valid && m_cpl_ready) m_cpl_valid <= 1'b0;
+    if (m_cpl_valid && m_cpl_ready) cpl_v <= 1'b0;
     if (m_err_valid && m_err_ready) m_err_valid <= 1'b0;
     if (m_wake_valid && m_wake_ready) m_wake_valid <= 1'b0;
     if (m_dma_rd_valid && m_dma_rd_ready) m_dma_rd_valid <= 1'b0;
@@ -900,6 +955,7 @@ module roce_comp #(
       end
       S_O_DONE: begin
         if (psn_diff(ol_first, r.una) > 0) r.una <= ol_first;
+        bs_ra <= LOG_BODY'(r.sq_ci) + LOG_BODY'({q, LOG_WIN'(0)});
         m_win_valid <= 1'b1;
         m_win_qpn <= q24;
         m_win_idx <= r.sq_ci;
@@ -935,7 +991,7 @@ module roce_comp #(
         end
       end
       // ATOMIC Acknowledge for the atomic at the head (e)
-      S_R_ATOM: begin
+      S_R_ATOM: if (sc_idle && !cpl_v) begin  // (the atomic's beat replaces the payload input)
         st <= S_R_FIN;
         if (e_atomic && e.first_psn == h.psn) begin
           pl_atomic <= 1'b1;
@@ -949,6 +1005,18 @@ module roce_comp #(
       S_SG: begin
         if (r.sg_v && r.sg_idx == r.sq_ci) begin
           {sgn, sgs} <= sg_q;
+          wk_i <= 3'd0;
+          wk_skip <= pl_off;
+          wk_done <= 13'd0;
+          pc_n <= 3'd0;
+          st <= S_PC_WALK;
+        end else if (bs_hit) begin
+          // given by roce_req when the WQE arrived: kept from now on as if read again
+          {sgn, sgs} <= bs_q[514:0];
+          sg_we <= 1'b1;
+          sg_wd <= bs_q[514:0];
+          r.sg_v <= 1'b1;
+          r.sg_idx <= r.sq_ci;
           wk_i <= 3'd0;
           wk_skip <= pl_off;
           wk_done <= 13'd0;
@@ -1011,7 +1079,7 @@ module roce_comp #(
         end
       end
       S_PC_MRW: if (!m_mr_valid && mr_got == pc_n) st <= S_PC_CHK;
-      S_PC_CHK: begin
+      S_PC_CHK: if (!sc_valid && !cpl_v) begin
         logic [3:0] wen;
         logic bad;
         bad = 1'b0;
@@ -1033,7 +1101,9 @@ module roce_comp #(
         else if (wk_done != pl_len) fatal <= roce_desc_pkg::WC_STATUS_LOC_LEN_ERR;
         st <= S_SCAT_WAIT;
       end
-      S_SCAT_WAIT: if (sc_idle) st <= fatal != 8'd0 ? S_R_FIN : S_R_PLACED;
+      // READ data: the scatter places it while the sequencer goes on (completions wait for
+      // it); an atomic's beat: wait for it
+      S_SCAT_WAIT: if (!pl_atomic || sc_idle) st <= fatal != 8'd0 ? S_R_FIN : S_R_PLACED;
       S_R_PLACED: begin
         st <= S_R_FIN;
         r.retries <= a.retry_cnt;
@@ -1105,12 +1175,12 @@ module roce_comp #(
       end
 
       // ------------------------------------------------------------ a completion (entry e)
-      S_CPL: if (!m_cpl_valid && !m_err_valid) begin
+      S_CPL: if (!cpl_v && !m_err_valid) begin
         logic [7:0] stat;
         stat = cpl_status != 8'd0 ? cpl_status :
                cpl_flush && e.status == 8'd0 ? roce_desc_pkg::WC_STATUS_WR_FLUSH_ERR : e.status;
         if (e.flags[roce_desc_pkg::SQ_FLAG_SIGNALED_BIT] || stat != 8'd0) begin
-          m_cpl_valid <= 1'b1;
+          cpl_v <= 1'b1;
           m_cpl_tdata <= cqe_img(e.wr_id, cpl_flush ? 32'd0 : e.len, q24, e_cqe_op, stat, a.dest_qpn);
           m_cpl_tuser <= {2'b00, a.send_cq};
         end
@@ -1270,7 +1340,7 @@ module roce_comp #(
       end
 
       // ------------------------------------------------------------ end of an operation
-      S_DROP: if (!sc_valid) begin
+      S_DROP: if (!sc_valid && !cpl_v) begin
         sc_valid <= 1'b1;
         sc_pay <= 1'b1;
         sc_we <= 4'd0;
@@ -1298,7 +1368,7 @@ module roce_comp #(
       m_attr_valid <= 1'b0;
       m_rd_valid <= 1'b0;
       m_win_valid <= 1'b0;
-      m_cpl_valid <= 1'b0;
+      cpl_v <= 1'b0;
       m_err_valid <= 1'b0;
       m_wake_valid <= 1'b0;
       m_dma_rd_valid <= 1'b0;

@@ -574,6 +574,10 @@ module roce_engine #(
   // roce_req <-> roce_comp
   logic             wake_valid, wake_ready, kick_valid, kick_ready, kick_flush;
   logic [23:0]      wake_qpn, kick_qpn;
+  logic             body_valid, body_clr;
+  logic [23:0]      body_qpn;
+  logic [31:0]      body_idx;
+  logic [514:0]     body_sge;
   logic             crd_req_valid, crd_req_ready, crd_valid;
   logic [23:0]      crd_req_qpn;
   logic [CRD_W-1:0] crd_data;
@@ -644,6 +648,8 @@ module roce_engine #(
     .m_axis_pay_tready(qp_tready), .m_axis_pay_tlast(qp_tlast),
     .m_kick_valid(kick_valid), .m_kick_ready(kick_ready), .m_kick_qpn(kick_qpn),
     .m_kick_flush(kick_flush),
+    .m_body_valid(body_valid), .m_body_qpn(body_qpn), .m_body_idx(body_idx),
+    .m_body_sge(body_sge), .m_body_clr(body_clr),
     .m_err_valid(q_err_valid), .m_err_ready(q_err_ready), .m_err_qpn(q_err_qpn),
     .m_err_cause(q_err_cause),
     .s_rd_valid(sqr_req_valid), .s_rd_qpn(sqr_req_qpn), .m_rd_valid(sqr_valid), .m_rd_data(sqr_data),
@@ -691,6 +697,8 @@ module roce_engine #(
     .s_axis_pay_tready(dr_tready), .s_axis_pay_tlast(dr_tlast),
     .s_kick_valid(kick_valid), .s_kick_ready(kick_ready), .s_kick_qpn(kick_qpn),
     .s_kick_flush(kick_flush),
+    .s_body_valid(body_valid), .s_body_qpn(body_qpn), .s_body_idx(body_idx),
+    .s_body_sge(body_sge), .s_body_clr(body_clr),
     .s_ctx_valid(c_ctx_valid), .s_ctx_ready(c_ctx_ready), .s_ctx_op({5'd0, ctx_op_code}),
     .s_ctx_qpn(ctx_op_qpn), .s_ctx_arg(ctx_op_arg), .ctx_done(c_ctx_done),
     .s_strd_valid(c_strd_valid), .s_strd_ready(c_strd_ready), .s_strd_qpn(st_rd_qpn),

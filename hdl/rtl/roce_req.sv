@@ -52,9 +52,10 @@
 //   the body goes into the own slot or the store entry that waits for it, if one does; a
 //   fetched one is written into the window, published to roce_comp (req_rd_t fetched) and,
 //   when malformed, announced on m_kick for its completion in order; the QP goes on the
-//   ring), wakes from roce_comp (its state changed: the QP goes on the ring) and SQ
-//   doorbells (QPN + 16-bit PI, extended; the QP goes on the ring; a dead QP's doorbell asks
-//   roce_comp to flush on m_kick).
+//   ring; a READ/atomic one's SGEs go to roce_comp on m_body, which keeps them for placing
+//   its responses; RESET pulses m_body_clr), wakes from roce_comp (its state changed: the
+//   QP goes on the ring) and SQ doorbells (QPN + 16-bit PI, extended; the QP goes on the
+//   ring; a dead QP's doorbell asks roce_comp to flush on m_kick).
 // Output: each packet is a roce_rec_pkg::tx_desc_t on m_desc, offered once its payload is
 //   complete in the payload FIFO and the previous packet's payload was handed over, then its
 //   payload on m_axis_pay (lane-0 aligned, tlast). A packet whose QP was reset, marked dead
@@ -230,6 +231,13 @@ module roce_req #(
   input  wire logic              m_kick_ready,
   output      logic [23:0]       m_kick_qpn,
   output      logic              m_kick_flush,
+  // toward roce_comp: the SGEs of each READ/atomic WQE as it arrives (a one-cycle write,
+  // {num_sge[2:0], the WQE's data section}), and a pulse at RESET (forget them all)
+  output      logic              m_body_valid,
+  output      logic [23:0]       m_body_qpn,
+  output      logic [31:0]       m_body_idx,
+  output      logic [514:0]      m_body_sge,
+  output      logic              m_body_clr,
 
   // QP errors (roce_qp_ctx): cause = the CQE status code
   output      logic              m_err_valid,
@@ -838,6 +846,8 @@ module roce_req #(
     if (m_query_valid && m_query_ready) m_query_valid <= 1'b0;
     if (m_sent_valid && m_sent_ready) m_sent_valid <= 1'b0;
     if (m_kick_valid && m_kick_ready) m_kick_valid <= 1'b0;
+    m_body_valid <= 1'b0;
+    m_body_clr <= 1'b0;
     if (m_err_valid && m_err_ready) m_err_valid <= 1'b0;
     if (m_wqe_rd_valid && m_wqe_rd_ready) m_wqe_rd_valid <= 1'b0;
     if (m_dma_rd_valid && m_dma_rd_ready) m_dma_rd_valid <= 1'b0;
@@ -936,6 +946,7 @@ module roce_req #(
             if (k_op == roce_rec_pkg::CTX_OP_RESET) begin
               r <= '0;
               r.epoch <= r.epoch + 4'd1;
+              m_body_clr <= 1'b1;
               // forget the QP's bodies in the store: a walk over its entries
               stag_a <= '0;
               st <= S_CLR;
@@ -999,6 +1010,10 @@ module roce_req #(
         if (r.epoch == t_epoch_l) begin
           requeue <= 1'b1;
           body_wd <= d_body;
+          m_body_valid <= d_readlike && !d_bad;
+          m_body_qpn <= q24;
+          m_body_idx <= t_idx_l;
+          m_body_sge <= {wq[8*roce_desc_pkg::SQ_WQE_NUM_SGE_OFF +: 3], wq[8*roce_desc_pkg::SQ_WQE_DATA_OFF +: 512]};
           if (r.own_idx == t_idx_l && r.own_st == T_PEND) begin
             r.own_st <= d_bad ? T_BAD : T_OK;
             own_we <= 1'b1;
@@ -1296,6 +1311,8 @@ module roce_req #(
       m_query_valid <= 1'b0;
       m_sent_valid <= 1'b0;
       m_kick_valid <= 1'b0;
+      m_body_valid <= 1'b0;
+      m_body_clr <= 1'b0;
       m_err_valid <= 1'b0;
       m_wqe_rd_valid <= 1'b0;
       m_dma_rd_valid <= 1'b0;

@@ -72,6 +72,10 @@ pub struct CompReport {
     pub opcodes: BTreeMap<u8, u64>,
     /// AETH syndromes of the Acknowledges taken.
     pub syndromes: BTreeMap<u8, u64>,
+    /// READ/atomic WQE bodies given to the block as `roce_req` would (s_body).
+    pub bodies: u64,
+    /// WQEs the block read again from the SQ ring (a body it was not given).
+    pub wqe_reads: u64,
     /// Differences from the model.
     pub divergences: Vec<String>,
 }
@@ -150,6 +154,7 @@ pub fn comp_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<CompReport, SimError
         cpl_v = "m_cpl_valid", cpl_r = "m_cpl_ready", cpl_d = "m_cpl_tdata", cpl_u = "m_cpl_tuser",
         er_v = "m_err_valid", er_r = "m_err_ready", er_q = "m_err_qpn", er_c = "m_err_cause",
         op_v = "dbg_op_valid", op_k = "dbg_op_kind", op_q = "dbg_op_qpn",
+        bd_v = "s_body_valid", bd_q = "s_body_qpn", bd_i = "s_body_idx", bd_s = "s_body_sge", bd_c = "s_body_clr",
         c_nak = "cnt_nak", c_rnr = "cnt_rnr", c_tmo = "cnt_timeout", c_dma = "cnt_dma_err",
     );
     let mut rep = CompReport::default();
@@ -161,7 +166,7 @@ pub fn comp_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<CompReport, SimError
     peer.regs.enabled = true;
     let tick_cycles = eng.cfg.tick_cycles.max(1);
 
-    for q in [p.rsp_v, p.py_v, p.kk_v, p.ctx_v, p.st_v, p.at_sv, p.rd_sv, p.rd2_sv, p.wn_sv, p.cp_v, p.mrs_v, p.dd_v] {
+    for q in [p.rsp_v, p.py_v, p.kk_v, p.ctx_v, p.st_v, p.at_sv, p.rd_sv, p.rd2_sv, p.wn_sv, p.cp_v, p.mrs_v, p.dd_v, p.bd_v, p.bd_c] {
         dut.set_u64(q, 0);
     }
     dut.set_u64(p.us, u64::from(eng.dcqcn.us_cycles));
@@ -224,6 +229,7 @@ pub fn comp_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<CompReport, SimError
     let mut wake_seen = false;
     let mut crd_reads: VecDeque<(u64, u32, Option<CompRd>)> = VecDeque::new(); // (due, qpn, expected)
     let mut rsp_on = false;
+    let mut bodies: VecDeque<(u32, u32, u64)> = VecDeque::new(); // WQEs arrived: (qpn, SQ index, address)
     let mut last_gen: BTreeMap<u32, u8> = BTreeMap::new();
     let mut rr = 0usize;
     let mut idle = 0u64;
@@ -244,6 +250,13 @@ pub fn comp_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<CompReport, SimError
                 if let Some(v) = roce_req::visit(&mut eng, q, now, &cv, true, &mut rec) {
                     for (idx, _) in v.read.iter().flat_map(|r| r.wqes()) {
                         roce_req::arrived(&mut eng, q, idx);
+                    }
+                    // roce_req gives the block each READ/atomic body as it arrives (one in
+                    // eight is left out here: the block reads those again by DMA)
+                    if let Some(r) = v.read {
+                        for (k, (idx, _)) in r.wqes().enumerate() {
+                            bodies.push_back((q, idx, r.addr + 128 * k as u64));
+                        }
                     }
                     if v.malformed.is_some() {
                         kick_q.push_back((q, false));
@@ -376,6 +389,20 @@ pub fn comp_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<CompReport, SimError
             dut.set_u64(p.mrs_st, u64::from(st));
             dut.set_u64(p.mrs_dma, dma);
             dut.set_u64(p.mrs_user, u64::from(user));
+        }
+        dut.set_u64(p.bd_v, 0);
+        if let Some((q, idx, addr)) = bodies.pop_front() {
+            let mut w = [0u8; 128];
+            let ok = hmem.dma_read(addr, &mut w).is_ok();
+            if ok && (5..=7).contains(&w[8]) && !rng.random_bool(0.125) {
+                let mut b = w[64..128].to_vec();
+                b.push(w[10] & 7);
+                dut.set_u64(p.bd_v, 1);
+                dut.set_u64(p.bd_q, u64::from(q));
+                dut.set_u64(p.bd_i, u64::from(idx));
+                dut.set(p.bd_s, &words_of(&b));
+                rep.bodies += 1;
+            }
         }
         let dd_now = dma_q.front().is_some_and(|b| b.0 <= now);
         dut.set_u64(p.dd_v, u64::from(dd_now));
@@ -526,6 +553,7 @@ pub fn comp_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<CompReport, SimError
         if rdy[1] && dut.get_bool(p.dr_v) {
             let addr = dut.get_u64(p.dr_a);
             let len = dut.get_u64(p.dr_l) as usize;
+            rep.wqe_reads += u64::from(len == 128);
             let mut buf = vec![0u8; len];
             let err = hmem.dma_read(addr, &mut buf).is_err();
             if err {

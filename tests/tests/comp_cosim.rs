@@ -351,8 +351,8 @@ fn run(seed: u64, nqp: u32, nwqe: usize, t: ReqTraffic) -> CompReport {
     let r = comp_lockstep(s, &t).expect("runs");
     assert!(r.divergences.is_empty(), "seed {seed}: {} divergences:\n{}", r.divergences.len(), r.divergences.join("\n"));
     eprintln!(
-        "seed {seed}: {} cycles, ops {:?}, {} packets, {} DMA writes, {} QP errors, counters {:?}, {} wakes ({} with a rewind), {} rewinds applied, completions {:?}, opcodes {:?}, syndromes {:?}",
-        r.cycles, r.ops, r.packets, r.writes, r.errors, r.counters, r.wakes, r.rewind_wakes, r.rewinds, r.completions, r.opcodes, r.syndromes
+        "seed {seed}: {} cycles, ops {:?}, {} packets, {} DMA writes, {} QP errors, counters {:?}, {} wakes ({} with a rewind), {} rewinds applied, {} bodies given, {} WQEs read again, completions {:?}, opcodes {:?}, syndromes {:?}",
+        r.cycles, r.ops, r.packets, r.writes, r.errors, r.counters, r.wakes, r.rewind_wakes, r.rewinds, r.bodies, r.wqe_reads, r.completions, r.opcodes, r.syndromes
     );
     r
 }
@@ -386,6 +386,8 @@ fn completer_matches_the_model_on_lossy_links() {
         tot.errors += r.errors;
         tot.wakes += r.wakes;
         tot.rewind_wakes += r.rewind_wakes;
+        tot.bodies += r.bodies;
+        tot.wqe_reads += r.wqe_reads;
         for (src, dst) in [(&r.completions, &mut tot.completions), (&r.opcodes, &mut tot.opcodes), (&r.syndromes, &mut tot.syndromes)] {
             for (&k, &v) in src {
                 *dst.entry(k).or_default() += v;
@@ -412,4 +414,6 @@ fn completer_matches_the_model_on_lossy_links() {
     assert!(tot.ops.iter().all(|&n| n > 0), "{:?}", tot.ops);
     assert!(tot.counters[2] > 0 && tot.counters[3] > 0, "{:?}", tot.counters);
     assert!(tot.rewind_wakes > 0 && tot.writes > 0 && tot.errors > 0, "{tot:?}");
+    // READ/atomic SGEs both from the bodies roce_req gives and read again from the ring
+    assert!(tot.bodies > 0 && tot.wqe_reads > 0, "{tot:?}");
 }
