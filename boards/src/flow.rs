@@ -126,17 +126,26 @@ fn load_durations(work_dir: &Path) -> HashMap<(String, String), f64> {
 }
 
 /// Order in which to start jobs, so that the workers finish together: jobs without a known
-/// duration first (Xilinx flows before generic ones, larger numeric parameters such as widths
-/// first), then the others longest first by their duration in the last run.
-pub fn schedule(jobs: &[Job], known: &HashMap<(String, String), f64>) -> Vec<usize> {
+/// duration first, largest guess first, then the others longest first by their duration in
+/// the last run. The guess for a job without a duration is the byte size of its HDL (`size`,
+/// so the whole engine starts before its blocks on a fresh clone) scaled by its numeric
+/// parameters such as widths, and halved for the generic flow.
+pub fn schedule(
+    jobs: &[Job],
+    known: &HashMap<(String, String), f64>,
+    size: impl Fn(&Config) -> u64,
+) -> Vec<usize> {
     let key = |j: &Job| -> (bool, f64) {
         let name = (j.config.name.clone(), j.flow.label().to_string());
         if let Some(&s) = known.get(&name) {
             return (true, s);
         }
-        let size: f64 = j.config.params.iter().filter_map(|(_, v)| v.parse::<f64>().ok()).sum();
+        let params: f64 = j.config.params.iter().filter_map(|(_, v)| v.parse::<f64>().ok()).sum();
         let kind = if j.flow == Flow::Generic { 0.5 } else { 1.0 };
-        (false, kind * (1.0 + size))
+        // Precision is irrelevant here: a guess for ordering.
+        #[allow(clippy::cast_precision_loss)]
+        let bytes = size(&j.config) as f64;
+        (false, kind * (1.0 + bytes) * (1.0 + params / 512.0))
     };
     let mut order: Vec<usize> = (0..jobs.len()).collect();
     order.sort_by(|&a, &b| {
@@ -144,6 +153,33 @@ pub fn schedule(jobs: &[Job], known: &HashMap<(String, String), f64>) -> Vec<usi
         ka.0.cmp(&kb.0).then(kb.1.total_cmp(&ka.1))
     });
     order
+}
+
+/// Byte size of a configuration's files under `dir` (0 for a file that cannot be read).
+fn source_bytes(c: &Config, dir: &Path) -> u64 {
+    c.files.iter().map(|f| std::fs::metadata(dir.join(f)).map_or(0, |m| m.len())).sum()
+}
+
+/// The configurations of `configs` that a larger one in the same list already synthesizes:
+/// a `config` line at its default parameters whose files are all among the files of another
+/// (non-board) configuration with more files, e.g. a block inside the whole engine. The
+/// larger run flattens and synthesizes the same code (at the parameters it instantiates it
+/// with), so CI can skip the per-block run; the full report still has every block.
+pub fn covered(configs: &[Config]) -> Vec<String> {
+    configs
+        .iter()
+        .filter(|c| {
+            !c.board
+                && c.params.is_empty()
+                && configs.iter().any(|d| {
+                    !d.board
+                        && d.name != c.name
+                        && d.files.len() > c.files.len()
+                        && c.files.iter().all(|f| d.files.contains(f))
+                })
+        })
+        .map(|c| c.name.clone())
+        .collect()
 }
 
 fn write(path: &Path, text: &str) -> Result<()> {
@@ -259,7 +295,7 @@ pub fn run_all(
     std::fs::create_dir_all(&opts.work_dir)
         .map_err(|source| Error::Write { path: opts.work_dir.clone(), source })?;
     let mut known = load_durations(&opts.work_dir);
-    let order = schedule(jobs, &known);
+    let order = schedule(jobs, &known, |c| source_bytes(c, &opts.rtl_dir));
     let next = AtomicUsize::new(0);
     let (tx, rx) = mpsc::channel::<(usize, Result<RunResult>)>();
     let mut slots: Vec<Option<Result<RunResult>>> = jobs.iter().map(|_| None).collect();
@@ -324,16 +360,46 @@ mod tests {
         let cs = [cfg("a64", "64"), cfg("a512", "512")];
         let js = jobs(&cs, &["xc7".to_string()], true);
         assert_eq!(js.len(), 4);
-        let order = schedule(&js, &HashMap::new());
+        let order = schedule(&js, &HashMap::new(), |_| 100);
         assert_eq!(js[order[0]].label(), "a512 (xc7)");
         assert_eq!(js[order[3]].label(), "a64 (generic)");
         let mut known = HashMap::new();
         known.insert(("a64".to_string(), "generic".to_string()), 1e6);
         known.insert(("a512".to_string(), "xc7".to_string()), 1.0);
-        let order = schedule(&js, &known);
+        let order = schedule(&js, &known, |_| 100);
         let labels: Vec<String> = order.iter().map(|&i| js[i].label()).collect();
         // unknown durations first, larger guesses first; then known ones, longest first
-        assert_eq!(labels, ["a512 (generic)", "a64 (xc7)", "a64 (generic)", "a512 (xc7)"]);
+        assert_eq!(labels, ["a64 (xc7)", "a512 (generic)", "a64 (generic)", "a512 (xc7)"]);
+    }
+
+    #[test]
+    fn bigger_designs_first_without_durations() {
+        let mut engine = cfg("engine", "1");
+        engine.params.clear();
+        engine.files = vec!["a.sv".into(), "b.sv".into(), "t.sv".into()];
+        let cs = [cfg("a512", "512"), engine];
+        let js = jobs(&cs, &["xcup".to_string()], false);
+        let order = schedule(&js, &HashMap::new(), |c| 1000 * c.files.len() as u64);
+        assert_eq!(js[order[0]].label(), "engine (xcup)");
+    }
+
+    #[test]
+    fn blocks_of_a_larger_config_are_covered() {
+        let mut block = cfg("block", "1");
+        block.params.clear();
+        let mut engine = block.clone();
+        engine.name = "engine".into();
+        engine.files.push("top.sv".into());
+        let mut board = engine.clone();
+        board.name = "board".into();
+        board.files.push("board.sv".into());
+        board.board = true;
+        // at non-default parameters a block is its own configuration
+        let wide = cfg("wide", "512");
+        assert_eq!(covered(&[block.clone(), engine.clone(), board.clone(), wide]), ["block"]);
+        // a board top level covers nothing: it is only elaborated
+        assert!(covered(&[engine, board]).is_empty());
+        assert!(covered(&[block]).is_empty());
     }
 
     #[test]
