@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use crate::config::Config;
 use crate::error::{Error, Result};
+use crate::levels;
 use crate::stat::{self, Class, Resources};
 use crate::yosys::{self, Flow};
 
@@ -60,6 +61,8 @@ pub struct RunResult {
     pub resources: Option<Resources>,
     /// Netlist size (generic flow only).
     pub generic: Option<stat::Generic>,
+    /// Logic levels of the deepest path (Xilinx flows only).
+    pub levels: Option<levels::Levels>,
     /// The Yosys log.
     pub log: PathBuf,
 }
@@ -245,7 +248,7 @@ pub fn run_one(job: &Job, opts: &Options) -> Result<RunResult> {
     let text = std::fs::read_to_string(&stat_path)
         .map_err(|source| Error::Read { path: stat_path.clone(), source })?;
     let stat_err = |msg| Error::Stat { job: label.clone(), path: stat_path.clone(), msg };
-    let (resources, generic) = match job.flow {
+    let (resources, generic, levels) = match job.flow {
         Flow::Generic | Flow::Elab => {
             let cells = stat::parse_design_cells(&text, &job.config.top).map_err(stat_err)?;
             let g = stat::Generic::from_cells(&cells);
@@ -257,7 +260,7 @@ pub fn run_one(job: &Job, opts: &Options) -> Result<RunResult> {
                     log,
                 });
             }
-            (None, Some(g))
+            (None, Some(g), None)
         }
         Flow::Xilinx { .. } => {
             let cells = stat::parse_cells(&text, &job.config.top).map_err(stat_err)?;
@@ -270,7 +273,15 @@ pub fn run_one(job: &Job, opts: &Options) -> Result<RunResult> {
                     log,
                 });
             }
-            (Some(r), None)
+            let netlist = PathBuf::from(yosys::netlist_path(&stat_path.to_string_lossy()));
+            let json = std::fs::read_to_string(&netlist)
+                .map_err(|source| Error::Read { path: netlist.clone(), source })?;
+            let carry4_half = !matches!(&job.flow, Flow::Xilinx { family } if family == "xc7");
+            let levels = levels::analyse(&json, &job.config.top, carry4_half)
+                .map_err(|msg| Error::Stat { job: label.clone(), path: netlist.clone(), msg })?;
+            // Hundreds of MB for the whole engine, and nothing reads it again.
+            let _ = std::fs::remove_file(&netlist);
+            (Some(r), None, Some(levels))
         }
     };
     Ok(RunResult {
@@ -281,6 +292,7 @@ pub fn run_one(job: &Job, opts: &Options) -> Result<RunResult> {
         warnings: yosys::report_warnings(&all, &job.flow),
         resources,
         generic,
+        levels,
         log,
     })
 }

@@ -4,8 +4,9 @@
 //! `boards/synth/configs.txt` ([`config`]) is synthesized with Yosys, generically (`synth`)
 //! and for Xilinx families (`synth_xilinx`), the logs are checked for serious warnings
 //! ([`yosys::SERIOUS`]) and the resource counts ([`stat`]) are written to
-//! `boards/synth/REPORT.md` and `report.json` ([`report`]). Board top levels and Vivado
-//! scripts come later (`boards/README.md`).
+//! `boards/synth/REPORT.md` and `report.json` ([`report`]), with the logic levels of the
+//! deepest path of each Xilinx netlist ([`levels`]). Board top levels and their Vivado
+//! scripts: `boards/README.md`.
 
 #![deny(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
@@ -13,6 +14,7 @@
 pub mod config;
 pub mod error;
 pub mod flow;
+pub mod levels;
 pub mod report;
 pub mod stat;
 pub mod yosys;

@@ -81,6 +81,10 @@ pub fn utc_text(t: SystemTime) -> String {
     format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", s / 3600, s / 60 % 60, s % 60)
 }
 
+/// Logic levels that usually close at 250 MHz on UltraScale+ (a rule of thumb for the
+/// report, not a check).
+pub const GOOD_LEVELS: u32 = 8;
+
 fn secs(d: Duration) -> String {
     format!("{:.1} s", d.as_secs_f64())
 }
@@ -178,6 +182,36 @@ pub fn markdown(results: &[RunResult], p: &Provenance) -> String {
                 l[4],
                 l[5],
                 if other.is_empty() { "-".to_string() } else { other }
+            );
+        }
+        let _ = writeln!(w);
+        let _ = writeln!(w, "### Logic levels\n");
+        let _ = writeln!(
+            w,
+            "The deepest register-to-register path of each netlist, in logic levels as Vivado \
+             counts them (LUT, MUXF, LUT RAM read: one each; carry: one per 8 bits on \
+             UltraScale(+), whose CARRY8 Yosys 0.23 builds as two CARRY4; ports count as \
+             registers). Not a timing result: no routing, no fan-out, no Vivado here. At \
+             250 MHz on UltraScale+ paths up to about {GOOD_LEVELS} levels usually close; \
+             deeper ones are where the pipelining goes (`src/levels.rs`).\n"
+        );
+        let _ = writeln!(
+            w,
+            "| Config | Family | Levels | Cells on the path | From | To | Endpoints > {GOOD_LEVELS} levels |"
+        );
+        let _ = writeln!(w, "|---|---|--:|---|---|---|--:|");
+        for r in &xilinx {
+            let Some(l) = &r.levels else { continue };
+            let _ = writeln!(
+                w,
+                "| {} | {} | {} | {} | `{}` | `{}` | {} |",
+                r.job.config.name,
+                yosys::family_name(r.job.flow.label()),
+                l.max,
+                l.path,
+                md_escape(&l.from),
+                md_escape(&l.to),
+                l.deeper_than(GOOD_LEVELS)
             );
         }
         let _ = writeln!(w);
@@ -374,6 +408,26 @@ pub fn json(results: &[RunResult], p: &Provenance) -> String {
                     6,
                 );
                 f.push(("resources", res));
+            }
+            if let Some(l) = &r.levels {
+                let hist: Vec<String> = l.hist.iter().map(u64::to_string).collect();
+                let lv = json_obj(
+                    &[
+                        ("max", l.max.to_string()),
+                        ("from", json_str(&l.from)),
+                        ("to", json_str(&l.to)),
+                        (
+                            "path",
+                            format!(
+                                "{{\"lut\": {}, \"muxf\": {}, \"carry\": {}, \"lutram\": {}}}",
+                                l.path.lut, l.path.muxf, l.path.carry, l.path.lutram
+                            ),
+                        ),
+                        ("endpoints_by_level", format!("[{}]", hist.join(", "))),
+                    ],
+                    6,
+                );
+                f.push(("levels", lv));
             }
             format!("    {}", json_obj(&f, 4))
         })

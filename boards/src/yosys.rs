@@ -108,7 +108,19 @@ pub fn script(cfg: &Config, files: &[PathBuf], flow: &Flow, stat_out: &Path) -> 
         )),
     }
     s.push_str(&format!("tee -o {stat_out} stat\n"));
+    if let Flow::Xilinx { .. } = flow {
+        // The netlist for the logic-level count (crate::levels).
+        s.push_str(&format!("write_json {}\n", netlist_path(&stat_out)));
+    }
     Ok(s)
+}
+
+/// Where a Xilinx run writes its netlist (JSON): beside its `stat` output.
+pub fn netlist_path(stat_out: &str) -> String {
+    match stat_out.strip_suffix(".stat") {
+        Some(base) => format!("{base}.json"),
+        None => format!("{stat_out}.json"),
+    }
 }
 
 /// Wall time, CPU time and peak memory of one finished process.

@@ -161,9 +161,12 @@ fn run(cli: Cli) -> Result<()> {
     let start = Instant::now();
     let results = flow::run_all(&jobs, &opts, |done, total, job, r| match r {
         Ok(r) => {
-            let res = r.resources.as_ref().map_or(String::new(), |x| {
+            let mut res = r.resources.as_ref().map_or(String::new(), |x| {
                 format!("  {} LUT, {} FF, {} SRL, {} CARRY", x.lut, x.ff, x.srl, x.carry)
             });
+            if let Some(l) = &r.levels {
+                res.push_str(&format!(", {} levels ({}): {} -> {}", l.max, l.path, l.from, l.to));
+            }
             eprintln!(
                 "[{done:>2}/{total}] ok   {:<24} {:>7.1} s wall {:>7.1} s CPU {:>5} MiB{res}",
                 job.label(),
