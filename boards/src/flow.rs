@@ -132,7 +132,7 @@ fn load_durations(work_dir: &Path) -> HashMap<(String, String), f64> {
 /// duration first, largest guess first, then the others longest first by their duration in
 /// the last run. The guess for a job without a duration is the byte size of its HDL (`size`,
 /// so the whole engine starts before its blocks on a fresh clone) scaled by its numeric
-/// parameters such as widths, and halved for the generic flow.
+/// parameters such as widths, halved for the generic flow and a twentieth for elaboration.
 pub fn schedule(
     jobs: &[Job],
     known: &HashMap<(String, String), f64>,
@@ -144,7 +144,12 @@ pub fn schedule(
             return (true, s);
         }
         let params: f64 = j.config.params.iter().filter_map(|(_, v)| v.parse::<f64>().ok()).sum();
-        let kind = if j.flow == Flow::Generic { 0.5 } else { 1.0 };
+        let kind = match j.flow {
+            Flow::Xilinx { .. } => 1.0,
+            Flow::Generic => 0.5,
+            // elaboration only: seconds, whatever the size
+            Flow::Elab => 0.05,
+        };
         // Precision is irrelevant here: a guess for ordering.
         #[allow(clippy::cast_precision_loss)]
         let bytes = size(&j.config) as f64;

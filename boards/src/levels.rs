@@ -93,6 +93,9 @@ pub struct Levels {
     pub to: String,
     /// The cells on it.
     pub path: PathCells,
+    /// The RTL names of the nets on it that kept one through synthesis, start to end (most
+    /// LUT outputs have none after ABC).
+    pub through: Vec<String>,
     /// Endpoints (bits into a boundary cell or an output port) by depth: `hist[d]` = the
     /// number of endpoints `d` levels deep, for d in 0..=max.
     pub hist: Vec<u64>,
@@ -376,7 +379,13 @@ pub fn analyse(json: &str, top: &str, carry4_half: bool) -> Result<Levels, Strin
     // Walk back to the start of the deepest path, counting its cells.
     let mut n = bit;
     let mut path = PathCells::default();
+    let mut through = Vec::new();
     loop {
+        if n != bit && via.contains_key(&n) {
+            if let Some(name) = names.get(&n) {
+                through.push(name.clone());
+            }
+        }
         if let Some(&ci) = driver.get(&n) {
             let t = type_of(cells[ci].1);
             match kind(t) {
@@ -402,7 +411,8 @@ pub fn analyse(json: &str, top: &str, carry4_half: bool) -> Result<Levels, Strin
             port.map_or_else(|| "constant or undriven".to_string(), |(name, _)| format!("input {name}"))
         }
     };
-    Ok(Levels { max, from, to, path, hist })
+    through.reverse();
+    Ok(Levels { max, from, to, path, through, hist })
 }
 
 #[cfg(test)]
@@ -456,6 +466,7 @@ mod tests {
         assert_eq!(l.deeper_than(0), 2);
         assert_eq!(l.path, PathCells { lut: 2, muxf: 1, carry: 0, lutram: 0 });
         assert_eq!(l.path.to_string(), "2 LUT + 1 MUXF");
+        assert!(l.through.is_empty(), "{:?}", l.through);
         // a CARRY4 is half a level on UltraScale+: out is then 1 level (rounded up) either way
         let l = analyse(NET, "top", true).expect("analyse");
         assert_eq!((l.max, l.hist.clone()), (3, vec![1, 1, 0, 1]));

@@ -423,6 +423,13 @@ pub fn json(results: &[RunResult], p: &Provenance) -> String {
                                 l.path.lut, l.path.muxf, l.path.carry, l.path.lutram
                             ),
                         ),
+                        (
+                            "through",
+                            format!(
+                                "[{}]",
+                                l.through.iter().map(|t| json_str(t)).collect::<Vec<_>>().join(", ")
+                            ),
+                        ),
                         ("endpoints_by_level", format!("[{}]", hist.join(", "))),
                     ],
                     6,
