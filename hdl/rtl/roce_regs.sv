@@ -169,17 +169,41 @@ module roce_regs #(
   logic [15:0] ra;
   assign ra = {ar_addr[15:2], 2'b00};
 
+  // Which array the read address falls in, and the word in it, decoded from the address as
+  // it is accepted (so the read mux of the next cycle is a plain indexed select, not a
+  // priority chain of range compares).
+  localparam logic [1:0] RK_SCALAR = 2'd0, RK_GID = 2'd1, RK_CD = 2'd2, RK_CNT = 2'd3;
+  logic [1:0]  ar_kind;
+  logic [5:0]  ar_idx;
+  logic [1:0]  in_kind;
+  logic [5:0]  in_idx;
+  logic [15:0] in_ra, in_gid_off, in_cd_off, in_cnt_off;
+  assign in_ra = {s_axil_araddr[15:2], 2'b00};
+  assign in_gid_off = in_ra - roce_regs_pkg::GID_ADDR;
+  assign in_cd_off = in_ra - roce_regs_pkg::CMD_DATA_ADDR;
+  assign in_cnt_off = in_ra - roce_regs_pkg::COUNTERS_ADDR;
+  always_comb begin
+    in_kind = RK_SCALAR;
+    in_idx = 6'd0;
+    if (in_ra >= roce_regs_pkg::COUNTERS_ADDR && in_cnt_off < 16'(8 * NCNT)) begin
+      in_kind = RK_CNT;
+      in_idx = in_cnt_off[8:3];
+    end else if (in_ra >= roce_regs_pkg::CMD_DATA_ADDR && in_cd_off < 16'(4 * CD_N)) begin
+      in_kind = RK_CD;
+      in_idx = in_cd_off[7:2];
+    end else if (in_ra >= roce_regs_pkg::GID_ADDR && in_gid_off < 16'(4 * GID_N)) begin
+      in_kind = RK_GID;
+      in_idx = in_gid_off[7:2];
+    end
+  end
+
   // counter selected by the read address (its LO/HI pair)
   logic        rd_cnt;
-  logic [15:0] cnt_off;
   logic [63:0] cnt_lo_hi;
-  assign cnt_off = ra - roce_regs_pkg::COUNTERS_ADDR;
-  assign rd_cnt = ra >= roce_regs_pkg::COUNTERS_ADDR && cnt_off < 16'(8 * NCNT);
-  always_comb begin
-    cnt_lo_hi = 64'd0;
-    for (int i = 0; i < NCNT_I; i++)
-      if (cnt_off[15:3] == 13'(i)) cnt_lo_hi = cnt_q[64*i +: 64];
-  end
+  logic [64*64-1:0] cnt_all;   // the counters, zero above NCNT: an index past them reads 0
+  assign cnt_all = (64*64)'(cnt_q);
+  assign rd_cnt = ar_kind == RK_CNT;
+  assign cnt_lo_hi = cnt_all[64*ar_idx +: 64];
 
   // ---------------------------------------------------------------- write channel
   logic        aw_full, w_full;
@@ -432,59 +456,60 @@ module roce_regs #(
               | ((32'(MAX_MTU) & 32'h7) << roce_regs_pkg::CAPS_MAX_MTU_LSB)
               | ((32'(LOG_DP_BYTES) & 32'hf) << roce_regs_pkg::CAPS_LOG_DP_BYTES_LSB);
 
-  logic [15:0] rgid_off, rcd_off;
-  assign rgid_off = ra - roce_regs_pkg::GID_ADDR;
-  assign rcd_off = ra - roce_regs_pkg::CMD_DATA_ADDR;
-  logic [31:0] rd_val;
+  logic [32*64-1:0] cd_all;    // CMD_DATA words, zero above CD_N
+  assign cd_all = (32*64)'(cmd_data_q);
+  logic [31:0] rd_scalar, rd_val;
   always_comb begin
-    rd_val = 32'd0;
+    rd_scalar = 32'd0;
     case (ra)
-      roce_regs_pkg::ID_ADDR: rd_val = roce_regs_pkg::ID_RESET;
-      roce_regs_pkg::VERSION_ADDR: rd_val = roce_regs_pkg::VERSION_RESET;
-      roce_regs_pkg::CAPS_ADDR: rd_val = caps;
-      roce_regs_pkg::NEXT_ADDR: rd_val = roce_regs_pkg::NEXT_RESET;
-      roce_regs_pkg::CTRL_ADDR: rd_val = ctrl_q;
+      roce_regs_pkg::ID_ADDR: rd_scalar = roce_regs_pkg::ID_RESET;
+      roce_regs_pkg::VERSION_ADDR: rd_scalar = roce_regs_pkg::VERSION_RESET;
+      roce_regs_pkg::CAPS_ADDR: rd_scalar = caps;
+      roce_regs_pkg::NEXT_ADDR: rd_scalar = roce_regs_pkg::NEXT_RESET;
+      roce_regs_pkg::CTRL_ADDR: rd_scalar = ctrl_q;
       roce_regs_pkg::STATUS_ADDR:
-        rd_val = (32'(status_ready) << roce_regs_pkg::STATUS_READY_LSB)
-               | (32'(status_link_up) << roce_regs_pkg::STATUS_LINK_UP_LSB);
-      roce_regs_pkg::IRQ_STATUS_ADDR: rd_val = irq_status_q;
-      roce_regs_pkg::IRQ_MASK_ADDR: rd_val = irq_mask_q;
-      roce_regs_pkg::MAC_LO_ADDR: rd_val = mac_lo_q;
-      roce_regs_pkg::MAC_HI_ADDR: rd_val = mac_hi_q;
-      roce_regs_pkg::IPV4_ADDR: rd_val = ipv4_q;
-      roce_regs_pkg::VLAN_ADDR: rd_val = vlan_q;
-      roce_regs_pkg::TICK_CYCLES_ADDR: rd_val = tick_q;
-      roce_regs_pkg::US_CYCLES_ADDR: rd_val = us_q;
-      roce_regs_pkg::DCQCN_RATE_AI_ADDR: rd_val = ai_q;
-      roce_regs_pkg::DCQCN_RATE_HAI_ADDR: rd_val = hai_q;
-      roce_regs_pkg::DCQCN_RATE_MIN_ADDR: rd_val = rmin_q;
-      roce_regs_pkg::DCQCN_ALPHA_ADDR: rd_val = alpha_q;
-      roce_regs_pkg::DCQCN_ALPHA_TIMER_ADDR: rd_val = alpha_t_q;
-      roce_regs_pkg::DCQCN_RATE_TIMER_ADDR: rd_val = rate_t_q;
-      roce_regs_pkg::DCQCN_BYTE_COUNTER_ADDR: rd_val = bytes_q;
-      roce_regs_pkg::DCQCN_STAGES_ADDR: rd_val = stages_q;
-      roce_regs_pkg::CNP_CFG_ADDR: rd_val = cnp_cfg_q;
-      roce_regs_pkg::CNP_INTERVAL_ADDR: rd_val = cnp_int_q;
+        rd_scalar = (32'(status_ready) << roce_regs_pkg::STATUS_READY_LSB)
+                  | (32'(status_link_up) << roce_regs_pkg::STATUS_LINK_UP_LSB);
+      roce_regs_pkg::IRQ_STATUS_ADDR: rd_scalar = irq_status_q;
+      roce_regs_pkg::IRQ_MASK_ADDR: rd_scalar = irq_mask_q;
+      roce_regs_pkg::MAC_LO_ADDR: rd_scalar = mac_lo_q;
+      roce_regs_pkg::MAC_HI_ADDR: rd_scalar = mac_hi_q;
+      roce_regs_pkg::IPV4_ADDR: rd_scalar = ipv4_q;
+      roce_regs_pkg::VLAN_ADDR: rd_scalar = vlan_q;
+      roce_regs_pkg::TICK_CYCLES_ADDR: rd_scalar = tick_q;
+      roce_regs_pkg::US_CYCLES_ADDR: rd_scalar = us_q;
+      roce_regs_pkg::DCQCN_RATE_AI_ADDR: rd_scalar = ai_q;
+      roce_regs_pkg::DCQCN_RATE_HAI_ADDR: rd_scalar = hai_q;
+      roce_regs_pkg::DCQCN_RATE_MIN_ADDR: rd_scalar = rmin_q;
+      roce_regs_pkg::DCQCN_ALPHA_ADDR: rd_scalar = alpha_q;
+      roce_regs_pkg::DCQCN_ALPHA_TIMER_ADDR: rd_scalar = alpha_t_q;
+      roce_regs_pkg::DCQCN_RATE_TIMER_ADDR: rd_scalar = rate_t_q;
+      roce_regs_pkg::DCQCN_BYTE_COUNTER_ADDR: rd_scalar = bytes_q;
+      roce_regs_pkg::DCQCN_STAGES_ADDR: rd_scalar = stages_q;
+      roce_regs_pkg::CNP_CFG_ADDR: rd_scalar = cnp_cfg_q;
+      roce_regs_pkg::CNP_INTERVAL_ADDR: rd_scalar = cnp_int_q;
       roce_regs_pkg::CMD_STATUS_ADDR:
-        rd_val = (32'(busy_q) << roce_regs_pkg::CMD_STATUS_BUSY_LSB)
-               | (32'(cmd_err_q) << roce_regs_pkg::CMD_STATUS_ERROR_LSB);
-      roce_regs_pkg::CMD_ARG_ADDR: rd_val = cmd_arg_q;
-      roce_regs_pkg::QP_ERR_INFO_ADDR: rd_val = qp_info_q;
-      roce_regs_pkg::CQ_ERR_INFO_ADDR: rd_val = cq_info_q;
+        rd_scalar = (32'(busy_q) << roce_regs_pkg::CMD_STATUS_BUSY_LSB)
+                  | (32'(cmd_err_q) << roce_regs_pkg::CMD_STATUS_ERROR_LSB);
+      roce_regs_pkg::CMD_ARG_ADDR: rd_scalar = cmd_arg_q;
+      roce_regs_pkg::QP_ERR_INFO_ADDR: rd_scalar = qp_info_q;
+      roce_regs_pkg::CQ_ERR_INFO_ADDR: rd_scalar = cq_info_q;
       default: ;
     endcase
-    for (int i = 0; i < GID_N; i++)
-      if (ra >= roce_regs_pkg::GID_ADDR && rgid_off[15:2] == 14'(i)) rd_val = gid_q[32*i +: 32];
-    for (int i = 0; i < CD_N; i++)
-      if (ra >= roce_regs_pkg::CMD_DATA_ADDR && rcd_off[15:2] == 14'(i))
-        rd_val = cmd_data_q[32*i +: 32];
-    if (rd_cnt) rd_val = ar_addr[2] ? hi_latch_q : cnt_lo_hi[31:0];
+    unique case (ar_kind)
+      RK_GID: rd_val = gid_q[32*ar_idx[1:0] +: 32];
+      RK_CD: rd_val = cd_all[32*ar_idx +: 32];
+      RK_CNT: rd_val = ar_addr[2] ? hi_latch_q : cnt_lo_hi[31:0];
+      default: rd_val = rd_scalar;
+    endcase
   end
 
   always_ff @(posedge clk) begin
     if (s_axil_arvalid && s_axil_arready) begin
       ar_full <= 1'b1;
       ar_addr <= s_axil_araddr;
+      ar_kind <= in_kind;
+      ar_idx <= in_idx;
     end
     if (s_axil_rvalid && s_axil_rready) s_axil_rvalid <= 1'b0;
     if (rd_go) begin
@@ -495,6 +520,8 @@ module roce_regs #(
     if (rst) begin
       ar_full <= 1'b0;
       ar_addr <= 16'd0;
+      ar_kind <= RK_SCALAR;
+      ar_idx <= 6'd0;
       s_axil_rvalid <= 1'b0;
       s_axil_rdata <= 32'd0;
     end
@@ -541,7 +568,8 @@ module roce_regs #(
   assign unused = ^{aw_addr[1:0], ar_addr[1:0], mac_hi_q[31:16], tick_q[31:16], us_q[31:12],
                     ai_q[31:20], hai_q[31:20], rmin_q[31:20], alpha_q, alpha_t_q[31:16],
                     rate_t_q[31:16], stages_q[31:5], cnp_cfg_q, cnp_int_q[31:16], vlan_q,
-                    gid_off[1:0], cd_off[1:0], rgid_off[1:0], rcd_off[1:0], cnt_off[2:0]};
+                    gid_off[1:0], cd_off[1:0], in_gid_off[15:8], in_gid_off[1:0], in_cd_off[15:8],
+                    in_cd_off[1:0], in_cnt_off[15:9], in_cnt_off[2:0], ar_idx[5:2]};
 
 endmodule
 
