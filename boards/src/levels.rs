@@ -68,6 +68,15 @@ enum Bit {
     Const(#[allow(dead_code)] Konst),
 }
 
+impl Bit {
+    fn net(&self) -> Option<u64> {
+        match self {
+            Bit::Net(n) => Some(*n),
+            Bit::Const(_) => None,
+        }
+    }
+}
+
 #[derive(Deserialize, Clone, Copy)]
 #[serde(rename_all = "lowercase")]
 enum Konst {
@@ -248,10 +257,7 @@ pub fn analyse(json: &str, top: &str, carry4_half: bool) -> Result<Levels, Strin
             if lutram && !lutram_read_input(p) {
                 continue;
             }
-            v.extend(bits.iter().filter_map(|b| match b {
-                Bit::Net(n) => Some(*n),
-                Bit::Const(_) => None,
-            }));
+            v.extend(bits.iter().filter_map(Bit::net));
         }
         v
     };
@@ -351,10 +357,7 @@ pub fn analyse(json: &str, top: &str, carry4_half: bool) -> Result<Levels, Strin
             .iter()
             .filter(|(p, _)| c.port_directions.get(*p).map(String::as_str) == Some("output"))
             .flat_map(|(_, bits)| bits.iter())
-            .filter_map(|b| match b {
-                Bit::Net(n) => Some(*n),
-                Bit::Const(_) => None,
-            })
+            .filter_map(Bit::net)
             .collect();
         let mut ports: Vec<&String> = c.connections.keys().collect();
         ports.sort();
