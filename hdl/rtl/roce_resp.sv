@@ -414,12 +414,19 @@ module roce_resp #(
   logic             pf_mine, pf_ready;
   assign pf_mine = pf_act && pf_qpn == qpn && pf_head == c.rq_ci && pf_alloc != 32'd0;
   assign pf_ready = {1'b0, pf_alloc[PF_LD:0]} > {1'b0, pf_out};
+  // The address of the WQE at pf_nxt, registered (the 64-bit add behind the issue decision
+  // was 24 logic levels): it follows pf_nxt/pf_base/pf_lsz a cycle late, which is never
+  // seen: an issue raises m_dma_rd_valid, so the next one is at least two cycles later, and
+  // a (re)start of the prefetcher clears pf_fresh for the cycle after it.
+  logic [63:0]      pf_addr;
+  logic             pf_fresh;
   logic             pf_issue;
-  assign pf_issue = pf_act && pf_nxt != pf_pi && pf_alloc < 32'(PF_D) && !m_dma_rd_valid &&
-                    st != S_DMA_REQ && st != S_DMA_DATA && st != S_PF_SET;
+  assign pf_issue = pf_act && pf_fresh && pf_nxt != pf_pi && pf_alloc < 32'(PF_D) &&
+                    !m_dma_rd_valid && st != S_DMA_REQ && st != S_DMA_DATA && st != S_PF_SET;
   logic [31:0]      db_pi;     // a doorbell's PI extended against the free-running one
   assign db_pi = c.rq_pi + {16'd0, k_pi - c.rq_pi[15:0]};
   always_ff @(posedge clk) begin
+    pf_addr <= pf_base + {26'd0, pf_nxt & pf_mask, 6'd0};
     pf_q <= pf_body[pf_head[PF_LD-1:0]];
     pf_eq <= pf_berr[pf_head[PF_LD-1:0]];
     if (pf_beat && s_dma_rd_tlast) begin
@@ -747,11 +754,12 @@ module roce_resp #(
     // the prefetcher: a read out when the port is free, a read landed
     if (pf_issue) begin
       m_dma_rd_valid <= 1'b1;
-      m_dma_rd_addr <= pf_base + {26'd0, pf_nxt & pf_mask, 6'd0};
+      m_dma_rd_addr <= pf_addr;
       m_dma_rd_len <= 16'd64;
       pf_nxt <= pf_nxt + 32'd1;
     end
     pf_out <= pf_out + (PF_LD + 1)'(pf_issue) - (PF_LD + 1)'(pf_beat && s_dma_rd_tlast);
+    pf_fresh <= 1'b1;
 
     case (st)
       S_IDLE: if (init_done) begin
@@ -1122,6 +1130,7 @@ module roce_resp #(
             pf_qpn <= qpn;
             pf_head <= c.rq_ci + 32'd1;
             pf_nxt <= c.rq_ci + 32'd1;
+            pf_fresh <= 1'b0;
             pf_pi <= c.rq_pi;
             pf_base <= a.rq_base;
             pf_lsz <= a.rq_log_size;
@@ -1390,6 +1399,7 @@ module roce_resp #(
           pf_qpn <= qpn;
           pf_head <= c.rq_ci;
           pf_nxt <= c.rq_ci;
+          pf_fresh <= 1'b0;
           pf_pi <= c.rq_pi;
           pf_base <= a.rq_base;
           pf_lsz <= a.rq_log_size;
