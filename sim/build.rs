@@ -381,6 +381,7 @@ fn main() {
     println!("cargo:rerun-if-changed={}", rtl.display());
     println!("cargo:rerun-if-changed={}", manifest.join("csrc").display());
     println!("cargo:rerun-if-env-changed=VERILATOR_ROOT");
+    println!("cargo:rerun-if-env-changed=ROCE_SIM_ONLY");
     let root = verilator_root();
     let trace = if fst { "1" } else { "0" };
 
@@ -404,6 +405,16 @@ fn main() {
     // not rebuild the others.
     let script = std::fs::read(manifest.join("build.rs")).unwrap_or_default();
     let shim = std::fs::read(manifest.join("csrc/port_shim.cpp")).unwrap_or_default();
+    // ROCE_SIM_ONLY=a,b (developer switch): rebuild only stale models whose name contains one
+    // of these; other stale models that were built before keep their old library, so editing
+    // a block does not recompile the whole-engine model on every test run. Never set in CI.
+    let only: Vec<String> = std::env::var("ROCE_SIM_ONLY")
+        .unwrap_or_default()
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+        .collect();
     let stale: Vec<(&Model, String)> = MODELS
         .iter()
         .filter_map(|m| {
@@ -411,6 +422,12 @@ fn main() {
             let stamp = out.join(format!("vl_{}.key", m.name));
             let lib = out.join(format!("libvl_{}.a", m.name));
             let fresh = lib.exists() && std::fs::read_to_string(&stamp).is_ok_and(|k| k == key);
+            if !fresh && lib.exists() && !only.is_empty() && !only.iter().any(|o| m.name.contains(o.as_str())) {
+                // Iterating on one block: keep this model's previous library (its stamp stays
+                // stale, so the next build without ROCE_SIM_ONLY rebuilds it).
+                println!("cargo:warning=ROCE_SIM_ONLY: {} is stale and kept as it was", m.name);
+                return None;
+            }
             (!fresh).then_some((m, key))
         })
         .collect();
