@@ -355,6 +355,10 @@ module roce_req #(
   function automatic logic signed [23:0] psn_diff(input logic [23:0] x, input logic [23:0] y);
     psn_diff = x - y;
   endfunction
+  // SGE k's length on the WQE's second beat (s_wqe_rd_tdata in S_A1)
+  function automatic logic [31:0] sge_len_in(input int k);
+    sge_len_in = s_wqe_rd_tdata[8*roce_desc_pkg::SQ_WQE_DATA_OFF - 512 + 128*k + 64 +: 32];
+  endfunction
   function automatic logic idx_before(input logic [31:0] x, input logic [31:0] y);
     idx_before = x - y >= 32'h8000_0000;
   endfunction
@@ -581,8 +585,8 @@ module roce_req #(
   body_t       b;
   logic [31:0] now_l, tick_l;
 
-  logic [3:0]  log_mtu;
-  assign log_mtu = 4'd7 + a.path_mtu[3:0];
+  logic [3:0]  log_mtu;    // registered: a changes only in S_V_WAIT, read from S_V_LIM on
+  always_ff @(posedge clk) log_mtu <= 4'd7 + a.path_mtu[3:0];
 
   // the body of the send index: in the own slot, else in the store (stag_a = its entry)
   logic own_hit, st_hit, held;
@@ -603,21 +607,50 @@ module roce_req #(
   assign is_send = b.opcode == OP_SEND || b.opcode == OP_SEND_IMM || b.opcode == OP_SEND_INV;
   logic [31:0] p_len;      // message length
   assign p_len = is_atomic ? 32'd8 : b.total_len;
-  logic [32:0] np_x;
-  assign np_x = ({1'b0, p_len} + (33'd1 << log_mtu) - 33'd1) >> log_mtu;
-  logic unused_np;
-  assign unused_np = ^np_x[32:24];
+
+  // The packet arithmetic is pipelined over the visit's fixed states. b (loaded in S_V_B0),
+  // a, log_mtu and r's send position (cur_pkt, next_psn) do not change from S_V_LIM until
+  // S_V_DESC writes them; S_V_PKT comes at least three cycles after S_V_LIM (LIM, PACE,
+  // PACEW) and S_V_DESC at least four, so free-running registers one (s1), two (s2) and three
+  // (s3) cycles behind these inputs hold this visit's values wherever they are read:
+  //   s1: the rounded-up length, the packet's offset and the next packet's offset;
+  //   s2: the packet count, the bytes from the offset on, whether a whole MTU follows;
+  //   s3: the PSNs left (for a READ's next PSN) and the READ's address.
+  logic [32:0] s1_up;      // p_len + mtu - 1
+  logic [36:0] s1_off;     // offset of packet cur_pkt (37 bits: cur_pkt << 12 needs 36)
+  logic [36:0] s1_off1;    // offset of packet cur_pkt + 1
+  logic        s1_one;     // one PSN whatever the length (atomic, or zero length)
+  always_ff @(posedge clk) begin
+    s1_up <= {1'b0, p_len} + (33'd1 << log_mtu) - 33'd1;
+    s1_off <= {13'd0, r.cur_pkt} << log_mtu;
+    s1_off1 <= ({13'd0, r.cur_pkt} + 37'd1) << log_mtu;
+    s1_one <= is_atomic || p_len == 32'd0;
+  end
   logic [23:0] p_n;        // PSNs of the WQE
-  assign p_n = is_atomic ? 24'd1 : (p_len == 32'd0 ? 24'd1 : np_x[23:0]);
   logic [35:0] p_off;      // offset of packet i
-  assign p_off = {12'd0, r.cur_pkt} << log_mtu;
   logic [31:0] p_rest;     // bytes from the offset on
-  assign p_rest = {4'd0, p_off} >= {8'd0, p_len} ? 32'd0 : p_len - p_off[31:0];
+  logic        p_full;     // more than an MTU from the offset on
+  logic [32:0] np_x;
+  assign np_x = s1_up >> log_mtu;
+  logic unused_np;
+  assign unused_np = ^{np_x[32:24], s1_off[36]};
+  always_ff @(posedge clk) begin
+    p_n <= s1_one ? 24'd1 : np_x[23:0];
+    p_off <= s1_off[35:0];
+    p_rest <= s1_off >= {5'd0, p_len} ? 32'd0 : p_len - s1_off[31:0];
+    p_full <= {5'd0, p_len} > s1_off1;
+  end
   logic [12:0] p_plen;     // payload of packet i (SEND/WRITE)
-  assign p_plen = p_rest > (32'd1 << log_mtu) ? 13'(32'd1 << log_mtu) : p_rest[12:0];
+  assign p_plen = p_full ? 13'(32'd1 << log_mtu) : p_rest[12:0];
   logic        p_first, p_last;
   assign p_first = r.cur_pkt == 24'd0;
   assign p_last = r.cur_pkt + 24'd1 >= p_n;
+  logic [23:0] s3_left;    // PSNs of the WQE from cur_pkt on
+  logic [63:0] s3_va;      // a READ's address at the packet's offset
+  always_ff @(posedge clk) begin
+    s3_left <= p_n - (r.cur_pkt < p_n ? r.cur_pkt : p_n);
+    s3_va <= b.remote_addr + {28'd0, p_off};
+  end
   logic [LOG_ACK_EVERY-1:0] p_ack_lo;
   assign p_ack_lo = LOG_ACK_EVERY'(r.cur_pkt + 24'd1);
 
@@ -652,10 +685,10 @@ module roce_req #(
     p_desc[8*roce_rec_pkg::TX_DESC_OPCODE_OFF +: 8] = p_opcode;
     p_desc[8*roce_rec_pkg::TX_DESC_PSN_OFF +: 24] = r.next_psn;
     if (is_read) begin
-      p_desc[8*roce_rec_pkg::TX_DESC_VA_OFF +: 64] = b.remote_addr + {28'd0, p_off};
+      p_desc[8*roce_rec_pkg::TX_DESC_VA_OFF +: 64] = s3_va;
       p_desc[8*roce_rec_pkg::TX_DESC_RKEY_OFF +: 32] = b.rkey;
       p_desc[8*roce_rec_pkg::TX_DESC_DMA_LEN_OFF +: 32] = p_rest;
-      p_next = r.next_psn + (p_n - (r.cur_pkt < p_n ? r.cur_pkt : p_n));
+      p_next = r.next_psn + s3_left;
     end else if (is_atomic) begin
       p_desc[8*roce_rec_pkg::TX_DESC_VA_OFF +: 64] = b.remote_addr;
       p_desc[8*roce_rec_pkg::TX_DESC_RKEY_OFF +: 32] = b.rkey;
@@ -732,8 +765,29 @@ module roce_req #(
   logic [31:0]   d_len;
   logic [63:0]   d_raddr;
   logic          d_inline, d_readlike, d_atomic;
-  logic [33:0]   d_have;
   logic [7:0]    d_status;
+  // The SGE lengths (of the SGEs below num_sge) sum to d_have = h01 + h23: the pair sums are
+  // added as the second beat (which holds the SGEs) arrives in S_A1; d_have == total_len is
+  // then checked without a carry chain (A + B == K iff A ^ B ^ K equals the carries
+  // (A & B | (A | B) & ~K) << 1; Cortadella's test), and d_have >= 8 from the high bits and
+  // the low three.
+  logic [32:0]   h01, h23;
+  always_ff @(posedge clk) begin
+    if (st == S_A1 && s_wqe_rd_tvalid) begin
+      h01 <= (d_nsge > 8'd0 ? {1'b0, sge_len_in(0)} : 33'd0) + (d_nsge > 8'd1 ? {1'b0, sge_len_in(1)} : 33'd0);
+      h23 <= (d_nsge > 8'd2 ? {1'b0, sge_len_in(2)} : 33'd0) + (d_nsge > 8'd3 ? {1'b0, sge_len_in(3)} : 33'd0);
+    end
+  end
+  logic          d_have_eq, d_have_ge8;
+  always_comb begin
+    logic [33:0] x;
+    logic [32:0] k, cg;
+    k = {1'b0, wq[8*roce_desc_pkg::SQ_WQE_TOTAL_LEN_OFF +: 32]};
+    x = {1'b0, h01 ^ h23 ^ k};
+    cg = (h01 & h23) | ((h01 | h23) & ~k);
+    d_have_eq = x == {cg, 1'b0};
+    d_have_ge8 = h01[32:3] != '0 || h23[32:3] != '0 || {1'b0, h01[2:0]} + {1'b0, h23[2:0]} >= 4'd8;
+  end
   always_comb begin
     d_op = wq[8*roce_desc_pkg::SQ_WQE_OPCODE_OFF +: 8];
     d_flags = wq[8*roce_desc_pkg::SQ_WQE_FLAGS_OFF +: 8];
@@ -744,20 +798,19 @@ module roce_req #(
     d_readlike = d_op == roce_desc_pkg::SQ_OP_READ || d_op == roce_desc_pkg::SQ_OP_ATOMIC_CAS ||
                  d_op == roce_desc_pkg::SQ_OP_ATOMIC_FAA;
     d_atomic = d_op == roce_desc_pkg::SQ_OP_ATOMIC_CAS || d_op == roce_desc_pkg::SQ_OP_ATOMIC_FAA;
-    d_have = '0;
-    for (int k = 0; k < 4; k++) begin
-      if (d_nsge > 8'(k))
-        d_have = d_have + {2'd0, wq[8*roce_desc_pkg::SQ_WQE_DATA_OFF + 128*k + 64 +: 32]};
-    end
     d_status = roce_desc_pkg::WC_STATUS_SUCCESS;
     if (wq_err || roce_desc_pkg::sq_wqe_bad(wq)) d_status = roce_desc_pkg::WC_STATUS_LOC_QP_OP_ERR;
     else if (d_inline && (d_len > 32'd64 || d_readlike)) d_status = roce_desc_pkg::WC_STATUS_LOC_QP_OP_ERR;
     else if (!d_inline && d_nsge > 8'd4) d_status = roce_desc_pkg::WC_STATUS_LOC_QP_OP_ERR;
-    else if (!d_inline && !d_atomic && d_have != {2'd0, d_len}) d_status = roce_desc_pkg::WC_STATUS_LOC_LEN_ERR;
-    else if (d_atomic && (d_have < 34'd8 || d_raddr[2:0] != 3'd0)) d_status = roce_desc_pkg::WC_STATUS_LOC_QP_OP_ERR;
+    else if (!d_inline && !d_atomic && !d_have_eq) d_status = roce_desc_pkg::WC_STATUS_LOC_LEN_ERR;
+    else if (d_atomic && (!d_have_ge8 || d_raddr[2:0] != 3'd0)) d_status = roce_desc_pkg::WC_STATUS_LOC_QP_OP_ERR;
   end
-  logic d_bad;
-  assign d_bad = d_status != roce_desc_pkg::WC_STATUS_SUCCESS;
+  // The status is registered: the WQE is complete in S_A2 (its second beat lands in S_A1) and
+  // S_A3 uses it, so the checks (SGE length sum, compares) get a cycle of their own.
+  logic       d_bad;
+  logic [7:0] dr_status;
+  always_ff @(posedge clk) dr_status <= d_status;
+  assign d_bad = dr_status != roce_desc_pkg::WC_STATUS_SUCCESS;
   body_t d_body;
   always_comb begin
     d_body.data = wq[8*roce_desc_pkg::SQ_WQE_DATA_OFF +: 512];
@@ -1031,7 +1084,7 @@ module roce_req #(
             wina_d <= d_win;
             wins_we <= 1'b1;
             wins_addr <= {q, t_idx_l[LOG_WIN-1:0]};
-            wins_d <= d_status;
+            wins_d <= dr_status;
             r.fetched_pub <= t_idx_l + 32'd1;
             if (d_bad && !r.dead) begin
               kick_flush_n <= 1'b0;

@@ -166,6 +166,9 @@ fn run(cli: Cli) -> Result<()> {
             });
             if let Some(l) = &r.levels {
                 res.push_str(&format!(", {} levels ({}): {} -> {}", l.max, l.path, l.from, l.to));
+                if !l.through.is_empty() {
+                    res.push_str(&format!("\n       via {}", l.through.join(" > ")));
+                }
             }
             eprintln!(
                 "[{done:>2}/{total}] ok   {:<24} {:>7.1} s wall {:>7.1} s CPU {:>5} MiB{res}",
