@@ -23,8 +23,13 @@
 // Reset and soft_reset clear every entry, one per cycle: init_done is low for 2^LOG_N
 //   cycles and no request or command is taken meanwhile.
 //
-// Pipeline: accept (BRAM address) -> A (BRAM data) -> B (BRAM output register) -> C (key,
-// PD, access and bounds compares; region end and offset) -> D (result register on m_axis_res).
+// Pipeline: accept (BRAM address) -> A (BRAM data; the request's end va + len) -> B (BRAM
+// output register) -> C (key, PD, access and bounds compares, dma sum in two 32-bit halves)
+// -> D (status priority, dma high half select and zeroing: the result register on
+// m_axis_res). The table stores, besides the MrCtx fields, the region's end va + len (65
+// bits) and iova - va (366 bits an entry), so C does no entry-side arithmetic; a command
+// computes them, and its outcome, in registers from its data during the cycles it waits
+// for the BRAM read anyway (no extra cycle).
 // An invalidate writes the table as it leaves C; requests behind it wait until then.
 // The whole pipeline stalls while the result is not taken: s_axis_req_tready depends
 // combinationally on m_axis_res_tready.
@@ -75,8 +80,9 @@ module roce_mr_check #(
 );
 
   localparam int N = 1 << LOG_N;
-  // entry: {valid, access[3:0], tag[7:0], pd[31:0], iova[63:0], len[63:0], va[63:0]}
-  localparam int E_W = 1 + 4 + 8 + 32 + 192;
+  // entry: {valid, access[3:0], tag[7:0], pd[31:0], iova[63:0], len[63:0], va[63:0],
+  //         end[64:0] (va + len, bit 64 = wrapped), delta[63:0] (iova - va)}
+  localparam int E_W = 1 + 4 + 8 + 32 + 192 + 65 + 64;
 
   localparam logic [2:0] ST_OK = 3'd0;
   localparam logic [2:0] ST_KEY = 3'd1;
@@ -96,23 +102,35 @@ module roce_mr_check #(
     logic [31:0]       key;
     logic [31:0]       pd;
     logic [63:0]       va;
+    logic [31:0]       len;
+    logic [3:0]        need;
+    logic [USER_W-1:0] user;
+  } req_a_t;
+
+  typedef struct packed {
+    logic              op;
+    logic [31:0]       key;
+    logic [31:0]       pd;
+    logic [63:0]       va;
     logic [3:0]        need;
     logic [USER_W-1:0] user;
     logic [64:0]       req_end;  // va + len, bit 64 = wrapped
     logic              zero;     // len = 0
     logic              idx_ok;   // key >> 8 < N
-  } req_t;
+  } req_b_t;
 
   logic        a_v, b_v, c_v;
-  req_t        a_r, b_r;
+  req_a_t      a_r;
+  req_b_t      b_r;
   logic        c_op;
   logic [LOG_N-1:0] c_idx;
   logic [USER_W-1:0] c_user;
   logic [E_W-1:0] rd_q, rd_q2;
 
-  // stage C results
-  logic [2:0]  c_status;
-  logic [63:0] c_dma;
+  // stage C results (the D stage turns them into the status and dma)
+  logic        c_zero, c_key_ok, c_pd_ok, c_acc_ok, c_lo_ok, c_hi_ok;
+  logic [32:0] c_dma_lo;             // low half of va + delta, bit 32 = carry
+  logic [31:0] c_dma_hi0, c_dma_hi1; // high half without / with that carry
   logic        c_inv_hit;  // invalidate that clears its entry
 
   logic ce;  // the pipeline advances
@@ -144,72 +162,96 @@ module roce_mr_check #(
   logic [LOG_N-1:0] wr_addr;
   logic [E_W-1:0]   wr_data;
 
+  // ---------------------------------------------------------------- stage A: request end
+  // va + len as a 32-bit add and a high-half select (carry-select)
+  logic [32:0] a_end_lo, a_end_hi1;
+  logic [64:0] a_end;
+  assign a_end_lo = {1'b0, a_r.va[31:0]} + {1'b0, a_r.len};
+  assign a_end_hi1 = {1'b0, a_r.va[63:32]} + 33'd1;
+  assign a_end = a_end_lo[32] ? {a_end_hi1, a_end_lo[31:0]} : {1'b0, a_r.va[63:32], a_end_lo[31:0]};
+
   // ---------------------------------------------------------------- stage C compares
   logic            e_valid;
   logic [3:0]      e_access;
   logic [7:0]      e_tag;
   logic [31:0]     e_pd;
-  logic [63:0]     e_iova, e_len, e_va;
-  assign {e_valid, e_access, e_tag, e_pd, e_iova, e_len, e_va} = rd_q2;
+  logic [63:0]     e_iova, e_len, e_va, e_delta;
+  logic [64:0]     e_end;
+  assign {e_valid, e_access, e_tag, e_pd, e_iova, e_len, e_va, e_end, e_delta} = rd_q2;
 
-  logic [64:0] mr_end;
-  logic [63:0] mr_end_sat;
   logic        key_ok, pd_ok, acc_ok, lo_ok, hi_ok;
-  assign mr_end = {1'b0, e_va} + {1'b0, e_len};
-  assign mr_end_sat = mr_end[64] ? 64'hFFFF_FFFF_FFFF_FFFF : mr_end[63:0];
   assign key_ok = b_r.idx_ok && e_valid && e_tag == b_r.key[7:0];
   assign pd_ok = e_pd == b_r.pd;
   assign acc_ok = (e_access & b_r.need) == b_r.need;
-  assign lo_ok = b_r.va >= e_va;
-  assign hi_ok = !b_r.req_end[64] && b_r.req_end[63:0] <= mr_end_sat;
+  // 64-bit compares as two 32-bit ones
+  logic va_hi_gt, va_hi_eq, va_lo_ge, end_hi_lt, end_hi_eq, end_lo_le;
+  assign va_hi_gt = b_r.va[63:32] > e_va[63:32];
+  assign va_hi_eq = b_r.va[63:32] == e_va[63:32];
+  assign va_lo_ge = b_r.va[31:0] >= e_va[31:0];
+  assign end_hi_lt = b_r.req_end[63:32] < e_end[63:32];
+  assign end_hi_eq = b_r.req_end[63:32] == e_end[63:32];
+  assign end_lo_le = b_r.req_end[31:0] <= e_end[31:0];
+  assign lo_ok = va_hi_gt || (va_hi_eq && va_lo_ge);
+  // the region's end saturates at 2^64 (e_end[64]); the request's must not wrap
+  assign hi_ok = !b_r.req_end[64] && (e_end[64] || end_hi_lt || (end_hi_eq && end_lo_le));
 
   always_ff @(posedge clk) begin
     if (rd_en) rd_q <= mem[rd_addr];
     if (wr_en) mem[wr_addr] <= wr_data;
   end
 
+  // ---------------------------------------------------------------- stage D: the result
+  logic        d_ok;
+  assign d_ok = !c_op && !c_zero && c_key_ok && c_pd_ok && c_acc_ok && c_lo_ok && c_hi_ok;
+
   always_ff @(posedge clk) begin
     // BRAM output register; in C_WAIT it takes the command's entry (A..C are empty then)
     if (ce || cst == C_WAIT) rd_q2 <= rd_q;
     if (ce) begin
-      // accept -> A
+      // accept -> A (the fields only matter with a_v)
       a_v <= s_fire;
-      if (s_fire) begin
-        a_r.op <= s_axis_req_op;
-        a_r.key <= s_axis_req_key;
-        a_r.pd <= s_axis_req_pd;
-        a_r.va <= s_axis_req_va;
-        a_r.need <= s_axis_req_need;
-        a_r.user <= s_axis_req_user;
-        a_r.req_end <= {1'b0, s_axis_req_va} + {33'd0, s_axis_req_len};
-        a_r.zero <= s_axis_req_len == 32'd0;
-        a_r.idx_ok <= s_axis_req_key[31:8] < 24'(N);
-      end
+      a_r.op <= s_axis_req_op;
+      a_r.key <= s_axis_req_key;
+      a_r.pd <= s_axis_req_pd;
+      a_r.va <= s_axis_req_va;
+      a_r.len <= s_axis_req_len;
+      a_r.need <= s_axis_req_need;
+      a_r.user <= s_axis_req_user;
       // A -> B
       b_v <= a_v;
-      b_r <= a_r;
+      b_r.op <= a_r.op;
+      b_r.key <= a_r.key;
+      b_r.pd <= a_r.pd;
+      b_r.va <= a_r.va;
+      b_r.need <= a_r.need;
+      b_r.user <= a_r.user;
+      b_r.req_end <= a_end;
+      b_r.zero <= a_r.len == 32'd0;
+      b_r.idx_ok <= a_r.key[31:8] < 24'(N);
       // B -> C
       c_v <= b_v;
       c_op <= b_r.op;
       c_idx <= b_r.key[8 +: LOG_N];
       c_user <= b_r.user;
-      c_inv_hit <= 1'b0;
-      c_dma <= 64'd0;
-      if (b_r.op) begin
-        c_status <= !key_ok ? ST_KEY : !pd_ok ? ST_PD : ST_OK;
-        c_inv_hit <= b_v && key_ok && pd_ok;
-      end else if (b_r.zero) begin
-        c_status <= ST_OK;
-      end else begin
-        c_status <= !key_ok ? ST_KEY : !pd_ok ? ST_PD : !acc_ok ? ST_ACCESS
-                  : !(lo_ok && hi_ok) ? ST_BOUNDS : ST_OK;
-        c_dma <= e_iova + (b_r.va - e_va);
-        if (!(key_ok && pd_ok && acc_ok && lo_ok && hi_ok)) c_dma <= 64'd0;
-      end
-      // C -> D (result)
+      c_zero <= b_r.zero;
+      c_key_ok <= key_ok;
+      c_pd_ok <= pd_ok;
+      c_acc_ok <= acc_ok;
+      c_lo_ok <= lo_ok;
+      c_hi_ok <= hi_ok;
+      c_inv_hit <= b_v && b_r.op && key_ok && pd_ok;
+      // dma = iova + (va - region va) = va + delta, as two 32-bit halves
+      c_dma_lo <= {1'b0, b_r.va[31:0]} + {1'b0, e_delta[31:0]};
+      c_dma_hi0 <= b_r.va[63:32] + e_delta[63:32];
+      c_dma_hi1 <= 32'(({b_r.va[63:32], 1'b1} + {e_delta[63:32], 1'b1}) >> 1);
+      // C -> D (result): the first failing check; dma only for a passing check
       m_axis_res_tvalid <= c_v;
-      m_axis_res_status <= c_status;
-      m_axis_res_dma <= c_dma;
+      if (c_op) m_axis_res_status <= !c_key_ok ? ST_KEY : !c_pd_ok ? ST_PD : ST_OK;
+      else if (c_zero) m_axis_res_status <= ST_OK;
+      else m_axis_res_status <= !c_key_ok ? ST_KEY : !c_pd_ok ? ST_PD : !c_acc_ok ? ST_ACCESS
+                              : !(c_lo_ok && c_hi_ok) ? ST_BOUNDS : ST_OK;
+      m_axis_res_dma <= !d_ok ? 64'd0
+                      : {c_dma_lo[32] ? c_dma_hi1 : c_dma_hi0, c_dma_lo[31:0]};
       m_axis_res_user <= c_user;
     end
     if (rst || soft_reset) begin
@@ -239,6 +281,60 @@ module roce_mr_check #(
   logic k_index_ok;
   assign k_index_ok = k_index[23:LOG_N] == '0;
 
+  // Everything C_EXEC needs from the command alone is registered from k_op, k_index and
+  // k_data every cycle: they are stable from C_DRAIN on and C_EXEC is at least three cycles
+  // after they were loaded, so these registers hold the command's values by then (the
+  // outcome, two register stages from k_data, from the cycle before C_EXEC on).
+  //   the derived entry fields end = va + len and delta = iova - va: 32-bit halves here, the
+  //   high half selected by the low carry in C_EXEC
+  logic [32:0] k_end_lo, k_end_hi0, k_end_hi1;
+  logic [32:0] k_dl_lo;
+  logic [31:0] k_dl_hi0, k_dl_hi1;
+  logic [64:0] d_end;
+  logic [63:0] d_delta;
+  //   the outcome: error code, MR_READ's rdata strobe, and which write it makes
+  logic [7:0]  k_err;
+  logic        k_rd_we;
+  logic        k_wr_ctx;    // MR_WRITE of a valid region: write the entry
+  logic        k_wr_clr;    // MR_WRITE with valid = 0: clear the entry if its tag matches
+  logic        k_inval;     // MR_INVALIDATE in range: clear the entry
+  //   (two register stages: the attribute and key checks, then the outcome)
+  logic        k_bad_attr, k_key_ok;
+  always_ff @(posedge clk) begin
+    k_bad_attr <= d_bad_attr;
+    k_key_ok <= d_key[31:8] == k_index;
+    k_end_lo <= {1'b0, d_va[31:0]} + {1'b0, d_len[31:0]};
+    k_end_hi0 <= {1'b0, d_va[63:32]} + {1'b0, d_len[63:32]};
+    k_end_hi1 <= 33'(({1'b0, d_va[63:32], 1'b1} + {1'b0, d_len[63:32], 1'b1}) >> 1);
+    // iova - va = iova + ~va + 1
+    k_dl_lo <= 33'(({1'b0, d_iova[31:0], 1'b1} + {1'b0, ~d_va[31:0], 1'b1}) >> 1);
+    k_dl_hi0 <= d_iova[63:32] + ~d_va[63:32];
+    k_dl_hi1 <= 32'(({d_iova[63:32], 1'b1} + {~d_va[63:32], 1'b1}) >> 1);
+    k_err <= roce_regs_pkg::CMD_ERR_OK;
+    k_rd_we <= 1'b0;
+    k_wr_ctx <= 1'b0;
+    k_wr_clr <= 1'b0;
+    k_inval <= 1'b0;
+    case (k_op)
+      roce_regs_pkg::CMD_OP_MR_WRITE:
+        if (k_bad_attr) k_err <= roce_regs_pkg::CMD_ERR_BAD_ATTR;
+        else if (!k_index_ok || !k_key_ok) k_err <= roce_regs_pkg::CMD_ERR_BAD_INDEX;
+        else begin
+          k_wr_ctx <= d_valid;
+          k_wr_clr <= !d_valid;
+        end
+      roce_regs_pkg::CMD_OP_MR_READ:
+        if (!k_index_ok) k_err <= roce_regs_pkg::CMD_ERR_BAD_INDEX;
+        else k_rd_we <= 1'b1;
+      roce_regs_pkg::CMD_OP_MR_INVALIDATE:
+        if (!k_index_ok) k_err <= roce_regs_pkg::CMD_ERR_BAD_INDEX;
+        else k_inval <= 1'b1;
+      default: k_err <= roce_regs_pkg::CMD_ERR_BAD_OPCODE;
+    endcase
+  end
+  assign d_end = {k_end_lo[32] ? k_end_hi1 : k_end_hi0, k_end_lo[31:0]};
+  assign d_delta = {k_dl_lo[32] ? k_dl_hi1 : k_dl_hi0, k_dl_lo[31:0]};
+
   // the entry read for the command, as an MrCtx image
   logic [511:0] entry_img;
   always_comb begin
@@ -254,33 +350,25 @@ module roce_mr_check #(
     end
   end
 
-  // write port
+  // write port. The data is zero but for an MR_WRITE of a valid region in C_EXEC (the init
+  // sweep runs in C_IDLE, and A..C are empty while a command runs, so no invalidate leaves C
+  // then).
+  logic k_exec;
+  assign k_exec = cst == C_EXEC;
+  assign wr_data = k_exec && k_wr_ctx
+                 ? {1'b1, d_access, d_key[7:0], d_pd, d_iova, d_len, d_va, d_end, d_delta}
+                 : '0;
   always_comb begin
     wr_en = 1'b0;
     wr_addr = c_idx;
-    wr_data = '0;
     if (!init_done) begin
       wr_en = 1'b1;
       wr_addr = init_idx[LOG_N-1:0];
-      wr_data = '0;
     end else if (c_v && c_inv_hit && ce) begin
       wr_en = 1'b1;
-      wr_addr = c_idx;
-      wr_data = '0;
-    end else if (cst == C_EXEC && k_index_ok) begin
+    end else if (k_exec) begin
       wr_addr = k_index[LOG_N-1:0];
-      if (k_op == roce_regs_pkg::CMD_OP_MR_WRITE && !d_bad_attr && d_key[31:8] == k_index) begin
-        if (d_valid) begin
-          wr_en = 1'b1;
-          wr_data = {1'b1, d_access, d_key[7:0], d_pd, d_iova, d_len, d_va};
-        end else if (e_valid && e_tag == d_key[7:0]) begin
-          wr_en = 1'b1;
-          wr_data = '0;
-        end
-      end else if (k_op == roce_regs_pkg::CMD_OP_MR_INVALIDATE) begin
-        wr_en = 1'b1;
-        wr_data = '0;
-      end
+      wr_en = k_wr_ctx || k_inval || (k_wr_clr && e_valid && e_tag == d_key[7:0]);
     end
   end
 
@@ -303,20 +391,9 @@ module roce_mr_check #(
       C_EXEC: begin
         cst <= C_IDLE;
         cmd_done <= 1'b1;
-        cmd_error <= roce_regs_pkg::CMD_ERR_OK;
+        cmd_error <= k_err;
         cmd_rdata <= entry_img;
-        case (k_op)
-          roce_regs_pkg::CMD_OP_MR_WRITE:
-            if (d_bad_attr) cmd_error <= roce_regs_pkg::CMD_ERR_BAD_ATTR;
-            else if (!k_index_ok || d_key[31:8] != k_index)
-              cmd_error <= roce_regs_pkg::CMD_ERR_BAD_INDEX;
-          roce_regs_pkg::CMD_OP_MR_READ:
-            if (!k_index_ok) cmd_error <= roce_regs_pkg::CMD_ERR_BAD_INDEX;
-            else cmd_rdata_we <= 1'b1;
-          roce_regs_pkg::CMD_OP_MR_INVALIDATE:
-            if (!k_index_ok) cmd_error <= roce_regs_pkg::CMD_ERR_BAD_INDEX;
-          default: cmd_error <= roce_regs_pkg::CMD_ERR_BAD_OPCODE;
-        endcase
+        cmd_rdata_we <= k_rd_we;
       end
       default: cst <= C_IDLE;
     endcase
