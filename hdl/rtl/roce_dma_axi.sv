@@ -370,13 +370,19 @@ module roce_dma_axi #(
       n_ent = qmem[{rq_t, c_rp}];
     end
   end
-  logic q_pop, push_head, q_push;
+  // per tag (decoded, no mux by tag): a request accepted for an idle tag, or for one whose
+  // read ends now with nothing queued, is its next read at once; else it is queued
+  logic q_pop, q_push;
   assign q_pop = beat_go && fin && q_nz[rq_t];
-  // a request accepted for an idle tag, or for one whose read ends now with nothing queued,
-  // is its next read at once; else it is queued
-  assign push_head = rd_acc && (!hv[s_dma_rd_tag] ||
-                                (beat_go && fin && !q_nz[rq_t] && s_dma_rd_tag == rq_t));
-  assign q_push = rd_acc && !push_head;
+  logic [NT-1:0] acc_t, head_t, push_t, pop_t;
+  for (genvar t = 0; t < NT; t++) begin : g_tag
+    assign acc_t[t] = s_dma_rd_valid && (!ar_busy || ar_done) && s_dma_rd_tag == TAG_W'(t) &&
+                      !q_full[t];
+    assign head_t[t] = acc_t[t] && (!hv[t] || (beat_go && fin && !q_nz[t] && rq_t == TAG_W'(t)));
+    assign push_t[t] = acc_t[t] && !head_t[t];
+    assign pop_t[t] = beat_go && fin && q_nz[t] && rq_t == TAG_W'(t);
+  end
+  assign q_push = |push_t;
 
   always_ff @(posedge clk) begin
     if (m_axi_rready) begin
@@ -413,12 +419,12 @@ module roce_dma_axi #(
       if (beat_go && rq_t == TAG_W'(t)) begin
         {hv[t], x_first[t], x_err[t], x_ent[t]} <= {n_hv, n_first, n_err, n_ent};
       end
-      if (push_head && s_dma_rd_tag == TAG_W'(t)) begin
+      if (head_t[t]) begin
         {hv[t], x_first[t], x_err[t], x_ent[t]} <= {1'b1, 1'b1, 1'b0, rd_ent};
       end
-      if (q_push && s_dma_rd_tag == TAG_W'(t)) q_wp[t] <= q_wp[t] + 1'b1;
-      if (q_pop && rq_t == TAG_W'(t)) q_rp[t] <= c_rp + 1'b1;
-      case ({q_push && s_dma_rd_tag == TAG_W'(t), q_pop && rq_t == TAG_W'(t)})
+      if (push_t[t]) q_wp[t] <= q_wp[t] + 1'b1;
+      if (pop_t[t]) q_rp[t] <= c_rp + 1'b1;
+      case ({push_t[t], pop_t[t]})
         2'b10: begin
           q_cnt[t] <= q_cnt[t] + 1'b1;
           q_nz[t] <= 1'b1;
