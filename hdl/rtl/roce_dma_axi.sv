@@ -32,9 +32,9 @@
 // Zero-length requests are outside the port contract (the engine never makes one).
 //
 // Latency: a request's first burst is on AR/AW two cycles after the request is accepted
-//   (its next bursts one per cycle); an R beat is on m_dma_rd two cycles after its handshake (the read's first output beat waits for its second AXI
-//   beat when the address is not 64-byte aligned); a write data beat is on W the cycle
-//   after it is accepted.
+//   (its next bursts one per cycle); an R beat is on m_dma_rd two cycles after its
+//   handshake (the read's first output beat waits for its second AXI beat when the address
+//   is not 64-byte aligned); a write data beat is on W the cycle after it is accepted.
 // Throughput: one beat per cycle both ways (64 B/cycle: 16 GB/s at 250 MHz) for long
 //   transfers; per transfer at most one extra cycle (a read or write whose last AXI beat is
 //   needed only for the carry), and one request accepted per cycle when each fits one burst.
@@ -42,6 +42,15 @@
 // Ready paths: s_dma_rd_ready depends on m_axi_arready, s_dma_wr_ready on m_axi_awready,
 //   m_axi_rready on m_dma_rd_tready, s_axis_dma_wr_tready on m_axi_wready (one output
 //   register each, no skid buffer). Every AXI and engine-side valid/data output is a register.
+// Structure (for logic depth, ~8 levels on UltraScale+): the per-tag read context (offset,
+//   beats left as counters with their ==1/==2 flags precomputed, error, queue read pointer)
+//   is copied into registers (c_*) as an R beat enters the input register, forwarded from
+//   the beat being processed when it has the same tag, so processing a beat muxes nothing
+//   by tag; the carry is stored already rotated to the output lanes, so an output beat is
+//   one 3-stage 4:1 byte rotation of the new beat and a lane select against the carry (the
+//   W side likewise); queue and head updates decode the request tag per tag; AR/AW window
+//   increments are carry-select and the last-burst test is a registered flag. A read's
+//   queue slot frees at its last AXI beat (the flush beat that may follow needs no context).
 //
 // Parameters:
 //   TAG_W      engine read tag width (roce_engine DMA_TAG_W).
