@@ -53,51 +53,65 @@ module roce_mr_arb #(
 
   logic [IW-1:0] g;       // the client holding the grant
   logic          held;    // g holds it (it offered last cycle and was not done)
+  logic [N-1:0]  sel;     // one-hot: the client picked (g when none offers)
   logic [IW-1:0] pick;
   logic          any;
-  // round-robin: the client k places after l (k in 1..N)
-  function automatic logic [IW-1:0] rr(input logic [IW-1:0] l, input integer k);
-    integer t;
-    t = {{(32 - IW){1'b0}}, l} + k;
-    if (t >= N) t = t - N;
-    rr = t[IW-1:0];
-  endfunction
 
+  // Round-robin from g: the first offering client after g (g itself last), unless g holds
+  // the grant and still offers. Unrolled over the values of g so that every index is a
+  // constant: sel is a function of g, held and s_valid alone (one LUT for small N).
   always_comb begin
-    pick = g;
-    any = 1'b0;
-    for (int k = N; k >= 1; k--) begin
-      if (s_valid[rr(g, k)]) begin
-        pick = rr(g, k);
-        any = 1'b1;
+    sel = '0;
+    for (int gv = 0; gv < N; gv++) begin
+      if (g == IW'(gv)) begin
+        sel[gv] = 1'b1;
+        for (int k = N; k >= 1; k--) begin
+          if (s_valid[(gv + k) % N]) begin
+            sel = '0;
+            sel[(gv + k) % N] = 1'b1;
+          end
+        end
+        if (held && s_valid[gv]) begin
+          sel = '0;
+          sel[gv] = 1'b1;
+        end
       end
     end
-    if (held && s_valid[g]) begin
-      pick = g;
-      any = 1'b1;
+    any = |s_valid;
+    pick = '0;
+    for (int i = 0; i < N; i++) begin
+      if (sel[i]) pick = IW'(i);
     end
   end
 
+  // one-hot (AND-OR) multiplexers
   always_comb begin
     m_valid = any;
-    m_op = s_op[pick];
-    m_key = s_key[32*pick +: 32];
-    m_pd = s_pd[32*pick +: 32];
-    m_va = s_va[64*pick +: 64];
-    m_len = s_len[32*pick +: 32];
-    m_need = s_need[4*pick +: 4];
-    m_user = {pick, s_user[CU_W*pick +: CU_W]};
-    s_ready = '0;
-    if (any) s_ready[pick] = m_ready;
+    m_op = 1'b0;
+    m_key = '0;
+    m_pd = '0;
+    m_va = '0;
+    m_len = '0;
+    m_need = '0;
+    m_user = '0;
+    for (int i = 0; i < N; i++) begin
+      if (sel[i]) begin
+        m_op = m_op | s_op[i];
+        m_key = m_key | s_key[32*i +: 32];
+        m_pd = m_pd | s_pd[32*i +: 32];
+        m_va = m_va | s_va[64*i +: 64];
+        m_len = m_len | s_len[32*i +: 32];
+        m_need = m_need | s_need[4*i +: 4];
+        m_user = m_user | {IW'(i), s_user[CU_W*i +: CU_W]};
+      end
+    end
+    // the picked client offers unless none does
+    s_ready = sel & s_valid & {N{m_ready}};
   end
 
   always_ff @(posedge clk) begin
-    if (any) begin
-      g <= pick;
-      held <= 1'b1;
-    end else begin
-      held <= 1'b0;
-    end
+    g <= pick;
+    held <= any;
     if (rst) begin
       g <= '0;
       held <= 1'b0;
