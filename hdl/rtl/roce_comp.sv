@@ -493,8 +493,8 @@ module roce_comp #(
   logic unused_in;  // QPNs beyond the table alias (the engine gives none)
   assign unused_in = ^s_comp_qpn[23:LOG_N] ^ ^k_arg[31:24] ^ ^s_body_qpn[23:LOG_N];
 
-  logic [3:0]  log_mtu;
-  assign log_mtu = 4'd7 + a.path_mtu[3:0];
+  logic [3:0]  log_mtu;    // registered: a is loaded as an operation starts, read in S_WIN_WAIT
+  always_ff @(posedge clk) log_mtu <= 4'd7 + a.path_mtu[3:0];
 
   // the entry e
   logic e_readlike, e_atomic;
@@ -525,12 +525,35 @@ module roce_comp #(
   logic [23:0] ol_first;
 
   // READ/atomic placement
-  logic [35:0] rd_off;
-  logic [31:0] rd_rest;
+  // Where the expected READ response goes, computed as the window entry arrives (S_WIN_WAIT,
+  // from s_win_data: r and a hold still there) for S_R_READ, which always follows it: the
+  // offset and length of packet rd_pkts, its PSN and whether it is the last.
+  logic [31:0] rd_off;
+  logic [12:0] rd_rest;      // bytes from the offset on (at most an MTU when it counts)
+  logic        rd_full;      // more than an MTU from the offset on
+  logic [23:0] rd_exp;       // e.first_psn + r.rd_pkts
+  logic        rd_last;      // r.rd_pkts + 1 == e.npkts
   logic [12:0] rd_plen;
-  assign rd_off = {12'd0, r.rd_pkts} << log_mtu;
-  assign rd_rest = {4'd0, rd_off} >= {8'd0, e.len} ? 32'd0 : e.len - rd_off[31:0];
-  assign rd_plen = rd_rest > (32'd1 << log_mtu) ? 13'(32'd1 << log_mtu) : rd_rest[12:0];
+  always_ff @(posedge clk) begin
+    if (st == S_WIN_WAIT && s_win_valid) begin
+      logic [31:0] w_len;
+      logic [23:0] w_first, w_npkts;
+      logic [36:0] off, off1;
+      logic [12:0] rest;
+      w_len = s_win_data[8*roce_rec_pkg::SQ_WIN_LEN_OFF +: 32];
+      w_first = s_win_data[8*roce_rec_pkg::SQ_WIN_FIRST_PSN_OFF +: 24];
+      w_npkts = s_win_data[8*roce_rec_pkg::SQ_WIN_NPKTS_OFF +: 24];
+      off = {13'd0, r.rd_pkts} << log_mtu;
+      off1 = ({13'd0, r.rd_pkts} + 37'd1) << log_mtu;
+      rest = w_len[12:0] - off[12:0];
+      rd_off <= off[31:0];
+      rd_rest <= off >= {5'd0, w_len} ? 13'd0 : rest;
+      rd_full <= {5'd0, w_len} > off1;
+      rd_exp <= w_first + r.rd_pkts;
+      rd_last <= r.rd_pkts + 24'd1 == w_npkts;
+    end
+  end
+  assign rd_plen = rd_full ? 13'(32'd1 << log_mtu) : rd_rest[12:0];
   logic        pl_atomic;      // placing an atomic's 8 bytes (else READ data)
   logic [12:0] pl_len;
   logic [31:0] pl_off;
@@ -967,24 +990,23 @@ module roce_comp #(
       S_R_READ: begin
         st <= S_R_FIN;
         if (e.opcode == roce_desc_pkg::SQ_OP_READ) begin
-          if (psn_diff(h.psn, e.first_psn + r.rd_pkts) > 0) begin
+          if (psn_diff(h.psn, rd_exp) > 0) begin
             // a response was lost: go back to it
-            if (!(r.rewound_v && r.rewound == e.first_psn + r.rd_pkts)) begin
-              rw_target <= e.first_psn + r.rd_pkts;
+            if (!(r.rewound_v && r.rewound == rd_exp)) begin
+              rw_target <= rd_exp;
               rw_i <= r.sq_ci;
               rw_ret <= S_R_FIN;
               st <= S_RW_NEXT;
             end
-          end else if (psn_diff(h.psn, e.first_psn + r.rd_pkts) == 0) begin
-            logic last, op_ok;
-            last = r.rd_pkts + 24'd1 == e.npkts;
-            op_ok = last ? (h.opcode == OP_RD_LAST || h.opcode == OP_RD_ONLY)
+          end else if (h.psn == rd_exp) begin
+            logic op_ok;
+            op_ok = rd_last ? (h.opcode == OP_RD_LAST || h.opcode == OP_RD_ONLY)
                          : (h.opcode == OP_RD_FIRST || h.opcode == OP_RD_MIDDLE);
             if (!op_ok || h.payload_len != {3'd0, rd_plen}) begin
               fatal <= roce_desc_pkg::WC_STATUS_BAD_RESP_ERR;
             end else begin
               pl_len <= rd_plen;
-              pl_off <= rd_off[31:0];
+              pl_off <= rd_off;
               st <= S_SG;
             end
           end
@@ -1234,11 +1256,13 @@ module roce_comp #(
 
       // ------------------------------------------------------------ timeout
       S_T_GO: begin
-        logic [31:0] later;
-        logic expired;
-        if (r.dl_v && rv.busy) later = $signed(r.dl - rv.busy_deadline) >= 0 ? r.dl : rv.busy_deadline;
-        else later = r.dl_v ? r.dl : rv.busy_deadline;
-        expired = r.una != rv.max_sent && (r.dl_v || rv.busy) && $signed(tick_l - later) >= 0;
+        // the later of the two deadlines has passed; the three differences side by side
+        // rather than a subtraction from the one picked by another
+        logic use_dl, past_dl, past_bd, expired;
+        use_dl = r.dl_v && (!rv.busy || $signed(r.dl - rv.busy_deadline) >= 0);
+        past_dl = $signed(tick_l - r.dl) >= 0;
+        past_bd = $signed(tick_l - rv.busy_deadline) >= 0;
+        expired = r.una != rv.max_sent && (r.dl_v || rv.busy) && (use_dl ? past_dl : past_bd);
         st <= S_WB;
         if ((a_state == ST_RTS || a_state == ST_SQD) && !r.dead && expired) begin
           cnt_timeout <= 1'b1;
