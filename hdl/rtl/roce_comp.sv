@@ -434,18 +434,23 @@ module roce_comp #(
   roce_rec_pkg::req_rd_t sc_rv;
   /* verilator lint_on UNUSEDSIGNAL */
   assign sc_rv = s_rd2_data;
-  logic [31:0] sc_later;
   logic        sc_exp;
   always_comb begin
-    logic dv;
+    logic dv, use_dl, past_dl, past_bd;
     logic [31:0] dl;
     logic [23:0] una;
     {dv, dl, una} = sc_t2;
-    if (dv && sc_rv.busy) sc_later = $signed(dl - sc_rv.busy_deadline) >= 0 ? dl : sc_rv.busy_deadline;
-    else sc_later = dv ? dl : sc_rv.busy_deadline;
+    // the later deadline has passed (the three differences side by side, as in S_T_GO)
+    use_dl = dv && (!sc_rv.busy || $signed(dl - sc_rv.busy_deadline) >= 0);
+    past_dl = $signed(now_tick - dl) >= 0;
+    past_bd = $signed(now_tick - sc_rv.busy_deadline) >= 0;
     sc_exp = sc_v2 && s_rd2_valid && una != sc_rv.max_sent && (dv || sc_rv.busy) &&
-             $signed(now_tick - sc_later) >= 0;
+             (use_dl ? past_dl : past_bd);
   end
+  // tmo_pend[sc_q2], read a cycle ahead at sc_q1 with this cycle's set and clear forwarded
+  // (the clear by tq_pop wins, as below), so the 1-of-N read is off the expiry path
+  logic sc_p2, sc_set;
+  assign sc_set = sc_exp && !sc_p2;
 
   logic tq_pop;
   always_ff @(posedge clk) begin
@@ -456,7 +461,9 @@ module roce_comp #(
     sc_q2 <= sc_q1;
     sc_t2 <= sc_t1;
     if (sc_run) sc_idx <= sc_idx + 1'b1;
-    if (sc_exp && !tmo_pend[sc_q2]) begin
+    sc_p2 <= (tq_pop && tq[tq_rd[1:0]] == sc_q1) ? 1'b0 :
+             (sc_set && sc_q2 == sc_q1) ? 1'b1 : tmo_pend[sc_q1];
+    if (sc_set) begin
       tq[tq_wr[1:0]] <= sc_q2;
       tq_wr <= tq_wr + 1'b1;
       tmo_pend[sc_q2] <= 1'b1;
@@ -495,6 +502,18 @@ module roce_comp #(
 
   logic [3:0]  log_mtu;    // registered: a is loaded as an operation starts, read in S_WIN_WAIT
   always_ff @(posedge clk) log_mtu <= 4'd7 + a.path_mtu[3:0];
+
+  // S_T_GO: the later of the QP's two deadlines has passed. Registered from S_GO, which
+  // always precedes S_T_GO and changes none of r, rv and tick_l for a timeout; the three
+  // differences side by side rather than a subtraction from the one picked by another.
+  logic t_expired;
+  always_ff @(posedge clk) begin
+    logic use_dl, past_dl, past_bd;
+    use_dl = r.dl_v && (!rv.busy || $signed(r.dl - rv.busy_deadline) >= 0);
+    past_dl = $signed(tick_l - r.dl) >= 0;
+    past_bd = $signed(tick_l - rv.busy_deadline) >= 0;
+    t_expired <= r.una != rv.max_sent && (r.dl_v || rv.busy) && (use_dl ? past_dl : past_bd);
+  end
 
   // the entry e
   logic e_readlike, e_atomic;
@@ -1256,15 +1275,8 @@ module roce_comp #(
 
       // ------------------------------------------------------------ timeout
       S_T_GO: begin
-        // the later of the two deadlines has passed; the three differences side by side
-        // rather than a subtraction from the one picked by another
-        logic use_dl, past_dl, past_bd, expired;
-        use_dl = r.dl_v && (!rv.busy || $signed(r.dl - rv.busy_deadline) >= 0);
-        past_dl = $signed(tick_l - r.dl) >= 0;
-        past_bd = $signed(tick_l - rv.busy_deadline) >= 0;
-        expired = r.una != rv.max_sent && (r.dl_v || rv.busy) && (use_dl ? past_dl : past_bd);
         st <= S_WB;
-        if ((a_state == ST_RTS || a_state == ST_SQD) && !r.dead && expired) begin
+        if ((a_state == ST_RTS || a_state == ST_SQD) && !r.dead && t_expired) begin
           cnt_timeout <= 1'b1;
           if (r.retries == 3'd0) begin
             if (idx_before(r.sq_ci, rv.fetched)) begin
