@@ -92,7 +92,6 @@ module roce_icrc #(
   /* verilator lint_off UNUSEDSIGNAL */
   // Only the ~26 header bytes the parse reads are used; synthesis drops the rest.
   logic [8*HDR-1:0]  hdr_q;
-  logic [8*HDR-1:0]  hv;       // merged view: this beat's lanes over the shadow
   /* verilator lint_on UNUSEDSIGNAL */
 
   assign p_go = adv && p_valid && (p_last || s_axis_tvalid);
@@ -111,79 +110,151 @@ module roce_icrc #(
     end
   end
 
-  // Beat c of the frame covers header bytes [c*BYTES, (c+1)*BYTES).
-  always_comb begin
-    for (int c = 0; c < NCH; c++) begin
-      hv[c*DATA_W +: DATA_W] = (32'(bidx_q) == c) ? p_data : hdr_q[c*DATA_W +: DATA_W];
-    end
-  end
-
   function automatic logic [7:0] hb(input logic [8*HDR-1:0] v, input int o);
     hb = v[8*o +: 8];
   endfunction
 
-  logic        vlan, is_v4, is_v6, is_v1, fields_ok, len_ok, lenk;
-  logic [15:0] et, v4len, v6len;
-  logic [4:0]  ip_off;
-  logic [16:0] ip_end;
-  logic [6:0]  dport_end;
-  logic [17:0] rem;           // ip_end - base, signed
-  logic [RW-1:0] remc;        // rem clamped to 0..BYTES+4
-  logic [LG:0] nbytes;        // valid bytes of this beat
-  logic [17:0] frame_len;     // bytes up to the end of this beat
-  logic        v_roce, v_mal;
+  // Remaining datagram bytes from the start of the beat in P (ip_end - base), clamped to
+  // 0..BYTES+4 (remc). The length beat LB (it holds header bytes 16..23 in every layout)
+  // takes it from per-layout candidates prepared from its lanes on the way into P; later
+  // beats take it from rem_q, which counts down by BYTES per beat (and stops once negative),
+  // with its clamp flags prepared a beat ahead. Beats before LB do not use it (lenk is 0).
+  // The Ethertype compares are prepared on the way in too, so P only selects.
+  localparam int LB  = 16 / BYTES;  // beat holding header bytes 16..23 (0 if BYTES >= 32)
+  localparam int C12 = 12 / BYTES;  // beat holding bytes 12..13
+  localparam int BLB = LB * BYTES;  // the length beat's byte offset
+
+  function automatic logic [7:0] ib(input logic [DATA_W-1:0] d, input int o);
+    ib = d[8*(o % BYTES) +: 8];
+  endfunction
+
+  // {0x0800, 0x86DD, 0x8915} compares of a 16-bit Ethertype
+  function automatic logic [2:0] et_dec(input logic [15:0] e);
+    et_dec = {e == 16'h0800, e == 16'h86DD, e == 16'h8915};
+  endfunction
+
+  // Candidate (ip_end - base) of one layout for the length beat: the datagram ends k bytes
+  // after the length field's value; clamped as remc.
+  function automatic logic [RW-1:0] clamp_c(input logic [15:0] len, input logic [17:0] k);
+    logic [17:0] r;
+    r = 18'(len) + k;
+    if (r[17]) begin
+      clamp_c = '0;
+    end else if (r > 18'(BYTES + 4)) begin
+      clamp_c = RW'(BYTES + 4);
+    end else begin
+      clamp_c = RW'(r);
+    end
+  endfunction
+
+  // len < c and len > c for a constant c of either sign
+  function automatic logic len_lt(input logic [15:0] len, input int c);
+    len_lt = c > 0 && 32'(len) < c;
+  endfunction
+  function automatic logic len_gt(input logic [15:0] len, input int c);
+    len_gt = c < 0 || 32'(len) > c;
+  endfunction
+
+  // Layouts, indexed {v4, vlan}: 0 IPv6/v1, 1 IPv6/v1 + VLAN, 2 IPv4, 3 IPv4 + VLAN.
+  // ip_end = 14 (+4 VLAN) + IPv4 total length, or 14 (+4) + 40 + IPv6 payload length.
+  function automatic int len_off(input int y);  // the length field's byte
+    len_off = (y >= 2 ? 16 : 18) + (y % 2) * 4;
+  endfunction
+  function automatic int end_k(input int y);
+    end_k = (y >= 2 ? 14 : 54) + (y % 2) * 4;
+  endfunction
+
+  logic [3:0]        in_d12;              // bytes 12..13: {0x8100, et_dec}
+  logic [2:0]        in_d16;              // bytes 16..17: et_dec
+  logic [LG:0]       in_nbytes;
+  logic [4*RW-1:0]   in_remc;             // per layout: this beat's remc
+  logic [4*18-1:0]   in_next;             // the next beat's rem
+  logic [3:0]        in_nneg, in_nsat;    // its clamp flags
 
   always_comb begin
-    vlan   = {hb(hv, 12), hb(hv, 13)} == 16'h8100;
-    et     = vlan ? {hb(hv, 16), hb(hv, 17)} : {hb(hv, 12), hb(hv, 13)};
-    is_v4  = et == 16'h0800;
-    is_v6  = et == 16'h86DD;
-    is_v1  = et == 16'h8915;
-    ip_off = vlan ? 5'd18 : 5'd14;
-    v4len  = vlan ? {hb(hv, 20), hb(hv, 21)} : {hb(hv, 16), hb(hv, 17)};
-    v6len  = vlan ? {hb(hv, 22), hb(hv, 23)} : {hb(hv, 18), hb(hv, 19)};
-    if (is_v4) begin
-      fields_ok = (vlan ? hb(hv, 18) : hb(hv, 14)) == 8'h45
-               && (vlan ? hb(hv, 27) : hb(hv, 23)) == 8'd17
-               && (vlan ? {hb(hv, 40), hb(hv, 41)} : {hb(hv, 36), hb(hv, 37)}) == 16'd4791;
-      ip_end    = 17'(ip_off) + 17'(v4len);
-      len_ok    = v4len >= 16'd44;
-      dport_end = vlan ? 7'd42 : 7'd38;
-      // the length field has been seen once the beat holding its last byte is reached
-      lenk      = 32'(bidx_q) * BYTES + BYTES > (vlan ? 21 : 17);
-    end else if (is_v1) begin
-      // RoCEv1: a GRH (IPv6 layout, next header 0x1B) and the BTH, no UDP
-      fields_ok = (vlan ? hb(hv, 18) : hb(hv, 14)) >> 4 == 8'd6
-               && (vlan ? hb(hv, 24) : hb(hv, 20)) == 8'h1B;
-      ip_end    = 17'(ip_off) + 17'd40 + 17'(v6len);
-      len_ok    = v6len >= 16'd16;
-      dport_end = vlan ? 7'd25 : 7'd21;  // the fields end with the next header byte
-      lenk      = 32'(bidx_q) * BYTES + BYTES > (vlan ? 23 : 19);
-    end else begin
-      fields_ok = is_v6
-               && (vlan ? hb(hv, 18) : hb(hv, 14)) >> 4 == 8'd6
-               && (vlan ? hb(hv, 24) : hb(hv, 20)) == 8'd17
-               && (vlan ? {hb(hv, 60), hb(hv, 61)} : {hb(hv, 56), hb(hv, 57)}) == 16'd4791;
-      ip_end    = 17'(ip_off) + 17'd40 + 17'(v6len);
-      len_ok    = v6len >= 16'd24;
-      dport_end = vlan ? 7'd62 : 7'd58;
-      lenk      = is_v6 && 32'(bidx_q) * BYTES + BYTES > (vlan ? 23 : 19);
+    in_d12 = {{ib(s_axis_tdata, 12), ib(s_axis_tdata, 13)} == 16'h8100,
+              et_dec({ib(s_axis_tdata, 12), ib(s_axis_tdata, 13)})};
+    in_d16 = et_dec({ib(s_axis_tdata, 16), ib(s_axis_tdata, 17)});
+    for (int y = 0; y < 4; y++) begin
+      in_remc[y*RW +: RW] = clamp_c({ib(s_axis_tdata, len_off(y)), ib(s_axis_tdata, len_off(y) + 1)},
+                                    18'(end_k(y) - BLB));
+      in_next[y*18 +: 18] = 18'({ib(s_axis_tdata, len_off(y)), ib(s_axis_tdata, len_off(y) + 1)})
+                          + 18'(end_k(y) - BLB - BYTES);
+      in_nneg[y] = len_lt({ib(s_axis_tdata, len_off(y)), ib(s_axis_tdata, len_off(y) + 1)},
+                          BLB + BYTES - end_k(y));
+      in_nsat[y] = len_gt({ib(s_axis_tdata, len_off(y)), ib(s_axis_tdata, len_off(y) + 1)},
+                          BLB + 2 * BYTES + 4 - end_k(y));
     end
-    rem = 18'(ip_end) - 18'(base_q);
-    if (!lenk || rem[17]) begin
-      remc = '0;
-    end else if (rem > 18'(BYTES + 4)) begin
-      remc = RW'(BYTES + 4);
-    end else begin
-      remc = RW'(rem);
+    // tkeep is contiguous from lane 0 (interface requirement): count it as a thermometer
+    // code, bit j set where a run of 2^j lanes starts an odd 2^j block (no adder chain)
+    in_nbytes = '0;
+    in_nbytes[LG] = s_axis_tkeep[BYTES-1];
+    for (int j = 0; j < LG; j++) begin
+      for (int m = 0; m < BYTES; m += 2 << j) begin
+        if (s_axis_tkeep[m + (1 << j) - 1] && !s_axis_tkeep[m + (2 << j) - 1]) begin
+          in_nbytes[j] = 1'b1;
+        end
+      end
     end
-    nbytes = '0;
-    for (int l = 0; l < BYTES; l++) begin
-      nbytes = nbytes + (LG + 1)'(p_keep[l]);
+  end
+
+  logic [3:0]        p_d12, hq_d12;       // of the beat in P; of chunk C12 of the frame
+  logic [2:0]        p_d16, hq_d16;
+  logic [LG:0]       p_nbytes;
+  logic [4*RW-1:0]   p_remc;
+  logic [4*18-1:0]   p_next;
+  logic [3:0]        p_nneg, p_nsat;
+
+  always_ff @(posedge clk) begin
+    if (adv && (!p_valid || p_go)) begin
+      p_d12    <= in_d12;
+      p_d16    <= in_d16;
+      p_nbytes <= in_nbytes;
+      p_remc   <= in_remc;
+      p_next   <= in_next;
+      p_nneg   <= in_nneg;
+      p_nsat   <= in_nsat;
     end
-    frame_len = 18'(base_q) + 18'(nbytes);
-    v_roce = fields_ok && frame_len >= 18'(dport_end);
-    v_mal  = v_roce && !(len_ok && lenk && 18'(ip_end) <= frame_len);
+  end
+
+  logic        vlan, is_v4, is_v6, is_v1, lenk;
+  logic [3:0]  d12;
+  logic [2:0]  d16;
+  logic [1:0]  lay;
+  logic [17:0] rem_q;                 // rem of the beat after the one that left P
+  logic        rq_neg, rq_sat;        // rem_q < 0, rem_q > BYTES+4
+  logic [RW-1:0] s_remc, remc;
+
+  always_comb begin
+    // the merged view of the header: this beat's lanes over the earlier beats' flags
+    d12    = (32'(bidx_q) == C12) ? p_d12 : hq_d12;
+    d16    = (32'(bidx_q) == LB) ? p_d16 : hq_d16;
+    vlan   = d12[3];
+    {is_v4, is_v6, is_v1} = vlan ? d16 : d12[2:0];
+    // The IP length field is known from beat LB on.
+    lenk   = 32'(bidx_q) + 1 > LB && (is_v4 || is_v1 || is_v6);
+    lay    = {is_v4, vlan};
+    s_remc = rq_neg ? '0 : rq_sat ? RW'(BYTES + 4) : RW'(rem_q);
+    remc   = (32'(bidx_q) == LB) ? p_remc[32'(lay)*RW +: RW] : s_remc;
+  end
+
+  always_ff @(posedge clk) begin
+    if (p_go) begin
+      if (32'(bidx_q) == C12) begin
+        hq_d12 <= p_d12;
+      end
+      if (32'(bidx_q) == LB) begin
+        hq_d16 <= p_d16;
+        rem_q  <= p_next[32'(lay)*18 +: 18];
+        rq_neg <= p_nneg[lay];
+        rq_sat <= p_nsat[lay];
+      end else if (!rq_neg) begin
+        // rem_q - BYTES < 0 and > BYTES+4, from rem_q itself
+        rem_q  <= rem_q - 18'(BYTES);
+        rq_neg <= rem_q < 18'(BYTES);
+        rq_sat <= rem_q > 18'(2 * BYTES + 4);
+      end
+    end
   end
 
   always_ff @(posedge clk) begin
@@ -213,37 +284,76 @@ module roce_icrc #(
   end
 
   // ------------------------------------------------------------------------------------
-  // M: masking
+  // M: masking, and the beat's position flags and frame verdict from P's parse
   // ------------------------------------------------------------------------------------
-  logic              m_valid, m_first, m_last, m_vlan, m_v6, m_v1, m_lenk, m_end, m_pre, m_pen;
+  logic              m_valid, m_first, m_last, m_vlan, m_v6, m_v1, m_isv6, m_lenk;
+  logic              m_uerr, m_bbig;
   logic [DATA_W-1:0] m_data;
   logic [KEEP_W-1:0] m_keep;
   logic [4:0]        m_bidx;
-  logic [RW-1:0]     m_remc;
-  logic [5:0]        m_z;
-  logic [2:0]        m_v;     // {roce, malformed, input error}, meaningful on the last beat
+  logic [RW-1:0]     m_remc;  // clamped remaining bytes, before the lenk gate
+  logic [LG:0]       m_nbytes;
+  logic [5:0]        m_blo;   // base_q[5:0]; m_bbig: base_q >= 64
 
   always_ff @(posedge clk) begin
     if (adv) begin
-      m_valid <= p_go;
-      m_data  <= p_data;
-      m_keep  <= p_keep;
-      m_last  <= p_last;
-      m_first <= bidx_q == 5'd0;
-      m_bidx  <= bidx_q;
-      m_vlan  <= vlan;
-      m_v6    <= !is_v4 && !is_v1;
-      m_v1    <= is_v1;
-      m_lenk  <= lenk;
-      m_remc  <= remc;
-      m_end   <= remc != '0 && remc <= RW'(BYTES);
-      m_pre   <= remc > RW'(BYTES) && remc < RW'(BYTES + 4);
-      m_z     <= 6'(RW'(BYTES) - remc) & 6'(BYTES - 1);
-      m_pen   <= fields_ok && len_ok;
-      m_v     <= {v_roce, v_mal, uerr_q || p_user};
+      m_valid  <= p_go;
+      m_data   <= p_data;
+      m_keep   <= p_keep;
+      m_last   <= p_last;
+      m_first  <= bidx_q == 5'd0;
+      m_bidx   <= bidx_q;
+      m_vlan   <= vlan;
+      m_v6     <= !is_v4 && !is_v1;
+      m_v1     <= is_v1;
+      m_lenk   <= lenk;
+      m_remc   <= remc;
+      m_isv6   <= is_v6;
+      m_uerr   <= uerr_q || p_user;
+      m_nbytes <= p_nbytes;
+      m_blo    <= base_q[5:0];
+      m_bbig   <= base_q[16:6] != '0;
     end
     if (rst) begin
       m_valid <= 1'b0;
+    end
+  end
+
+  logic [RW-1:0] mg_remc;     // remc, 0 until the length is known
+  logic          mg_end, mg_pre;
+  logic [5:0]    mg_z;
+
+  always_comb begin
+    mg_remc = m_lenk ? m_remc : '0;
+    mg_end  = mg_remc != '0 && mg_remc <= RW'(BYTES);
+    mg_pre  = mg_remc > RW'(BYTES) && mg_remc < RW'(BYTES + 4);
+    mg_z    = 6'(RW'(BYTES) - mg_remc) & 6'(BYTES - 1);
+  end
+
+  // The RoCE field checks need no merge with the beat: once the beat in M left P, the
+  // shadow holds it and every earlier beat of the frame (later chunks are not used before
+  // the frame reaches them: the verdict counts on the last beat only).
+  logic        fields_ok, len_ok;
+  logic [15:0] v4len, v6len;
+  always_comb begin
+    v4len = m_vlan ? {hb(hdr_q, 20), hb(hdr_q, 21)} : {hb(hdr_q, 16), hb(hdr_q, 17)};
+    v6len = m_vlan ? {hb(hdr_q, 22), hb(hdr_q, 23)} : {hb(hdr_q, 18), hb(hdr_q, 19)};
+    if (!m_v1 && !m_v6) begin
+      fields_ok = (m_vlan ? hb(hdr_q, 18) : hb(hdr_q, 14)) == 8'h45
+               && (m_vlan ? hb(hdr_q, 27) : hb(hdr_q, 23)) == 8'd17
+               && (m_vlan ? {hb(hdr_q, 40), hb(hdr_q, 41)} : {hb(hdr_q, 36), hb(hdr_q, 37)}) == 16'd4791;
+      len_ok    = v4len >= 16'd44;
+    end else if (m_v1) begin
+      // RoCEv1: a GRH (IPv6 layout, next header 0x1B) and the BTH, no UDP
+      fields_ok = (m_vlan ? hb(hdr_q, 18) : hb(hdr_q, 14)) >> 4 == 8'd6
+               && (m_vlan ? hb(hdr_q, 24) : hb(hdr_q, 20)) == 8'h1B;
+      len_ok    = v6len >= 16'd16;
+    end else begin
+      fields_ok = m_isv6
+               && (m_vlan ? hb(hdr_q, 18) : hb(hdr_q, 14)) >> 4 == 8'd6
+               && (m_vlan ? hb(hdr_q, 24) : hb(hdr_q, 20)) == 8'd17
+               && (m_vlan ? {hb(hdr_q, 60), hb(hdr_q, 61)} : {hb(hdr_q, 56), hb(hdr_q, 57)}) == 16'd4791;
+      len_ok    = v6len >= 16'd24;
     end
   end
 
@@ -317,7 +427,10 @@ module roce_icrc #(
   logic [KEEP_W-1:0] c_keep;
   logic [RW-1:0]     c_remc;
   logic [5:0]        c_z;
-  logic [2:0]        c_v;
+  logic              c_fok, c_lok, c_lenk, c_uerr, c_bbig, c_vlan, c_v1, c_v6;
+  logic [LG:0]       c_nbytes;
+  logic [5:0]        c_blo;
+  logic [RW-1:0]     c_remk;  // remc, not gated by lenk
 
   always_ff @(posedge clk) begin
     if (adv) begin
@@ -328,16 +441,44 @@ module roce_icrc #(
       c_data   <= m_data;
       c_keep   <= m_keep;
       c_last   <= m_last;
-      c_end    <= m_end;
-      c_pre    <= m_pre;
-      c_pen    <= m_pen;
-      c_remc   <= m_remc;
-      c_z      <= m_z;
-      c_v      <= m_v;
+      c_end    <= mg_end;
+      c_pre    <= mg_pre;
+      c_pen    <= fields_ok && len_ok;
+      c_remc   <= mg_remc;
+      c_z      <= mg_z;
+      c_fok    <= fields_ok;
+      c_lok    <= len_ok;
+      c_lenk   <= m_lenk;
+      c_uerr   <= m_uerr;
+      c_bbig   <= m_bbig;
+      c_blo    <= m_blo;
+      c_nbytes <= m_nbytes;
+      c_remk   <= m_remc;
+      c_vlan   <= m_vlan;
+      c_v1     <= m_v1;
+      c_v6     <= m_v6;
     end
     if (rst) begin
       c_valid <= 1'b0;
     end
+  end
+
+  // The frame verdict (meaningful on its last beat): {roce, malformed, input error}
+  logic [6:0] dport_end;   // the frame must reach this byte to hold the RoCE fields
+  logic [7:0] flen_lo;     // frame bytes up to the end of this beat, if base < 64
+  logic       v_roce, v_mal;
+  logic [2:0] c_v;
+  always_comb begin
+    unique case ({c_v1, c_v6})
+      2'b10:   dport_end = c_vlan ? 7'd25 : 7'd21;  // the fields end with the next header
+      2'b01:   dport_end = c_vlan ? 7'd62 : 7'd58;
+      default: dport_end = c_vlan ? 7'd42 : 7'd38;
+    endcase
+    flen_lo = 8'(c_blo) + 8'(c_nbytes);
+    v_roce  = c_fok && (c_bbig || flen_lo >= 8'(dport_end));
+    // ip_end <= frame_len: the datagram ends within this beat (remc <= nbytes)
+    v_mal   = v_roce && !(c_lok && c_lenk && c_remk <= RW'(c_nbytes));
+    c_v     = {v_roce, v_mal, c_uerr};
   end
 
   logic [31:0] crc_next, run_q;
