@@ -95,9 +95,16 @@ module roce_rd_rsp #(
   logic [15:0] g_len;      // its payload bytes
   logic        g_last;
   logic [AW:0] g_beats;
-  assign g_len = r.atomic ? 16'd0 : (r_left > {16'd0, r_mtu} ? r_mtu : r_left[15:0]);
-  assign g_last = r.atomic || r_left <= {16'd0, r_mtu};
-  assign g_beats = (AW + 1)'((g_len + 16'd63) >> 6);
+  // r_big = more than an MTU left, a register: r_lm2 = r_left - 2 * mtu is kept beside
+  // r_left (both stepped by the MTU), and after a full packet r_big is its sign and zero
+  // test; no compare on the packet path. The beats of both packet kinds are ready beside.
+  logic [32:0] r_lm2;
+  logic        r_big;
+  logic [AW:0] r_mtu_beats, r_left_beats;
+  assign g_len = r.atomic ? 16'd0 : (r_big ? r_mtu : r_left[15:0]);
+  assign g_last = r.atomic || !r_big;
+  assign g_beats = r.atomic ? '0 : r_big ? r_mtu_beats : r_left_beats;
+  assign r_left_beats = (AW + 1)'(({1'b0, r_left[15:0]} + 17'd63) >> 6);
 
   // descriptor queue: {desc, beats}
   localparam int QE_W = DESC_W + AW + 1;
@@ -110,10 +117,17 @@ module roce_rd_rsp #(
   // FIFO credit: beats reserved by issued reads and not yet sent out
   logic [AW:0] credit_used;
   logic        fits;
-  assign fits = {1'b0, credit_used} + {1'b0, g_beats} <= (AW + 2)'(DEPTH);
+  logic fits_mtu, fits_left;
+  assign fits_mtu = {1'b0, credit_used} + {1'b0, r_mtu_beats} <= (AW + 2)'(DEPTH);
+  assign fits_left = {1'b0, credit_used} + {1'b0, r_left_beats} <= (AW + 2)'(DEPTH);
+  assign fits = r.atomic ? {1'b0, credit_used} <= (AW + 2)'(DEPTH) : r_big ? fits_mtu : fits_left;
 
   logic go;  // make the next packet this cycle
   assign go = r_busy && !dq_full && fits && (!m_dma_rd_valid || m_dma_rd_ready);
+
+  logic [47:0] r_dma_hi1;   // r_dma[63:16] + 1
+  logic [16:0] dma_lo;
+  assign dma_lo = {1'b0, r_dma[15:0]} + {1'b0, g_len};
 
   logic [DESC_W-1:0] g_desc;
   always_comb begin
@@ -170,6 +184,16 @@ module roce_rd_rsp #(
       r_left <= s_rsp_data[8*roce_rec_pkg::RD_RSP_LEN_OFF +: 32];
       r_psn <= s_rsp_data[8*roce_rec_pkg::RD_RSP_PSN_OFF +: 24];
       r_dma <= s_rsp_data[8*roce_rec_pkg::RD_RSP_DMA_OFF +: 64];
+      r_dma_hi1 <= s_rsp_data[8*roce_rec_pkg::RD_RSP_DMA_OFF + 16 +: 48] + 48'd1;
+      begin
+        logic [3:0]  lg;
+        logic [31:0] len;
+        lg = 4'd7 + s_rsp_data[8*roce_rec_pkg::RD_RSP_PATH_MTU_OFF +: 4];
+        len = s_rsp_data[8*roce_rec_pkg::RD_RSP_LEN_OFF +: 32];
+        r_big <= len > (32'd1 << lg);
+        r_lm2 <= {1'b0, len} - (33'd2 << lg);
+        r_mtu_beats <= (AW + 1)'(((17'd1 << lg) + 17'd63) >> 6);
+      end
       r_first <= 1'b1;
       r_log_mtu <= 4'd7 + s_rsp_data[8*roce_rec_pkg::RD_RSP_PATH_MTU_OFF +: 4];
     end
@@ -182,8 +206,16 @@ module roce_rd_rsp #(
         m_dma_rd_len <= g_len;
       end
       r_psn <= r_psn + 24'd1;
-      r_dma <= r_dma + {48'd0, g_len};
+      // the address in two parts: the low 16 bits plus the length, the high 48 from
+      // themselves or their increment (kept ready)
+      r_dma[15:0] <= dma_lo[15:0];
+      if (dma_lo[16]) begin
+        r_dma[63:16] <= r_dma_hi1;
+        r_dma_hi1 <= r_dma_hi1 + 48'd1;
+      end
       r_left <= r_left - {16'd0, g_len};
+      r_big <= !r_lm2[32] && r_lm2 != 33'd0;  // (meaningless after the last packet)
+      r_lm2 <= r_lm2 - {17'd0, r_mtu};
       r_first <= 1'b0;
       if (g_last) r_busy <= 1'b0;
     end
