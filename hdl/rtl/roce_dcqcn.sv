@@ -144,6 +144,7 @@ module roce_dcqcn #(
   logic [31:0] cd_k, cd_t, cd_i;       // cycles
   logic [31:0] cd_b;
   logic [5:0]  cd_f;
+  logic signed [29:0] cd_ai_room, cd_hai_room;  // LINE_Q - cd_ai, LINE_Q - cd_hai
   always_ff @(posedge clk) begin
     cq_cnp_en <= cfg_cnp_enable;
     cq_dcqcn_en <= cfg_dcqcn_enable;
@@ -163,6 +164,8 @@ module roce_dcqcn #(
     cd_us <= cq_us;
     cd_ai <= {cq_ai, 8'd0};
     cd_hai <= {cq_hai, 8'd0};
+    cd_ai_room <= $signed({2'b00, LINE_Q}) - $signed({2'b00, cq_ai, 8'd0});
+    cd_hai_room <= $signed({2'b00, LINE_Q}) - $signed({2'b00, cq_hai, 8'd0});
     if (cq_min == 20'd0) cd_min <= {20'd1, 8'd0};
     else if (cq_min > LINE_I) cd_min <= LINE_Q;
     else cd_min <= {cq_min, 8'd0};
@@ -283,19 +286,25 @@ module roce_dcqcn #(
   assign fire_b = p1_kind == K_SENT && r_lim && bsum >= {1'b0, cd_b};
 
   // the phase of a rate increase caused by this operation
-  logic [5:0] ts1, bs1, st_hi, st_lo;
+  logic [5:0] ts1, bs1;
   assign ts1 = (p1_kind == K_SCAN && r_ts != 6'd63) ? r_ts + 6'd1 : r_ts;
   assign bs1 = (p1_kind == K_SENT && r_bs != 6'd63) ? r_bs + 6'd1 : r_bs;
-  assign st_hi = ts1 > bs1 ? ts1 : bs1;
-  assign st_lo = ts1 > bs1 ? bs1 : ts1;
-  logic [28:0] rt_ai_s, rt_hai_s;
-  assign rt_ai_s = {1'b0, r_rt} + {1'b0, cd_ai};
-  assign rt_hai_s = {1'b0, r_rt} + {1'b0, cd_hai};
+  logic [27:0] rt_ai_s, rt_hai_s;  // (used when they do not pass LINE_Q: no carry out)
+  assign rt_ai_s = r_rt + cd_ai;
+  assign rt_hai_s = r_rt + cd_hai;
+  // (st_hi <= cd_f and st_lo <= cd_f from ts1 <= cd_f and bs1 <= cd_f, each compared
+  // without the increment; the sums against LINE_Q as r_rt against LINE_Q - increase, kept
+  // ready with the configuration: the compares run beside the adds, not after them)
+  logic ts_le, bs_le, ai_over, hai_over;
+  assign ts_le = (p1_kind == K_SCAN && r_ts != 6'd63) ? r_ts < cd_f : r_ts <= cd_f;
+  assign bs_le = (p1_kind == K_SENT && r_bs != 6'd63) ? r_bs < cd_f : r_bs <= cd_f;
+  assign ai_over = $signed({2'b00, r_rt}) > cd_ai_room;
+  assign hai_over = $signed({2'b00, r_rt}) > cd_hai_room;
   logic [27:0] rt_inc;
   always_comb begin
-    if (st_hi <= cd_f) rt_inc = r_rt;
-    else if (st_lo <= cd_f) rt_inc = rt_ai_s > {1'b0, LINE_Q} ? LINE_Q : rt_ai_s[27:0];
-    else rt_inc = rt_hai_s > {1'b0, LINE_Q} ? LINE_Q : rt_hai_s[27:0];
+    if (ts_le && bs_le) rt_inc = r_rt;
+    else if (ts_le || bs_le) rt_inc = ai_over ? LINE_Q : rt_ai_s[27:0];
+    else rt_inc = hai_over ? LINE_Q : rt_hai_s[27:0];
   end
 
   // P1 -> P2 registers
