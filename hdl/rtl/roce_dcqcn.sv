@@ -126,7 +126,12 @@ module roce_dcqcn #(
   assign ext_slot = init_done && now[0];
   logic [LOG_N-1:0] s_row, s_row_next;  // scanner row of this (even) or the previous cycle
   assign s_row = now[LOG_N:1];
-  assign s_row_next = s_row + 1'b1;
+  // s_row + 1, a register: now steps by one every cycle (and is 0 after rst), so next
+  // cycle's value is ((now + 1) >> 1) + 1
+  always_ff @(posedge clk) begin
+    s_row_next <= now[LOG_N:1] + LOG_N'(now[0]) + 1'b1;
+    if (rst) s_row_next <= LOG_N'(1);
+  end
 
   // ---------------------------------------------------------------- configuration
   logic        cq_cnp_en, cq_dcqcn_en;
