@@ -58,6 +58,8 @@ struct Cell {
     port_directions: HashMap<String, String>,
     #[serde(default)]
     connections: HashMap<String, Vec<Bit>>,
+    #[serde(default)]
+    attributes: HashMap<String, serde_json::Value>,
 }
 
 /// A net bit, or a constant (`"0"`, `"1"`, `"x"`, `"z"`).
@@ -379,7 +381,9 @@ pub fn analyse(json: &str, top: &str, carry4_half: bool) -> Result<Levels, Strin
     let Some((max, bit, to)) = best else {
         return Ok(Levels::default());
     };
-    // Walk back to the start of the deepest path, counting its cells.
+    // Walk back to the start of the deepest path, counting its cells. ROCE_LEVELS_TRACE=1
+    // prints each cell with its RTL source (a developer aid for finding what to pipeline).
+    let trace = std::env::var_os("ROCE_LEVELS_TRACE").is_some();
     let mut n = bit;
     let mut path = PathCells::default();
     let mut through = Vec::new();
@@ -391,6 +395,12 @@ pub fn analyse(json: &str, top: &str, carry4_half: bool) -> Result<Levels, Strin
         }
         if let Some(&ci) = driver.get(&n) {
             let t = type_of(cells[ci].1);
+            if trace {
+                let src = cells[ci].1.attributes.get("src").and_then(|v| v.as_str()).unwrap_or("");
+                let cell = cells[ci].0;
+                let cell = if cell.len() > 60 { &cell[cell.len() - 60..] } else { cell.as_str() };
+                eprintln!("  {t:<8} depth {:>3}  {:<28} {cell}  {src}", depth.get(&n).copied().unwrap_or(0), name(n));
+            }
             match kind(t) {
                 Kind::Logic if t.starts_with("LUT") => path.lut += 1,
                 Kind::Logic if t.starts_with("MUXF") => path.muxf += 1,
