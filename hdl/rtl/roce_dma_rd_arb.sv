@@ -53,41 +53,57 @@ module roce_dma_rd_arb #(
   localparam int IW = $clog2(N);
 
   logic [IW-1:0] last;   // the client granted last (round-robin)
+  logic [N-1:0]  sel;    // one-hot: the client picked (none when no client offers)
   logic [IW-1:0] pick;
   logic          any;
-  // round-robin: the client k places after l (k in 1..N)
-  function automatic logic [IW-1:0] rr(input logic [IW-1:0] l, input integer k);
-    integer t;
-    t = {{(32 - IW){1'b0}}, l} + k;
-    if (t >= N) t = t - N;
-    rr = t[IW-1:0];
-  endfunction
 
+  // Round-robin from last: the first offering client after last (last itself last).
+  // Unrolled over the values of last so that every index is a constant: sel is a function
+  // of last and s_req_valid alone (one LUT per bit for small N).
   always_comb begin
-    pick = last;
-    any = 1'b0;
-    for (int k = N; k >= 1; k--) begin
-      // scan from last+1 upwards, wrapping; the lowest distance wins
-      if (s_req_valid[rr(last, k)]) begin
-        pick = rr(last, k);
-        any = 1'b1;
+    sel = '0;
+    for (int lv = 0; lv < N; lv++) begin
+      if (last == IW'(lv)) begin
+        for (int k = N; k >= 1; k--) begin
+          // scan from last+1 upwards, wrapping; the lowest distance wins
+          if (s_req_valid[(lv + k) % N]) begin
+            sel = '0;
+            sel[(lv + k) % N] = 1'b1;
+          end
+        end
       end
+    end
+    any = |s_req_valid;
+    pick = '0;
+    for (int i = 0; i < N; i++) begin
+      if (sel[i]) pick = pick | IW'(i);
     end
   end
 
   logic take;
   assign take = any && (!m_req_valid || m_req_ready);
+  assign s_req_ready = sel & {N{!m_req_valid || m_req_ready}};
+
+  // one-hot (AND-OR) multiplexers
+  logic [63:0] sel_addr;
+  logic [15:0] sel_len;
   always_comb begin
-    s_req_ready = '0;
-    if (take) s_req_ready[pick] = 1'b1;
+    sel_addr = '0;
+    sel_len = '0;
+    for (int i = 0; i < N; i++) begin
+      if (sel[i]) begin
+        sel_addr = sel_addr | s_req_addr[64*i +: 64];
+        sel_len = sel_len | s_req_len[16*i +: 16];
+      end
+    end
   end
 
   always_ff @(posedge clk) begin
     if (m_req_valid && m_req_ready) m_req_valid <= 1'b0;
     if (take) begin
       m_req_valid <= 1'b1;
-      m_req_addr <= s_req_addr[64*pick +: 64];
-      m_req_len <= s_req_len[16*pick +: 16];
+      m_req_addr <= sel_addr;
+      m_req_len <= sel_len;
       m_req_tag <= TAG_W'(pick);
       last <= pick;
     end
