@@ -81,8 +81,71 @@ pub fn crc32_pkg_sv() -> String {
          icrc_from_raw = ~{};\n  endfunction\n",
         map32_expr(&zero_unshift(4), "s")
     );
+    // The last correction stage folded into its consumers, so the final stage is one XOR
+    // network (insert) or one compare against a constant (check).
+    let last = UNSHIFT_STAGES - 1;
+    let step = 1usize << (2 * last);
+    let _ = writeln!(
+        o,
+        "  // icrc_from_raw(unshift_s{last}(s, sel)) as one XOR network per sel.\n  \
+         function automatic logic [31:0] icrc_unshift_s{last}(input logic [31:0] s, input logic [1:0] sel);\n    \
+         case (sel)"
+    );
+    for sel in 0..4 {
+        let m = compose32(&zero_unshift(4), &zero_unshift(sel * step));
+        let _ = writeln!(o, "      2'd{sel}: icrc_unshift_s{last} = ~{};", map32_expr(&m, "s"));
+    }
+    let _ = writeln!(
+        o,
+        "      default: icrc_unshift_s{last} = '0;\n    endcase\n  endfunction\n"
+    );
+    let _ = writeln!(
+        o,
+        "  // The s with unshift_s{last}(s, sel) == RESIDUE: RESIDUE followed by sel*{step} zero bytes.\n  \
+         function automatic logic [31:0] residue_s{last}(input logic [1:0] sel);\n    \
+         case (sel)"
+    );
+    for sel in 0..4 {
+        let v = zero_shift(sel * step).apply32(RESIDUE);
+        let _ = writeln!(o, "      2'd{sel}: residue_s{last} = 32'h{v:08x};");
+    }
+    let _ = writeln!(
+        o,
+        "      default: residue_s{last} = RESIDUE;\n    endcase\n  endfunction\n"
+    );
     let _ = writeln!(o, "endpackage");
     o
+}
+
+/// The set bits of a `row_hex` string (most significant nibble first), lowest first.
+fn hex_bits(hex: &str) -> impl Iterator<Item = usize> + '_ {
+    let n = hex.len();
+    hex.chars().enumerate().flat_map(move |(c, ch)| {
+        let v = ch.to_digit(16).unwrap_or(0);
+        let nib = n - 1 - c;
+        (0..4).filter(move |b| v >> b & 1 != 0).map(move |b| nib * 4 + b)
+    })
+}
+
+/// Inputs per LUT level of the explicit XOR trees (a LUT6 each).
+const XOR_FANIN: usize = 6;
+
+/// `out = ^leaves` as a tree of XOR_FANIN-input groups, each group a kept wire, so the
+/// mapper builds it of LUT6 levels instead of folding it into wide LUTs (on UltraScale+ a
+/// LUT7/8/9 costs two to four levels of MUXF, and ABC counts it as one).
+fn xor_tree(o: &mut String, name: &str, mut leaves: Vec<String>, out: &str) {
+    let mut level = 0;
+    while leaves.len() > XOR_FANIN {
+        level += 1;
+        let groups: Vec<&[String]> = leaves.chunks(XOR_FANIN).collect();
+        let w = format!("{name}_l{level}");
+        let _ = writeln!(o, "    (* keep *) logic [{}:0] {w};", groups.len() - 1);
+        for (g, items) in groups.iter().enumerate() {
+            let _ = writeln!(o, "    assign {w}[{g}] = ^{{{}}};", items.join(", "));
+        }
+        leaves = (0..groups.len()).map(|g| format!("{w}[{g}]")).collect();
+    }
+    let _ = writeln!(o, "    assign {out} = ^{{{}}};", leaves.join(", "));
 }
 
 /// `hdl/rtl/roce_crc32_update.sv`.
@@ -96,7 +159,8 @@ pub fn crc32_update_sv() -> String {
          // bit 0 of each byte first) into raw register crc_i. No init, no final inversion.\n\
          //\n\
          // Parameters: DATA_W in {64, 256, 512}.\n\
-         // Latency: combinational. Each output bit is one XOR over at most 32 + DATA_W inputs.",
+         // Latency: combinational. Each output bit is one XOR over at most 32 + DATA_W inputs,\n\
+         // written as a tree of 6-input groups on kept wires (LUT6 levels: 4 at DATA_W=512).",
     );
     let _ = writeln!(
         o,
@@ -110,12 +174,9 @@ pub fn crc32_update_sv() -> String {
         let kw = if i == 0 { "if" } else { "end else if" };
         let _ = writeln!(o, "  {kw} (DATA_W == {w}) begin : g_w{w}");
         for j in 0..32 {
-            let _ = writeln!(
-                o,
-                "    assign crc_o[{j}] = ^(crc_i & 32'h{}) ^ ^(data_i & {w}'h{});",
-                a.row_hex(j),
-                b.row_hex(j)
-            );
+            let mut leaves: Vec<String> = hex_bits(&a.row_hex(j)).map(|n| format!("crc_i[{n}]")).collect();
+            leaves.extend(hex_bits(&b.row_hex(j)).map(|n| format!("data_i[{n}]")));
+            xor_tree(&mut o, &format!("x{j}"), leaves, &format!("crc_o[{j}]"));
         }
     }
     let _ = writeln!(
@@ -313,6 +374,19 @@ pub fn unshift_by(z: usize) -> Gf2Map {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn folded_last_stage_matches() {
+        let last = UNSHIFT_STAGES - 1;
+        for sel in 0..4usize {
+            let un = zero_unshift(sel << (2 * last));
+            assert_eq!(un.apply32(zero_shift(sel << (2 * last)).apply32(RESIDUE)), RESIDUE);
+            let folded = compose32(&zero_unshift(4), &un);
+            for x in [1u32, 0x8000_0000, 0xdead_beef, 0x1234_5678] {
+                assert_eq!(folded.apply32(x), zero_unshift(4).apply32(un.apply32(x)));
+            }
+        }
+    }
 
     #[test]
     fn staged_unshift_equals_direct() {

@@ -51,4 +51,26 @@ package roce_crc32_pkg;
     icrc_from_raw = ~{^(s & 32'h64428d55), ^(s & 32'hd663cbff), ^(s & 32'h0f7368aa), ^(s & 32'h87b9b455), ^(s & 32'ha79e577f), ^(s & 32'h378da6ea), ^(s & 32'h9bc6d375), ^(s & 32'ha9a1e4ef), ^(s & 32'h30927f22), ^(s & 32'h18493f91), ^(s & 32'he866129d), ^(s & 32'h9071841b), ^(s & 32'h2c7a4f58), ^(s & 32'h963d27ac), ^(s & 32'h4b1e93d6), ^(s & 32'ha58f49eb), ^(s & 32'hb68529a0), ^(s & 32'h5b4294d0), ^(s & 32'h2da14a68), ^(s & 32'h16d0a534), ^(s & 32'h8b68529a), ^(s & 32'hc5b4294d), ^(s & 32'h869899f3), ^(s & 32'ha70ec1ac), ^(s & 32'hd38760d6), ^(s & 32'he9c3b06b), ^(s & 32'h10a35560), ^(s & 32'h8851aab0), ^(s & 32'h4428d558), ^(s & 32'h22146aac), ^(s & 32'h910a3556), ^(s & 32'hc8851aab)};
   endfunction
 
+  // icrc_from_raw(unshift_s2(s, sel)) as one XOR network per sel.
+  function automatic logic [31:0] icrc_unshift_s2(input logic [31:0] s, input logic [1:0] sel);
+    case (sel)
+      2'd0: icrc_unshift_s2 = ~{^(s & 32'h64428d55), ^(s & 32'hd663cbff), ^(s & 32'h0f7368aa), ^(s & 32'h87b9b455), ^(s & 32'ha79e577f), ^(s & 32'h378da6ea), ^(s & 32'h9bc6d375), ^(s & 32'ha9a1e4ef), ^(s & 32'h30927f22), ^(s & 32'h18493f91), ^(s & 32'he866129d), ^(s & 32'h9071841b), ^(s & 32'h2c7a4f58), ^(s & 32'h963d27ac), ^(s & 32'h4b1e93d6), ^(s & 32'ha58f49eb), ^(s & 32'hb68529a0), ^(s & 32'h5b4294d0), ^(s & 32'h2da14a68), ^(s & 32'h16d0a534), ^(s & 32'h8b68529a), ^(s & 32'hc5b4294d), ^(s & 32'h869899f3), ^(s & 32'ha70ec1ac), ^(s & 32'hd38760d6), ^(s & 32'he9c3b06b), ^(s & 32'h10a35560), ^(s & 32'h8851aab0), ^(s & 32'h4428d558), ^(s & 32'h22146aac), ^(s & 32'h910a3556), ^(s & 32'hc8851aab)};
+      2'd1: icrc_unshift_s2 = ~{^(s & 32'h39cecc4c), ^(s & 32'h2529aa6a), ^(s & 32'hab5a1979), ^(s & 32'h55ad0cbc), ^(s & 32'h13184a12), ^(s & 32'hb042e945), ^(s & 32'hd82174a2), ^(s & 32'hd5de761d), ^(s & 32'hd321f742), ^(s & 32'h6990fba1), ^(s & 32'h0d06b19c), ^(s & 32'h3f4d9482), ^(s & 32'ha668060d), ^(s & 32'hd3340306), ^(s & 32'h699a0183), ^(s & 32'hb4cd00c1), ^(s & 32'h63a84c2c), ^(s & 32'hb1d42616), ^(s & 32'hd8ea130b), ^(s & 32'h6c750985), ^(s & 32'hb63a84c2), ^(s & 32'hdb1d4261), ^(s & 32'hd4406d7c), ^(s & 32'h53eefaf2), ^(s & 32'h29f77d79), ^(s & 32'h94fbbebc), ^(s & 32'h73b31312), ^(s & 32'h39d98989), ^(s & 32'h9cecc4c4), ^(s & 32'hce766262), ^(s & 32'he73b3131), ^(s & 32'h739d9898)};
+      2'd2: icrc_unshift_s2 = ~{^(s & 32'hf661c4fd), ^(s & 32'h8d512683), ^(s & 32'h30c957bc), ^(s & 32'h9864abde), ^(s & 32'h3a539112), ^(s & 32'heb480c74), ^(s & 32'h75a4063a), ^(s & 32'hccb3c7e0), ^(s & 32'h1038270d), ^(s & 32'h081c1386), ^(s & 32'h726fcd3e), ^(s & 32'h4f562262), ^(s & 32'hd1cad5cc), ^(s & 32'he8e56ae6), ^(s & 32'h7472b573), ^(s & 32'h3a395ab9), ^(s & 32'heb7d69a1), ^(s & 32'h75beb4d0), ^(s & 32'hbadf5a68), ^(s & 32'hdd6fad34), ^(s & 32'heeb7d69a), ^(s & 32'hf75beb4d), ^(s & 32'h0dcc315b), ^(s & 32'h7087dc50), ^(s & 32'hb843ee28), ^(s & 32'hdc21f714), ^(s & 32'h98713f77), ^(s & 32'hcc389fbb), ^(s & 32'h661c4fdd), ^(s & 32'hb30e27ee), ^(s & 32'hd98713f7), ^(s & 32'hecc389fb)};
+      2'd3: icrc_unshift_s2 = ~{^(s & 32'h4d18b3d1), ^(s & 32'heb94ea39), ^(s & 32'h38d2c6cd), ^(s & 32'h1c696366), ^(s & 32'hc32c0262), ^(s & 32'hac8eb2e0), ^(s & 32'h56475970), ^(s & 32'h663b1f69), ^(s & 32'hfe053c65), ^(s & 32'hff029e32), ^(s & 32'h3299fcc8), ^(s & 32'h54544db5), ^(s & 32'h6732950b), ^(s & 32'hb3994a85), ^(s & 32'h59cca542), ^(s & 32'hace652a1), ^(s & 32'h1b6b9a81), ^(s & 32'h8db5cd40), ^(s & 32'h46dae6a0), ^(s & 32'h236d7350), ^(s & 32'h91b6b9a8), ^(s & 32'hc8db5cd4), ^(s & 32'h29751dbb), ^(s & 32'h59a23d0c), ^(s & 32'h2cd11e86), ^(s & 32'h16688f43), ^(s & 32'h462cf470), ^(s & 32'ha3167a38), ^(s & 32'hd18b3d1c), ^(s & 32'h68c59e8e), ^(s & 32'h3462cf47), ^(s & 32'h9a3167a3)};
+      default: icrc_unshift_s2 = '0;
+    endcase
+  endfunction
+
+  // The s with unshift_s2(s, sel) == RESIDUE: RESIDUE followed by sel*16 zero bytes.
+  function automatic logic [31:0] residue_s2(input logic [1:0] sel);
+    case (sel)
+      2'd0: residue_s2 = 32'hdebb20e3;
+      2'd1: residue_s2 = 32'hf02a6472;
+      2'd2: residue_s2 = 32'h95494d2a;
+      2'd3: residue_s2 = 32'h33d4f04f;
+      default: residue_s2 = RESIDUE;
+    endcase
+  endfunction
+
 endpackage

@@ -23,8 +23,14 @@
 // the IP datagram and (INSERT=1) the ICRC slot are fed as zero bytes; the CRC seed of the
 // masked LRH is XORed into the first four IP bytes instead of preloading the register; masked
 // fields are forced to ones. The zero bytes after the datagram are undone afterwards by three
-// pipelined GF(2) corrections (roce_crc32_pkg::unshift_s*), so the last beat costs no more
-// than any other. A beat waits in the input register until its successor is accepted (or it
+// pipelined GF(2) corrections (roce_crc32_pkg::unshift_s*; the last one folded into the ICRC
+// value or the residue compare), so the last beat costs no more than any other.
+// Stages (each about 8 LUT levels or less): on the way into the input register P the
+// Ethertype compares, tkeep's byte count and, per layout, the remaining datagram bytes of a
+// beat holding the IP length are prepared; P selects them (later beats count a registered
+// remainder down); M masks and checks the RoCE fields in the header shadow; C runs the CRC
+// (an explicit 6-input XOR tree) and forms the frame verdict; K1, K2, F correct; O outputs.
+// A beat waits in the input register until its successor is accepted (or it
 // is the frame's last), which keeps the beats of a frame adjacent in the pipeline so an ICRC
 // that straddles two beats can be written into both.
 //
@@ -223,7 +229,8 @@ module roce_icrc #(
   logic [1:0]  lay;
   logic [17:0] rem_q;                 // rem of the beat after the one that left P
   logic        rq_neg, rq_sat;        // rem_q < 0, rem_q > BYTES+4
-  logic [RW-1:0] s_remc, remc;
+  logic [RW-1:0] s_remc, remc, l_remc;
+  logic [17:0] l_next;
 
   always_comb begin
     // the merged view of the header: this beat's lanes over the earlier beats' flags
@@ -235,7 +242,13 @@ module roce_icrc #(
     lenk   = 32'(bidx_q) + 1 > LB && (is_v4 || is_v1 || is_v6);
     lay    = {is_v4, vlan};
     s_remc = rq_neg ? '0 : rq_sat ? RW'(BYTES + 4) : RW'(rem_q);
-    remc   = (32'(bidx_q) == LB) ? p_remc[32'(lay)*RW +: RW] : s_remc;
+    unique case (lay)
+      2'd0:    begin l_remc = p_remc[0*RW +: RW]; l_next = p_next[0*18 +: 18]; end
+      2'd1:    begin l_remc = p_remc[1*RW +: RW]; l_next = p_next[1*18 +: 18]; end
+      2'd2:    begin l_remc = p_remc[2*RW +: RW]; l_next = p_next[2*18 +: 18]; end
+      default: begin l_remc = p_remc[3*RW +: RW]; l_next = p_next[3*18 +: 18]; end
+    endcase
+    remc   = (32'(bidx_q) == LB) ? l_remc : s_remc;
   end
 
   always_ff @(posedge clk) begin
@@ -245,7 +258,7 @@ module roce_icrc #(
       end
       if (32'(bidx_q) == LB) begin
         hq_d16 <= p_d16;
-        rem_q  <= p_next[32'(lay)*18 +: 18];
+        rem_q  <= l_next;
         rq_neg <= p_nneg[lay];
         rq_sat <= p_nsat[lay];
       end else if (!rq_neg) begin
@@ -333,28 +346,27 @@ module roce_icrc #(
   // The RoCE field checks need no merge with the beat: once the beat in M left P, the
   // shadow holds it and every earlier beat of the frame (later chunks are not used before
   // the frame reaches them: the verdict counts on the last beat only).
-  logic        fields_ok, len_ok;
-  logic [15:0] v4len, v6len;
+  // Per layout, indexed {v1, v6, vlan}-wise as 0/1 IPv4, 2/3 RoCEv1, 4/5 IPv6 (odd: VLAN):
+  // the RoCE fields match, and the IP length is at least IP(+UDP)+BTH+ICRC. C selects.
+  logic [5:0] fm, lm;
   always_comb begin
-    v4len = m_vlan ? {hb(hdr_q, 20), hb(hdr_q, 21)} : {hb(hdr_q, 16), hb(hdr_q, 17)};
-    v6len = m_vlan ? {hb(hdr_q, 22), hb(hdr_q, 23)} : {hb(hdr_q, 18), hb(hdr_q, 19)};
-    if (!m_v1 && !m_v6) begin
-      fields_ok = (m_vlan ? hb(hdr_q, 18) : hb(hdr_q, 14)) == 8'h45
-               && (m_vlan ? hb(hdr_q, 27) : hb(hdr_q, 23)) == 8'd17
-               && (m_vlan ? {hb(hdr_q, 40), hb(hdr_q, 41)} : {hb(hdr_q, 36), hb(hdr_q, 37)}) == 16'd4791;
-      len_ok    = v4len >= 16'd44;
-    end else if (m_v1) begin
-      // RoCEv1: a GRH (IPv6 layout, next header 0x1B) and the BTH, no UDP
-      fields_ok = (m_vlan ? hb(hdr_q, 18) : hb(hdr_q, 14)) >> 4 == 8'd6
-               && (m_vlan ? hb(hdr_q, 24) : hb(hdr_q, 20)) == 8'h1B;
-      len_ok    = v6len >= 16'd16;
-    end else begin
-      fields_ok = m_isv6
-               && (m_vlan ? hb(hdr_q, 18) : hb(hdr_q, 14)) >> 4 == 8'd6
-               && (m_vlan ? hb(hdr_q, 24) : hb(hdr_q, 20)) == 8'd17
-               && (m_vlan ? {hb(hdr_q, 60), hb(hdr_q, 61)} : {hb(hdr_q, 56), hb(hdr_q, 57)}) == 16'd4791;
-      len_ok    = v6len >= 16'd24;
-    end
+    fm[0] = hb(hdr_q, 14) == 8'h45 && hb(hdr_q, 23) == 8'd17
+         && {hb(hdr_q, 36), hb(hdr_q, 37)} == 16'd4791;
+    fm[1] = hb(hdr_q, 18) == 8'h45 && hb(hdr_q, 27) == 8'd17
+         && {hb(hdr_q, 40), hb(hdr_q, 41)} == 16'd4791;
+    // RoCEv1: a GRH (IPv6 layout, next header 0x1B) and the BTH, no UDP
+    fm[2] = hb(hdr_q, 14) >> 4 == 8'd6 && hb(hdr_q, 20) == 8'h1B;
+    fm[3] = hb(hdr_q, 18) >> 4 == 8'd6 && hb(hdr_q, 24) == 8'h1B;
+    fm[4] = hb(hdr_q, 14) >> 4 == 8'd6 && hb(hdr_q, 20) == 8'd17
+         && {hb(hdr_q, 56), hb(hdr_q, 57)} == 16'd4791;
+    fm[5] = hb(hdr_q, 18) >> 4 == 8'd6 && hb(hdr_q, 24) == 8'd17
+         && {hb(hdr_q, 60), hb(hdr_q, 61)} == 16'd4791;
+    lm[0] = {hb(hdr_q, 16), hb(hdr_q, 17)} >= 16'd44;
+    lm[1] = {hb(hdr_q, 20), hb(hdr_q, 21)} >= 16'd44;
+    lm[2] = {hb(hdr_q, 18), hb(hdr_q, 19)} >= 16'd16;
+    lm[3] = {hb(hdr_q, 22), hb(hdr_q, 23)} >= 16'd16;
+    lm[4] = {hb(hdr_q, 18), hb(hdr_q, 19)} >= 16'd24;
+    lm[5] = {hb(hdr_q, 22), hb(hdr_q, 23)} >= 16'd24;
   end
 
   // The ICRC slot of a beat: lanes [rc-4, rc), where rc is the remaining datagram length
@@ -422,12 +434,13 @@ module roce_icrc #(
   // ------------------------------------------------------------------------------------
   // C: masked beat -> CRC register
   // ------------------------------------------------------------------------------------
-  logic              c_valid, c_first, c_past, c_last, c_end, c_pre, c_pen;
+  logic              c_valid, c_past, c_last, c_end, c_pre;
   logic [DATA_W-1:0] c_masked, c_data;
   logic [KEEP_W-1:0] c_keep;
   logic [RW-1:0]     c_remc;
   logic [5:0]        c_z;
-  logic              c_fok, c_lok, c_lenk, c_uerr, c_bbig, c_vlan, c_v1, c_v6;
+  logic [5:0]        c_fm, c_lm;
+  logic              c_isv6, c_lenk, c_uerr, c_bbig, c_vlan, c_v1, c_v6;
   logic [LG:0]       c_nbytes;
   logic [5:0]        c_blo;
   logic [RW-1:0]     c_remk;  // remc, not gated by lenk
@@ -436,18 +449,17 @@ module roce_icrc #(
     if (adv) begin
       c_valid  <= m_valid;
       c_masked <= masked;
-      c_first  <= m_first;
       c_past   <= m_lenk && m_remc == '0;
       c_data   <= m_data;
       c_keep   <= m_keep;
       c_last   <= m_last;
       c_end    <= mg_end;
       c_pre    <= mg_pre;
-      c_pen    <= fields_ok && len_ok;
       c_remc   <= mg_remc;
       c_z      <= mg_z;
-      c_fok    <= fields_ok;
-      c_lok    <= len_ok;
+      c_fm     <= fm;
+      c_lm     <= lm;
+      c_isv6   <= m_isv6;
       c_lenk   <= m_lenk;
       c_uerr   <= m_uerr;
       c_bbig   <= m_bbig;
@@ -466,9 +478,15 @@ module roce_icrc #(
   // The frame verdict (meaningful on its last beat): {roce, malformed, input error}
   logic [6:0] dport_end;   // the frame must reach this byte to hold the RoCE fields
   logic [7:0] flen_lo;     // frame bytes up to the end of this beat, if base < 64
-  logic       v_roce, v_mal;
+  logic       v_roce, v_mal, c_fok, c_lok, c_pen;
   logic [2:0] c_v;
   always_comb begin
+    unique case ({c_v1, c_v6})
+      2'b10:   begin c_fok = c_fm[2 + 32'(c_vlan)]; c_lok = c_lm[2 + 32'(c_vlan)]; end
+      2'b01:   begin c_fok = c_isv6 && c_fm[4 + 32'(c_vlan)]; c_lok = c_lm[4 + 32'(c_vlan)]; end
+      default: begin c_fok = c_fm[32'(c_vlan)]; c_lok = c_lm[32'(c_vlan)]; end
+    endcase
+    c_pen   = c_fok && c_lok;
     unique case ({c_v1, c_v6})
       2'b10:   dport_end = c_vlan ? 7'd25 : 7'd21;  // the fields end with the next header
       2'b01:   dport_end = c_vlan ? 7'd62 : 7'd58;
@@ -481,9 +499,12 @@ module roce_icrc #(
     c_v     = {v_roce, v_mal, c_uerr};
   end
 
-  logic [31:0] crc_next, run_q;
+  // run_f is run_q as the feedback of the next beat into C: already zero when that beat
+  // starts a frame (the beat in M, or if M is empty, the one waiting in P, has bidx 0), so
+  // the CRC input needs no mux.
+  logic [31:0] crc_next, run_q, run_f;
   roce_crc32_update #(.DATA_W(DATA_W)) u_crc (
-    .crc_i (c_first ? 32'd0 : run_q),
+    .crc_i (run_f),
     .data_i(c_masked),
     .crc_o (crc_next)
   );
@@ -518,6 +539,11 @@ module roce_icrc #(
     if (adv) begin
       if (c_valid && !c_past) begin
         run_q <= crc_next;
+      end
+      if (m_first) begin
+        run_f <= '0;
+      end else if (c_valid && !c_past) begin
+        run_f <= crc_next;
       end
       x_valid <= c_valid;
       x_data  <= c_data;
@@ -569,9 +595,7 @@ module roce_icrc #(
   logic [KEEP_W-1:0] f_keep;
   logic [RW-1:0]     f_remc;
   logic [2:0]        f_v;
-  logic [31:0]       f_icrc, k3;
-
-  assign k3 = roce_crc32_pkg::unshift_s2(k2_crc, k2_z);
+  logic [31:0]       f_icrc;
 
   always_ff @(posedge clk) begin
     if (adv) begin
@@ -584,8 +608,9 @@ module roce_icrc #(
       f_pen   <= k2_pen;
       f_remc  <= k2_remc;
       f_v     <= k2_v;
-      f_icrc  <= roce_crc32_pkg::icrc_from_raw(k3);
-      f_ok    <= k3 == roce_crc32_pkg::RESIDUE;
+      // the last correction folded in: one XOR network, or one compare with a constant
+      f_icrc  <= roce_crc32_pkg::icrc_unshift_s2(k2_crc, k2_z);
+      f_ok    <= k2_crc == roce_crc32_pkg::residue_s2(k2_z);
       if (f_valid && f_end) begin
         e_ok_q <= f_ok;
       end
