@@ -188,14 +188,20 @@ fn half_levels(cell_type: &str, carry4_half: bool) -> u32 {
     }
 }
 
-/// The inputs of a LUT RAM that its read output depends on: the read address, not the
-/// write side (`WE`, `WCLK`, data inputs, write address).
-fn lutram_read_input(port: &str) -> bool {
-    // RAM32M/RAM64M: ADDRA..ADDRC read ports (ADDRD is the write address); RAMnXmD:
-    // DPRA (read address of the dual port) and A (the single port address also reads SPO).
-    (port.starts_with("ADDR") && port != "ADDRD")
-        || port.starts_with("DPRA")
-        || (port.starts_with('A') && !port.starts_with("ADDR"))
+/// Whether input `port` of a LUT RAM is the read address of its output `out` (None: any
+/// read output): not the write side (`WE`, `WCLK`, data inputs), and not another port's
+/// address. RAM32M/RAM64M/RAM32M16/RAM64M8: DOx reads at ADDRx (the last port's address is
+/// also the write address, and counts only for that port's own output); RAMnXmD: DPO reads
+/// at DPRA, SPO at A (which is also the write address); RAMnXmS: O at A.
+fn lutram_read_input(out: Option<&str>, port: &str) -> bool {
+    let addr = |p: &str| p.starts_with("ADDR");
+    let a = |p: &str| p.starts_with('A') && !p.starts_with("ADDR");
+    match out {
+        Some(o) if o.len() == 3 && o.starts_with("DO") => port == format!("ADDR{}", &o[2..]),
+        Some("DPO") => port.starts_with("DPRA"),
+        Some("SPO" | "O") => a(port),
+        _ => addr(port) || port.starts_with("DPRA") || a(port),
+    }
 }
 
 fn type_of(c: &Cell) -> &str {
@@ -249,14 +255,27 @@ pub fn analyse(json: &str, top: &str, carry4_half: bool) -> Result<Levels, Strin
     let mut depth: HashMap<u64, u32> = HashMap::new();
     // For the path: the input bit that set a logic cell's output depth.
     let mut via: HashMap<u64, u64> = HashMap::new();
-    let logic_inputs = |c: &Cell| -> Vec<u64> {
+    // The inputs the output bit `out` of logic cell `c` depends on; for a LUT RAM only the
+    // address of the read port that drives it.
+    let logic_inputs = |c: &Cell, out: u64| -> Vec<u64> {
         let lutram = kind(&c.kind) == Kind::Logic && type_of(c).starts_with("RAM");
+        let out_port = if lutram {
+            c.connections
+                .iter()
+                .find(|(p, bits)| {
+                    c.port_directions.get(*p).map(String::as_str) == Some("output")
+                        && bits.iter().any(|b| matches!(b, Bit::Net(x) if *x == out))
+                })
+                .map(|(p, _)| p.as_str())
+        } else {
+            None
+        };
         let mut v = Vec::new();
         for (p, bits) in &c.connections {
             if c.port_directions.get(p).map(String::as_str) != Some("input") {
                 continue;
             }
-            if lutram && !lutram_read_input(p) {
+            if lutram && !lutram_read_input(out_port, p) {
                 continue;
             }
             v.extend(bits.iter().filter_map(Bit::net));
@@ -283,7 +302,7 @@ pub fn analyse(json: &str, top: &str, carry4_half: bool) -> Result<Levels, Strin
                 depth.insert(n, 0);
                 continue;
             }
-            let ins = logic_inputs(c);
+            let ins = logic_inputs(c, n);
             if expanded {
                 let (mut best, mut best_in) = (0u32, None);
                 for i in &ins {
@@ -505,8 +524,14 @@ mod tests {
             assert!(kind(t) == Kind::Boundary, "{t}");
         }
         assert!(kind("INV") == Kind::Free);
-        assert!(lutram_read_input("ADDRA") && !lutram_read_input("ADDRD"));
-        assert!(lutram_read_input("DPRA") && lutram_read_input("A"));
-        assert!(!lutram_read_input("DIA") && !lutram_read_input("WE") && !lutram_read_input("WCLK"));
+        // a read port's output depends on its own address only (RAM64M8: ADDRH is the
+        // write address, and the read address of DOH alone)
+        assert!(lutram_read_input(Some("DOA"), "ADDRA") && !lutram_read_input(Some("DOA"), "ADDRH"));
+        assert!(lutram_read_input(Some("DOH"), "ADDRH") && !lutram_read_input(Some("DOB"), "ADDRA"));
+        assert!(lutram_read_input(Some("DPO"), "DPRA") && !lutram_read_input(Some("DPO"), "A"));
+        assert!(lutram_read_input(Some("SPO"), "A") && lutram_read_input(Some("O"), "A0"));
+        for o in [None, Some("DOA"), Some("DPO"), Some("SPO")] {
+            assert!(!lutram_read_input(o, "DIA") && !lutram_read_input(o, "WE") && !lutram_read_input(o, "WCLK"));
+        }
     }
 }
