@@ -20,11 +20,16 @@
 // extra beats are discarded up to its tlast. Either way m_axis_tuser is set on the frame's
 // last beat (a MAC aborts such a frame), and the stream stays in step.
 //
-// Pipeline: H1 (opcode table, lengths, verdict) -> H2 (header fields laid out for the
-// encapsulation, IPv4 checksum sum) -> cur (checksum folded in; the frame being written)
-// -> m_axis register. The output beat k of a frame is header bytes 64k.. OR the payload
-// window {this payload beat, previous payload beat} shifted by the header length mod 64
-// (one 64:1 byte mux), masked to the payload's bytes.
+// Pipeline: H1 (opcode table, the small constant terms of the lengths, the IPv4 checksum's
+// fixed words, verdict) -> H2 (header fields laid out for the encapsulation, one add of the
+// payload length per length, IPv4 checksum sum) -> cur (checksum folded in; the frame being
+// written) -> m_axis register. The output beat k of a frame is header bytes 64k.. OR the
+// payload window {this payload beat, previous payload beat} shifted by the header length
+// mod 64, masked to the payload's bytes: the payload beat is rotated by the header length
+// (three 4:1 byte-mux stages on the registered shift), the previous beat is kept rotated,
+// and the per-lane selects of beat k (payload lanes of this beat / of the previous one)
+// are registered a beat ahead, as are the beat/payload-counter tests (last beat, payload
+// beats left, a payload beat needed).
 // Latency: a record accepted in cycle c gives its first beat on m_axis in cycle c+4 (idle
 //   builder, no backpressure, payload beat 0 waiting if beat 0 needs it).
 // Throughput: one beat per cycle; frames back to back with no idle cycle between them
@@ -88,16 +93,6 @@ module roce_tx_build #(
       thermo[j] = 7'(j) < n;
     end
   endfunction
-  // A signed byte count relative to a beat, clamped to 0..64.
-  function automatic logic [6:0] clamp64(input logic [17:0] v);
-    if (v[17]) begin
-      clamp64 = 7'd0;
-    end else if (v > 18'd64) begin
-      clamp64 = 7'd64;
-    end else begin
-      clamp64 = v[6:0];
-    end
-  endfunction
 
   // ------------------------------------------------------------------------------------
   // Handshakes
@@ -114,39 +109,71 @@ module roce_tx_build #(
   assign r0 = s_axis_hdr_tdata;
 
   logic [31:0] c1_info;
-  logic [16:0] c1_tl;
+  logic [4:0]  c1_ext_len;
   logic [1:0]  c1_pad;
-  logic        c1_v1, c1_v6;
+  logic        c1_v1, c1_v6, c1_vlan;
+  logic [6:0]  c1_outer;     // Ethernet + IP + UDP header bytes
+  logic [6:0]  c1_lim;       // 60 - c1_outer (when below 60)
+  logic [6:0]  c1_tsm;       // transport bytes (BTH..ICRC) besides the payload
+  logic [6:0]  c1_dsm;       // IP datagram length besides the payload
+  logic [6:0]  c1_fsm;       // frame bytes besides the payload (before the 60-byte minimum)
+  logic [17:0] c1_psa, c1_psb;
   always_comb begin
-    c1_info = roce_opcode_pkg::op_info(r0.opcode);
-    c1_pad  = 2'(3'd4 - {1'b0, r0.payload_len[1:0]});
-    // BTH + extension headers + payload + pad + ICRC
-    c1_tl   = 17'd16 + 17'(c1_info[roce_opcode_pkg::OPI_EXT_LEN_LSB +: 5]) + 17'(r0.payload_len) +
-              17'(c1_pad);
-    c1_v1   = r0.flags[roce_rec_pkg::TX_FLAG_ROCEV1_BIT];
-    c1_v6   = r0.flags[roce_rec_pkg::TX_FLAG_IPV6_BIT] && !c1_v1;
+    c1_info    = roce_opcode_pkg::op_info(r0.opcode);
+    c1_ext_len = c1_info[roce_opcode_pkg::OPI_EXT_LEN_LSB +: 5];
+    c1_pad     = 2'(3'd4 - {1'b0, r0.payload_len[1:0]});
+    c1_v1      = r0.flags[roce_rec_pkg::TX_FLAG_ROCEV1_BIT];
+    c1_v6      = r0.flags[roce_rec_pkg::TX_FLAG_IPV6_BIT] && !c1_v1;
+    c1_vlan    = r0.flags[roce_rec_pkg::TX_FLAG_VLAN_BIT];
+    case ({c1_v1, c1_v6, c1_vlan})
+      3'b000:  c1_outer = 7'd42;   // Ethernet 14 + IPv4 20 + UDP 8
+      3'b001:  c1_outer = 7'd46;
+      3'b010:  c1_outer = 7'd62;   // IPv6 40
+      3'b011:  c1_outer = 7'd66;
+      3'b100:  c1_outer = 7'd54;   // GRH 40, no UDP
+      default: c1_outer = 7'd58;
+    endcase
+    c1_lim = 7'd60 - c1_outer;
+    // the small terms (of the opcode, the flags and payload_len[1:0]); H2 adds the payload
+    c1_tsm = 7'd16 + 7'(c1_ext_len) + 7'(c1_pad);
+    c1_dsm = c1_tsm + (c1_v1 ? 7'd0 : c1_v6 ? 7'd8 : 7'd28);
+    c1_fsm = c1_tsm + c1_outer;
+    // IPv4 header checksum: the words that do not depend on the length, in two halves
+    c1_psa = 18'({8'h45, r0.tclass}) + 18'(r0.ip_id) +
+             ((r0.flags[roce_rec_pkg::TX_FLAG_DF_BIT] ? 18'h4000 : 18'h0) + 18'({r0.ttl, 8'h11}));
+    c1_psb = (18'({r0.src_ip[103:96], r0.src_ip[111:104]}) + 18'({r0.src_ip[119:112], r0.src_ip[127:120]})) +
+             (18'({r0.dst_ip[103:96], r0.dst_ip[111:104]}) + 18'({r0.dst_ip[119:112], r0.dst_ip[127:120]}));
   end
 
   logic [7:0]  s1_ext;
-  logic [4:0]  s1_ext_len;
   logic [1:0]  s1_pad;
-  logic [16:0] s1_tl;
   logic        s1_v1, s1_v6, s1_vlan, s1_err;
-  logic [17:0] s1_dgram;     // IPv4 total length / IPv6 or GRH payload length
+  logic [6:0]  s1_hlen;      // header bytes (Ethernet .. extension headers)
+  logic        s1_olt60;     // c1_outer < 60
+  logic [6:0]  s1_lim, s1_tsm, s1_usm, s1_dsm, s1_fsm1;
+  logic [5:0]  s1_fsm;
+  logic [17:0] s1_psa, s1_psb;
   always_ff @(posedge clk) begin
     if (hadv) begin
-      h1_valid   <= s_axis_hdr_tvalid;
-      r1         <= r0;
-      s1_ext     <= c1_info[roce_opcode_pkg::OPI_EXT_LSB +: 8];
-      s1_ext_len <= c1_info[roce_opcode_pkg::OPI_EXT_LEN_LSB +: 5];
-      s1_pad     <= c1_pad;
-      s1_tl      <= c1_tl;
-      s1_v1      <= c1_v1;
-      s1_v6      <= c1_v6;
-      s1_vlan    <= r0.flags[roce_rec_pkg::TX_FLAG_VLAN_BIT];
-      s1_dgram   <= c1_v1 ? 18'(c1_tl) : c1_v6 ? 18'(c1_tl) + 18'd8 : 18'(c1_tl) + 18'd28;
-      s1_err     <= !c1_info[roce_opcode_pkg::OPI_KNOWN] ||
-                    (r0.payload_len != 16'd0 && !c1_info[roce_opcode_pkg::OPI_PAYLOAD]);
+      h1_valid <= s_axis_hdr_tvalid;
+      r1       <= r0;
+      s1_ext   <= c1_info[roce_opcode_pkg::OPI_EXT_LSB +: 8];
+      s1_pad   <= c1_pad;
+      s1_v1    <= c1_v1;
+      s1_v6    <= c1_v6;
+      s1_vlan  <= c1_vlan;
+      s1_hlen  <= c1_outer + 7'd12 + 7'(c1_ext_len);
+      s1_olt60 <= c1_outer < 7'd60;
+      s1_lim   <= c1_lim;
+      s1_tsm   <= c1_tsm;
+      s1_usm   <= c1_tsm + 7'd8;
+      s1_dsm   <= c1_dsm;
+      s1_fsm   <= c1_fsm[5:0];
+      s1_fsm1  <= c1_fsm - 7'd1;
+      s1_psa   <= c1_psa;
+      s1_psb   <= c1_psb;
+      s1_err   <= !c1_info[roce_opcode_pkg::OPI_KNOWN] ||
+                  (r0.payload_len != 16'd0 && !c1_info[roce_opcode_pkg::OPI_PAYLOAD]);
     end
     if (rst) begin
       h1_valid <= 1'b0;
@@ -163,22 +190,29 @@ module roce_tx_build #(
   logic [8*28-1:0] c2_ext;
   logic [8*40-1:0] c2_tr;       // BTH + extension headers
   logic [1023:0]   c2_hdr;
-  logic [6:0]      c2_hlen;
+  logic [17:0]     c2_dgram;    // IPv4 total length / IPv6 or GRH payload length
+  logic [15:0]     c2_udpl;     // UDP length
   logic [19:0]     c2_sum;
   logic [15:0]     c2_et;
+  logic [6:0]      c2_tl6;      // transport bytes, if the payload is below 64 bytes
+  logic            c2_short;    // the frame is padded to 60 bytes
+  logic [5:0]      c2_flen;     // frame bytes mod 64
+  logic [16:0]     c2_flen1;    // frame bytes - 1
   always_comb begin
+    c2_dgram = 18'(r1.payload_len) + 18'(s1_dsm);
+    c2_udpl  = r1.payload_len + 16'(s1_usm);
     c2_et = s1_v1 ? 16'h8915 : s1_v6 ? 16'h86DD : 16'h0800;
     c2_l2 = s1_vlan ? {bs16(c2_et), bs16(r1.vlan_tci), bs16(16'h8100), r1.src_mac, r1.dst_mac}
                     : {32'b0, bs16(c2_et), r1.src_mac, r1.dst_mac};
     if (s1_v1 || s1_v6) begin
-      c2_l3 = {r1.dst_ip, r1.src_ip, r1.ttl, s1_v1 ? 8'h1B : 8'h11, bs16(s1_dgram[15:0]),
+      c2_l3 = {r1.dst_ip, r1.src_ip, r1.ttl, s1_v1 ? 8'h1B : 8'h11, bs16(c2_dgram[15:0]),
                bs32({4'h6, r1.tclass, r1.flow_label})};
     end else begin
       c2_l3 = {160'b0, r1.dst_ip[127:96], r1.src_ip[127:96], 16'h0, 8'h11, r1.ttl,
                bs16(r1.flags[roce_rec_pkg::TX_FLAG_DF_BIT] ? 16'h4000 : 16'h0), bs16(r1.ip_id),
-               bs16(s1_dgram[15:0]), r1.tclass, 8'h45};
+               bs16(c2_dgram[15:0]), r1.tclass, 8'h45};
     end
-    c2_udp = {16'h0, bs16(16'(s1_tl) + 16'd8), bs16(16'd4791), bs16(r1.udp_sport)};
+    c2_udp = {16'h0, bs16(c2_udpl), bs16(16'd4791), bs16(r1.udp_sport)};
     c2_bth = {bs24(r1.psn), {r1.ack_req, 7'b0}, bs24(r1.dest_qp), {r1.bth_fecn_becn[7:6], 6'b0},
               bs16(r1.pkey), {r1.bth_se_m_tver[7:6], s1_pad, r1.bth_se_m_tver[3:0]}, r1.opcode};
     // Extension headers in wire order (ExtBits: DETH, RETH, AtomicETH, AETH, AtomicAckETH,
@@ -205,13 +239,13 @@ module roce_tx_build #(
       3'b100:  c2_hdr = 1024'({c2_tr, c2_l3, c2_l2[0 +: 112]});
       default: c2_hdr = 1024'({c2_tr, c2_l3, c2_l2});
     endcase
-    c2_hlen = (s1_vlan ? 7'd18 : 7'd14) + (s1_v1 || s1_v6 ? 7'd40 : 7'd20) +
-              (s1_v1 ? 7'd0 : 7'd8) + 7'd12 + 7'(s1_ext_len);
     // IPv4 header checksum: the sum of its 16-bit words (checksum word zero)
-    c2_sum = 20'({8'h45, r1.tclass}) + 20'(s1_dgram[15:0]) + 20'(r1.ip_id) +
-             (r1.flags[roce_rec_pkg::TX_FLAG_DF_BIT] ? 20'h4000 : 20'h0) + 20'({r1.ttl, 8'h11}) +
-             20'({r1.src_ip[103:96], r1.src_ip[111:104]}) + 20'({r1.src_ip[119:112], r1.src_ip[127:120]}) +
-             20'({r1.dst_ip[103:96], r1.dst_ip[111:104]}) + 20'({r1.dst_ip[119:112], r1.dst_ip[127:120]});
+    c2_sum   = (20'(s1_psa) + 20'(s1_psb)) + 20'(c2_dgram[15:0]);
+    // header + transport (BTH..ICRC); at least the 60-byte Ethernet minimum
+    c2_tl6   = 7'(r1.payload_len[5:0]) + s1_tsm;
+    c2_short = s1_olt60 && r1.payload_len[15:6] == 10'd0 && c2_tl6 < s1_lim;
+    c2_flen  = c2_short ? 6'd60 : r1.payload_len[5:0] + s1_fsm;
+    c2_flen1 = c2_short ? 17'd59 : 17'(r1.payload_len) + 17'(s1_fsm1);
   end
 
   logic [1023:0] s2_hdr;
@@ -219,22 +253,26 @@ module roce_tx_build #(
   logic [19:0]   s2_sum;
   logic          s2_v4, s2_vlan, s2_err;
   logic [16:0]   s2_end;      // header + payload bytes
-  logic [16:0]   s2_flen;     // frame bytes
+  logic [10:0]   s2_nlast;    // index of the last output beat
+  logic          s2_nlast0;   // ... is 0
+  logic [6:0]    s2_lastn;    // bytes in the last output beat
   logic [10:0]   s2_npay;     // payload beats
+  logic          s2_pay0;     // no payload
   always_ff @(posedge clk) begin
     if (hadv) begin
-      h2_valid <= h1_valid;
-      s2_hdr   <= c2_hdr;
-      s2_hlen  <= c2_hlen;
-      s2_sum   <= c2_sum;
-      s2_v4    <= !s1_v1 && !s1_v6;
-      s2_vlan  <= s1_vlan;
-      s2_err   <= s1_err || s1_dgram > 18'd65535;
-      s2_end   <= 17'(c2_hlen) + 17'(r1.payload_len);
-      // header + transport (BTH..ICRC); at least the 60-byte Ethernet minimum
-      s2_flen  <= (17'(c2_hlen) - 17'd12 - 17'(s1_ext_len) + s1_tl < 17'd60) ? 17'd60 :
-                  17'(c2_hlen) - 17'd12 - 17'(s1_ext_len) + s1_tl;
-      s2_npay  <= 11'((17'(r1.payload_len) + 17'd63) >> 6);
+      h2_valid  <= h1_valid;
+      s2_hdr    <= c2_hdr;
+      s2_hlen   <= s1_hlen;
+      s2_sum    <= c2_sum;
+      s2_v4     <= !s1_v1 && !s1_v6;
+      s2_vlan   <= s1_vlan;
+      s2_err    <= s1_err || c2_dgram > 18'd65535;
+      s2_end    <= 17'(s1_hlen) + 17'(r1.payload_len);
+      s2_nlast  <= 11'(c2_flen1 >> 6);
+      s2_nlast0 <= c2_flen1 < 17'd64;
+      s2_lastn  <= c2_flen[5:0] == 6'd0 ? 7'd64 : {1'b0, c2_flen[5:0]};
+      s2_npay   <= 11'((17'(r1.payload_len) + 17'd63) >> 6);
+      s2_pay0   <= r1.payload_len == 16'd0;
     end
     if (rst) begin
       h2_valid <= 1'b0;
@@ -244,12 +282,16 @@ module roce_tx_build #(
   // ------------------------------------------------------------------------------------
   // cur: the frame being written
   // ------------------------------------------------------------------------------------
-  logic [16:0] c3_fold;
+  // The IPv4 checksum: the 20-bit sum folded to 16 bits with its end-around carry (both
+  // sums side by side, the carry picks one), complemented.
+  logic [16:0] c3_fa;
+  logic [15:0] c3_fb;
   logic [15:0] c3_csum;
   logic [1023:0] c3_hdr;
   always_comb begin
-    c3_fold = 17'(s2_sum[15:0]) + 17'(s2_sum[19:16]);
-    c3_csum = ~(c3_fold[15:0] + 16'(c3_fold[16]));
+    c3_fa   = 17'(s2_sum[15:0]) + 17'(s2_sum[19:16]);
+    c3_fb   = s2_sum[15:0] + 16'(s2_sum[19:16]) + 16'd1;
+    c3_csum = ~(c3_fa[16] ? c3_fb : c3_fa[15:0]);
     c3_hdr  = s2_hdr;
     if (s2_v4) begin
       if (s2_vlan) begin
@@ -260,27 +302,35 @@ module roce_tx_build #(
     end
   end
 
-  logic [1023:0] cur_hdr;
+  logic [DATA_W-1:0] cur_hb0;  // header bytes of the current output beat (64k..), zero past it
+  logic [DATA_W-1:0] cur_hb1;  // header bytes of the next output beat
   logic [5:0]    cur_s;       // header length mod 64
   logic          cur_hb;      // header length >= 64: beat 0 is all header
   logic          cur_err;     // drop this record
-  logic [10:0]   cur_npay;    // payload beats
-  logic [10:0]   cur_nlast;   // index of the last output beat
-  logic [6:0]    cur_lastn;   // bytes in the last output beat
+  logic [63:0]   cur_lkeep;   // tkeep of the last output beat
+  logic [63:0]   cur_lpay;    // lanes j >= cur_s: filled from this payload beat
   // per frame
-  logic [10:0]   k;           // output beat
-  logic [10:0]   q;           // payload beats consumed
+  logic [10:0]   krem;        // output beats after beat k
+  logic          k_last;      // beat k is the last (krem == 0)
+  logic          k_nz;        // k != 0
+  logic [10:0]   qrem;        // payload beats still expected
+  logic          q_ne;        // qrem != 0
+  logic          q_l1;        // qrem == 1
+  logic          need_in;     // the beat being made needs a payload beat
   logic [17:0]   lo, hi;      // header length, header + payload length, relative to beat k
+  logic [63:0]   m_pay;       // payload lanes of beat k taken from this payload beat
+  logic [63:0]   m_prev;      // ... from the previous one (zero when it was not received)
   logic          pay_end;     // the payload packet has ended (tlast seen)
   logic          bad;         // the payload packet did not match payload_len
   logic          drain;       // discard payload beats up to a tlast (packet ran long)
-  logic [DATA_W-1:0] prev;
-  logic          prev_ok;     // prev is the payload beat before this output beat's
+  logic [DATA_W-1:0] prev;    // the previous payload beat, rotated by cur_s bytes
+  logic [DATA_W-1:0] o_rot;   // this payload beat, rotated by cur_s bytes
 
-  // This cycle's decisions
+  // This cycle's decisions. need_in (the beat being made needs a payload beat), k_last,
+  // q_l1 and q_ne are registers: the tests on the beat and payload counters are kept as
+  // flags, updated a cycle ahead.
   logic adv_o;                // the output register can take a beat
-  logic need_in;              // the beat being made needs a payload beat
-  logic pay_ok;               // ... and it is there
+  logic pay_ok;               // a payload beat is there for the frame
   logic emit;                 // an output beat is made
   logic dstep;                // a dropped record consumes a payload beat / finishes
   logic consume;              // a payload beat is taken for the frame
@@ -289,58 +339,94 @@ module roce_tx_build #(
   logic early;                // a payload beat with tlast before the last expected one
 
   assign adv_o   = !m_axis_tvalid || m_axis_tready;
-  assign need_in = cur_valid && !pay_end && (q != cur_npay) && (cur_err || cur_hb == 1'b0 || k != 11'd0);
   assign pay_ok  = s_axis_pay_tvalid && !drain;
   assign emit    = cur_valid && !cur_err && adv_o && (!need_in || pay_ok);
   assign dstep   = cur_valid && cur_err && (!need_in || pay_ok);
   assign consume = need_in && pay_ok && (emit || dstep);
-  assign late    = consume && q == cur_npay - 11'd1 && !s_axis_pay_tlast;
-  assign early   = consume && q != cur_npay - 11'd1 && s_axis_pay_tlast;
-  assign finish  = (emit && k == cur_nlast) ||
-                   (dstep && (!need_in || q == cur_npay - 11'd1 || s_axis_pay_tlast));
+  assign late    = consume && q_l1 && !s_axis_pay_tlast;
+  assign early   = consume && !q_l1 && s_axis_pay_tlast;
+  assign finish  = (emit && k_last) ||
+                   (dstep && (!need_in || q_l1 || s_axis_pay_tlast));
   assign cur_free = !cur_valid || finish;
   assign hadv     = !h2_valid || cur_free;
   assign s_axis_pay_tready = consume || (drain && s_axis_pay_tvalid);
 
+  // need_in = cur_valid && !pay_end && qrem != 0 && (cur_err || !cur_hb || k != 0), of the
+  // state after this cycle
+  logic n_pay_end, n_q_ne, n_k_nz;
+  always_comb begin
+    n_pay_end = pay_end || (consume && s_axis_pay_tlast);
+    n_q_ne    = consume ? !q_l1 : q_ne;
+    n_k_nz    = k_nz || emit;
+  end
+
+  // Lanes j of a beat with l <= j + off < h (byte counts relative to the beat, signed).
+  function automatic logic [63:0] lanes(input logic [17:0] l, input logic [17:0] h,
+                                        input int off);
+    for (int j = 0; j < 64; j++) begin
+      lanes[j] = $signed(h) > $signed(18'(j + off)) && !($signed(l) > $signed(18'(j + off)));
+    end
+  endfunction
+
+  logic [63:0] c3_lpay;
+  logic [63:0] c3_mask;       // beat 0's payload lanes
+  logic [63:0] n_mask;        // beat k+1's payload lanes
+  always_comb begin
+    for (int j = 0; j < 64; j++) begin
+      c3_lpay[j] = 6'(j) >= s2_hlen[5:0];
+    end
+    c3_mask = lanes(18'(s2_hlen), 18'(s2_end), 0);
+    n_mask  = lanes(lo, hi, 64);
+  end
+
   always_ff @(posedge clk) begin
     if (cur_free) begin
       cur_valid <= h2_valid;
-      cur_hdr   <= c3_hdr;
+      cur_hb0   <= c3_hdr[0 +: DATA_W];
+      cur_hb1   <= c3_hdr[DATA_W +: DATA_W];
       cur_s     <= s2_hlen[5:0];
       cur_hb    <= s2_hlen[6];
       cur_err   <= s2_err;
-      cur_npay  <= s2_npay;
-      cur_nlast <= 11'((s2_flen - 17'd1) >> 6);
-      cur_lastn <= s2_flen[5:0] == 6'd0 ? 7'd64 : {1'b0, s2_flen[5:0]};
-      k         <= '0;
-      q         <= '0;
+      cur_lkeep <= thermo(s2_lastn);
+      cur_lpay  <= c3_lpay;
+      krem      <= s2_nlast;
+      k_last    <= s2_nlast0;
+      k_nz      <= 1'b0;
+      qrem      <= s2_npay;
+      q_ne      <= !s2_pay0;
+      q_l1      <= s2_npay == 11'd1;
+      need_in   <= h2_valid && !s2_pay0 && (s2_err || !s2_hlen[6]);
       lo        <= 18'(s2_hlen);
       hi        <= 18'(s2_end);
+      m_pay     <= c3_mask & c3_lpay;
+      m_prev    <= '0;
       pay_end   <= 1'b0;
       bad       <= 1'b0;
-      prev_ok   <= 1'b0;
     end else begin
+      need_in <= cur_valid && !n_pay_end && n_q_ne && (cur_err || !cur_hb || n_k_nz);
+      pay_end <= n_pay_end;
+      q_ne    <= n_q_ne;
+      k_nz    <= n_k_nz;
       if (emit) begin
-        prev_ok <= consume;
-        k  <= k + 11'd1;
-        lo <= lo - 18'd64;
-        hi <= hi - 18'd64;
+        krem    <= krem - 11'd1;
+        k_last  <= krem == 11'd1;
+        lo      <= lo - 18'd64;
+        hi      <= hi - 18'd64;
+        cur_hb0 <= cur_hb1;
+        cur_hb1 <= '0;
+        m_pay   <= n_mask & cur_lpay;
+        m_prev  <= consume ? n_mask & ~cur_lpay : '0;
       end
       if (consume) begin
-        q <= q + 11'd1;
-        if (s_axis_pay_tlast) begin
-          pay_end <= 1'b1;
-        end
-        if (early) begin
-          bad <= 1'b1;
-        end
-        if (late) begin
+        qrem <= qrem - 11'd1;
+        q_l1 <= qrem == 11'd2;
+        if (early || late) begin
           bad <= 1'b1;
         end
       end
     end
     if (consume) begin
-      prev <= s_axis_pay_tdata;
+      prev <= o_rot;
     end
     if (late) begin
       drain <= 1'b1;
@@ -358,27 +444,52 @@ module roce_tx_build #(
   // ------------------------------------------------------------------------------------
   // Output beat
   // ------------------------------------------------------------------------------------
-  logic [2*DATA_W-1:0] o_win;
-  logic [DATA_W-1:0]   o_pay, o_hdr, o_bmask;
-  logic [63:0]         o_mask;
+  // Byte j of beat k is header byte 64k+j, or payload byte 64k+j-hlen: byte j-cur_s of this
+  // payload beat (lanes j >= cur_s) or byte 64+j-cur_s of the previous one (lanes j < cur_s),
+  // i.e. lane j of either beat rotated up by cur_s bytes. The rotation is three 4:1 stages
+  // on the registered cur_s; the previous beat is kept rotated.
+  logic [DATA_W-1:0] o_r1, o_r2;
+  logic [DATA_W-1:0] o_bpay, o_bprev;
   always_comb begin
-    // Payload bytes that were not received (a packet that ended early) are zero.
-    o_win  = {consume ? s_axis_pay_tdata : '0, prev_ok ? prev : '0};
-    o_pay  = o_win[8 * (7'd64 - 7'(cur_s)) +: DATA_W];
-    o_mask = thermo(clamp64(hi)) & ~thermo(clamp64(lo));
     for (int j = 0; j < 64; j++) begin
-      o_bmask[8*j +: 8] = {8{o_mask[j]}};
+      case (cur_s[1:0])
+        2'd0: o_r1[8*j +: 8] = s_axis_pay_tdata[8*((j + 64) % 64) +: 8];
+        2'd1: o_r1[8*j +: 8] = s_axis_pay_tdata[8*((j + 63) % 64) +: 8];
+        2'd2: o_r1[8*j +: 8] = s_axis_pay_tdata[8*((j + 62) % 64) +: 8];
+        default: o_r1[8*j +: 8] = s_axis_pay_tdata[8*((j + 61) % 64) +: 8];
+      endcase
     end
-    o_hdr  = k == 11'd0 ? cur_hdr[0 +: DATA_W] : k == 11'd1 ? cur_hdr[DATA_W +: DATA_W] : '0;
+    for (int j = 0; j < 64; j++) begin
+      case (cur_s[3:2])
+        2'd0: o_r2[8*j +: 8] = o_r1[8*((j + 64) % 64) +: 8];
+        2'd1: o_r2[8*j +: 8] = o_r1[8*((j + 60) % 64) +: 8];
+        2'd2: o_r2[8*j +: 8] = o_r1[8*((j + 56) % 64) +: 8];
+        default: o_r2[8*j +: 8] = o_r1[8*((j + 52) % 64) +: 8];
+      endcase
+    end
+    for (int j = 0; j < 64; j++) begin
+      case (cur_s[5:4])
+        2'd0: o_rot[8*j +: 8] = o_r2[8*((j + 64) % 64) +: 8];
+        2'd1: o_rot[8*j +: 8] = o_r2[8*((j + 48) % 64) +: 8];
+        2'd2: o_rot[8*j +: 8] = o_r2[8*((j + 32) % 64) +: 8];
+        default: o_rot[8*j +: 8] = o_r2[8*((j + 16) % 64) +: 8];
+      endcase
+    end
+    // Payload bytes that were not received (a packet that ended early) are zero; need_in
+    // equals consume whenever a beat is emitted.
+    for (int j = 0; j < 64; j++) begin
+      o_bpay[8*j +: 8]  = {8{m_pay[j] && need_in}};
+      o_bprev[8*j +: 8] = {8{m_prev[j]}};
+    end
   end
 
   always_ff @(posedge clk) begin
     if (adv_o) begin
       m_axis_tvalid <= emit;
-      m_axis_tdata  <= o_hdr | (o_pay & o_bmask);
-      m_axis_tlast  <= k == cur_nlast;
-      m_axis_tkeep  <= k == cur_nlast ? thermo(cur_lastn) : '1;
-      m_axis_tuser  <= k == cur_nlast && (bad || early || late);
+      m_axis_tdata  <= cur_hb0 | (o_rot & o_bpay) | (prev & o_bprev);
+      m_axis_tlast  <= k_last;
+      m_axis_tkeep  <= k_last ? cur_lkeep : '1;
+      m_axis_tuser  <= k_last && (bad || early || late);
     end
     if (rst) begin
       m_axis_tvalid <= 1'b0;
