@@ -17,9 +17,15 @@
 // write in lane i of its first beat, ...), tkeep marking the bytes, tlast on the last beat.
 // A write never has zero length (an empty segment makes no write).
 //
-// Datapath: a two-beat window (w0 at payload offset pos, w1 behind it); an output beat is
-// the window shifted right by (offset - pos) bytes (one 64:1 byte mux), registered on
+// Datapath: a two-beat window (w0 at payload beat pos, w1 behind it); an output beat is
+// the window shifted right by the offset's low six bits (one 64:1 byte mux), registered on
 // m_axis_dma_wr. Skipped bytes cost nothing beyond the beats they occupy.
+// Control: the per-cycle decisions (emit a beat, drop w0, end the segment, load the next)
+// read flags registered a cycle ahead (segment written / skipped, more than 64 bytes left,
+// the offset in w0's beat, the beat fits in w0) and where the segment ends (the previous
+// end plus its length, added as it loads), so no offset arithmetic sits in front of them;
+// each flag's next value is picked among candidates computed from registers (8 logic
+// levels on xcup, was 17).
 // Latency: a command accepted in cycle c has its first write request valid in c+1 and,
 //   with the payload's first beat offered from c+1, its first data beat valid in c+3.
 // Throughput: one beat per cycle for a segment whose start is 64-byte aligned in the
@@ -79,16 +85,28 @@ module roce_pay_scatter #(
   logic [NSEG-1:0]   c_we;
   logic [NSEG*16-1:0] c_len;
   logic [NSEG*64-1:0] c_addr;
+  logic [NSEG-1:0]   c_gt64;   // segment j is longer than 64 bytes
+  logic [NSEG-1:0]   c_nz;     // segment j is not empty
   logic [SEG_W-1:0]  k;        // current segment; NSEG = all done
-  logic              seg_on;   // segment k is loaded (rem, req state valid)
-  logic [15:0]       rem;      // bytes of segment k still to write
+  logic              seg_on;   // segment k is loaded (= wr_on || sk_on)
+  logic [15:0]       rem;      // bytes of segment k still to write (while wr_on)
   logic [15:0]       cur;      // payload offset of the next byte of segment k
+  logic [15:0]       seg_endoff; // payload offset where segment k ends (cur + rem)
   logic              ended;    // the payload's tlast beat was taken (or there is none)
+  // Decisions of the current cycle, registered one cycle ahead (their next values are
+  // picked among candidates computed from registers by the few late control signals):
+  logic              wr_on;    // segment k is on, written and not finished (rem != 0)
+  logic              sk_on;    // segment k is on and skipped or empty: it ends this cycle
+  logic              rem_gt64; // rem > 64: the next beat is 64 bytes and the segment goes on
+  logic              in_w0;    // cur lies in w0's beat (cur[15:6] == pos)
+  logic              fit;      // the next beat ends within cur's 64-byte beat:
+                               //   cur[5:0] + min(rem, 64) <= 64
 
   // ---------------------------------------------------------------- window
   logic [DATA_W-1:0] w0, w1;
   logic              v0, v1;
-  logic [15:0]       pos;      // payload offset of w0's first byte
+  logic [9:0]        pos;      // payload offset of w0's first byte, in 64-byte beats
+  logic [9:0]        pos1;     // pos + 1
 
   assign s_cmd_ready = !busy;
 
@@ -101,56 +119,47 @@ module roce_pay_scatter #(
     end
   endfunction
 
-  logic        k_we;
-  logic [15:0] k_len_unused;
-  logic [63:0] k_addr_unused;
-  assign {k_we, k_len_unused, k_addr_unused} = seg_of(c_we, c_len, c_addr, k);
-
   logic all_done;
   assign all_done = k == SEG_W'(NSEG);
 
   // ---------------------------------------------------------------- emit one output beat
-  logic [15:0] rel;
-  assign rel = cur - pos;
-  logic [15:0] n;  // bytes of this output beat
-  assign n = rem > 16'd64 ? 16'd64 : rem;
-  logic [15:0] loaded_end;
-  assign loaded_end = pos + (v0 ? (v1 ? 16'd128 : 16'd64) : 16'd0);
-  logic out_free;
-  assign out_free = !m_axis_dma_wr_tvalid || m_axis_dma_wr_tready;
-  logic have;  // the window holds the beat's bytes (or the payload ended short)
-  assign have = ended ? (!v0 || rel < 16'd64) : (v0 && rel < 16'd64 && cur + n <= loaded_end);
-  logic emit;
-  assign emit = busy && seg_on && k_we && rem != 16'd0 && have && out_free;
+  // w0 starts at byte 64 * pos, so the beat's offset in the window is cur[5:0].
+  // (* keep *) marks the small functions Yosys/ABC must not merge into wide LUT+MUXF chains.
+  logic end_past;  // the segment's end is at or past the end of w0
+  assign end_past = seg_endoff[15:6] > pos;
+  logic cur_past;  // cur is at or past the end of w0
+  assign cur_past = cur[15:6] > pos;
+
+  (* keep *) logic have;  // the window holds the beat's bytes (or the payload ended short)
+  assign have = ended ? (!v0 || in_w0) : (v0 && in_w0 && (v1 || fit));
+  (* keep *) logic emit;
+  assign emit = wr_on && have && (!m_axis_dma_wr_tvalid || m_axis_dma_wr_tready);
 
   logic [2*DATA_W-1:0] win;
   assign win = {v1 ? w1 : '0, v0 ? w0 : '0};  // bytes past a short payload read as zero
   logic [DATA_W-1:0] shifted;
-  assign shifted = DATA_W'(win >> {rel[5:0], 3'b000});
-  logic [KEEP_W-1:0] keep_n;
-  assign keep_n = n[6] ? '1 : ~({KEEP_W{1'b1}} << n[5:0]);
+  assign shifted = DATA_W'(win >> {cur[5:0], 3'b000});
+  logic [KEEP_W-1:0] keep_n;  // min(rem, 64) bytes
+  assign keep_n = (rem_gt64 || rem[6]) ? '1 : ~({KEEP_W{1'b1}} << rem[5:0]);
 
-  // after this cycle's emit / skip
-  logic [15:0] cur_nx, rem_nx;
-  always_comb begin
-    cur_nx = cur;
-    rem_nx = rem;
-    if (emit) begin
-      cur_nx = cur + n;
-      rem_nx = rem - n;
-    end else if (busy && seg_on && !k_we) begin
-      cur_nx = cur + rem;  // skip the whole segment at once
-      rem_nx = 16'd0;
-    end
-  end
-
-  // the window drops w0 once every byte in it is behind (or, past the segments, always)
+  // The window drops w0 once every byte in it is behind (or, past the segments, always):
+  // the next cur >= 64 * (pos + 1), taken apart by what the next cur is (cur + 64 after a 64-byte
+  // beat, seg_endoff after a segment's last beat or a skip, else cur). With v0 an emit needs
+  // cur in w0, so a 64-byte beat always leaves w0 behind and cur_past rules an emit out.
+  (* keep *) logic shift_p;  // shift without an emit
+  assign shift_p = busy && v0 && (all_done || (sk_on ? end_past : cur_past));
+  (* keep *) logic shift_q;  // shift if there is an emit
+  assign shift_q = busy && v0 && (rem_gt64 || end_past);
   logic shift;
-  assign shift = busy && v0 && (all_done || cur_nx >= pos + 16'd64);
+  assign shift = shift_p || (emit && shift_q);
 
   logic take;
   assign s_axis_pay_tready = busy && c_pay && !ended && !(v0 && v1);
   assign take = s_axis_pay_tvalid && s_axis_pay_tready;
+  (* keep *) logic take_a;  // a taken beat goes to w0 if w0 shifts out (else to w1)
+  assign take_a = take && !v1;
+  (* keep *) logic take_b;  // a taken beat goes to w0 if nothing shifts (else to w1)
+  assign take_b = take && !v0;
 
   // loading segment j: its request goes out unless it is skipped or empty
   logic [80:0] nx_seg;   // the segment to load: 0 at a new command, else the next one
@@ -158,23 +167,70 @@ module roce_pay_scatter #(
   assign nx_k = !busy ? '0 : seg_on ? k + 1'b1 : k;
   assign nx_seg = busy ? seg_of(c_we, c_len, c_addr, nx_k) : seg_of(s_cmd_we, s_cmd_len, s_cmd_addr, '0);
   logic seg_end;  // segment k is finished this cycle
-  assign seg_end = busy && seg_on && rem_nx == 16'd0;
+  assign seg_end = sk_on || (emit && !rem_gt64);
+  // load = ((a new command) || seg_end || (busy && !seg_on)) && nx_k != NSEG && request free
+  (* keep *) logic load_a;  // a load without seg_end
+  assign load_a = (!busy && s_cmd_valid) || (busy && !seg_on && k != SEG_W'(NSEG)) ||
+                  (sk_on && k + 1'b1 != SEG_W'(NSEG));
+  (* keep *) logic load_b;  // a load if an emit ends the segment
+  assign load_b = wr_on && !rem_gt64 && k + 1'b1 != SEG_W'(NSEG);
   logic load;     // load segment nx_k (the request register must be free for it)
-  assign load = ((!busy && s_cmd_valid) || seg_end || (busy && !seg_on)) && nx_k != SEG_W'(NSEG) &&
-                (!m_dma_wr_valid || m_dma_wr_ready);
+  assign load = (load_a || (emit && load_b)) && (!m_dma_wr_valid || m_dma_wr_ready);
   // nothing to do from segment j on (only empty segments left): finish at once
-  function automatic logic rest_empty(input logic [NSEG*16-1:0] len, input logic [SEG_W-1:0] j);
+  function automatic logic rest_empty(input logic [NSEG-1:0] nz, input logic [SEG_W-1:0] j);
     rest_empty = 1'b1;
     for (int i = 0; i < NSEG; i++) begin
-      if (SEG_W'(i) >= j && len[16*i +: 16] != 16'd0) rest_empty = 1'b0;
+      if (SEG_W'(i) >= j && nz[i]) rest_empty = 1'b0;
     end
   endfunction
-  logic nx_empty;
-  assign nx_empty = busy ? rest_empty(c_len, nx_k) : rest_empty(s_cmd_len, '0);
+  function automatic logic bit_of(input logic [NSEG-1:0] v, input logic [SEG_W-1:0] j);
+    bit_of = 1'b0;
+    for (int i = 0; i < NSEG; i++) begin
+      if (j == SEG_W'(i)) bit_of = v[i];
+    end
+  endfunction
+  logic [NSEG-1:0] s_gt64, s_nz;
+  always_comb begin
+    for (int i = 0; i < NSEG; i++) begin
+      s_gt64[i] = s_cmd_len[16*i +: 16] > 16'd64;
+      s_nz[i] = s_cmd_len[16*i +: 16] != 16'd0;
+    end
+  end
+  (* keep *) logic nx_empty;
+  assign nx_empty = busy ? rest_empty(c_nz, nx_k) : rest_empty(s_nz, '0);
   logic [15:0] ld_len;
   logic        ld_we;
   logic [63:0] ld_addr;
   assign {ld_we, ld_len, ld_addr} = nx_seg;
+  (* keep *) logic ld_gt64, ld_nz;
+  assign ld_gt64 = busy ? bit_of(c_gt64, nx_k) : s_gt64[0];
+  assign ld_nz = busy ? bit_of(c_nz, nx_k) : s_nz[0];
+  (* keep *) logic ld_wr;  // the loaded segment is written (else skipped)
+  assign ld_wr = ld_we && ld_nz;
+  logic [15:0] ld_endoff;  // where segment nx_k ends: the previous one's end plus its length
+  assign ld_endoff = (busy ? seg_endoff : 16'd0) + ld_len;
+  // fit for segment j loaded now (it starts at seg_endoff: the previous segment's end)
+  logic [NSEG-1:0] ld_fit_j;
+  always_comb begin
+    for (int i = 0; i < NSEG; i++) begin
+      ld_fit_j[i] = c_gt64[i] ? seg_endoff[5:0] == 6'd0
+                              : 8'(seg_endoff[5:0]) + 8'(c_len[16*i +: 7]) <= 8'd64;
+    end
+  end
+  (* keep *) logic ld_fit;
+  assign ld_fit = !busy || bit_of(ld_fit_j, nx_k);  // a command's first segment starts at 0
+  // after a 64-byte beat: rem - 64 and its flags
+  (* keep *) logic rem_gt128;
+  assign rem_gt128 = (|rem[15:8]) || (rem[7] && (|rem[6:0]));
+  (* keep *) logic fit_64;  // cur[5:0] + min(rem - 64, 64) <= 64
+  assign fit_64 = rem_gt128 ? cur[5:0] == 6'd0 : 9'(cur[5:0]) + 9'(rem[7:0]) <= 9'd128;
+  // in_w0 after the cycle, by what cur and pos become
+  logic eq_c_p1, eq_e_p0, eq_e_p1;
+  assign eq_c_p1 = cur[15:6] == pos1;
+  assign eq_e_p0 = seg_endoff[15:6] == pos;
+  assign eq_e_p1 = seg_endoff[15:6] == pos1;
+  (* keep *) logic to_end;  // cur becomes seg_endoff
+  assign to_end = sk_on || (emit && !rem_gt64);
 
   always_ff @(posedge clk) begin
     if (m_dma_wr_valid && m_dma_wr_ready) m_dma_wr_valid <= 1'b0;
@@ -186,44 +242,62 @@ module roce_pay_scatter #(
       c_we <= s_cmd_we;
       c_len <= s_cmd_len;
       c_addr <= s_cmd_addr;
+      c_gt64 <= s_gt64;
+      c_nz <= s_nz;
       k <= '0;
       seg_on <= 1'b0;
       cur <= 16'd0;
-      pos <= 16'd0;
+      seg_endoff <= 16'd0;
+      pos <= 10'd0;
+      pos1 <= 10'd1;
+      in_w0 <= 1'b1;
       v0 <= 1'b0;
       v1 <= 1'b0;
       ended <= !s_cmd_pay;
     end
     if (busy) begin
-      cur <= cur_nx;
-      rem <= rem_nx;
+      // cur, in_w0 (an emit of a 64-byte beat with v0 shifts and leaves cur in w0; without
+      // v0 the payload has ended and in_w0 no longer matters)
+      if (emit && rem_gt64) begin
+        cur <= {cur[15:6] + 10'd1, cur[5:0]};
+        rem <= {rem[15:6] - 10'd1, rem[5:0]};
+        rem_gt64 <= rem_gt128;
+        fit <= fit_64;
+        in_w0 <= 1'b1;
+      end else if (to_end) begin
+        cur <= seg_endoff;
+        in_w0 <= shift ? eq_e_p1 : eq_e_p0;
+      end else if (shift) begin
+        in_w0 <= eq_c_p1;
+      end
       if (seg_end) begin
         seg_on <= 1'b0;
         k <= k + 1'b1;
+        wr_on <= 1'b0;
+        sk_on <= 1'b0;
       end
       if (emit) begin
         m_axis_dma_wr_tvalid <= 1'b1;
         m_axis_dma_wr_tdata <= masked(shifted, keep_n);
         m_axis_dma_wr_tkeep <= keep_n;
-        m_axis_dma_wr_tlast <= rem == n;
+        m_axis_dma_wr_tlast <= !rem_gt64;
       end
       // window
       if (shift) begin
         w0 <= w1;
         v0 <= v1;
         v1 <= 1'b0;
-        pos <= pos + 16'd64;
+        pos <= pos1;
+        pos1 <= pos1 + 10'd1;
       end
-      if (take) begin
-        if (shift ? !v1 : !v0) begin
-          w0 <= masked(s_axis_pay_tdata, s_axis_pay_tkeep);
-          v0 <= 1'b1;
-        end else begin
-          w1 <= masked(s_axis_pay_tdata, s_axis_pay_tkeep);
-          v1 <= 1'b1;
-        end
-        if (s_axis_pay_tlast) ended <= 1'b1;
+      if (shift ? take_a : take_b) begin
+        w0 <= masked(s_axis_pay_tdata, s_axis_pay_tkeep);
+        v0 <= 1'b1;
+      end else if (take) begin
+        w1 <= masked(s_axis_pay_tdata, s_axis_pay_tkeep);
+        v1 <= 1'b1;
       end
+      if (take && s_axis_pay_tlast) ended <= 1'b1;
       // the command is finished: every segment done, the payload consumed
       if (all_done && ended && !v0 && !take) busy <= 1'b0;
     end
@@ -233,9 +307,14 @@ module roce_pay_scatter #(
       k <= SEG_W'(NSEG);
     end else if (load) begin
       seg_on <= 1'b1;
+      wr_on <= ld_wr;
+      sk_on <= !ld_wr;
       k <= nx_k;
       rem <= ld_len;
-      if (ld_we && ld_len != 16'd0) begin
+      rem_gt64 <= ld_gt64;
+      fit <= ld_fit;
+      seg_endoff <= ld_endoff;
+      if (ld_we && ld_nz) begin
         m_dma_wr_valid <= 1'b1;
         m_dma_wr_addr <= ld_addr;
         m_dma_wr_len <= ld_len;
@@ -245,6 +324,8 @@ module roce_pay_scatter #(
     if (rst) begin
       busy <= 1'b0;
       seg_on <= 1'b0;
+      wr_on <= 1'b0;
+      sk_on <= 1'b0;
       m_dma_wr_valid <= 1'b0;
       m_axis_dma_wr_tvalid <= 1'b0;
       v0 <= 1'b0;
