@@ -24,8 +24,11 @@
 //            length = transport - BTH - extensions - ICRC
 //   S4       length/pad checks, final error priority, record assembled (zeroed unless RoCE)
 //   out      m_axis_rec register; the payload realigner (a 128-byte window {beat, previous
-//            beat} shifted by payload_off mod 64: one 64:1 byte mux) into the m_axis_pay
-//            register. The data beats pass through a 4-deep delay line beside S1..S4.
+//            beat} shifted by payload_off mod 64: a funnel of three 4:1 byte-mux stages)
+//            into the m_axis_pay register. The data beats pass through a 4-deep delay line
+//            beside S1..S4. The tests on the remaining payload length (zero, over 64, under
+//            64) are flags registered with S4 or read off the a_rem register, so the
+//            pipeline enable depends on no arithmetic.
 // Latency: the record is valid on m_axis_rec 5 cycles after the beat that completes the
 //   header is accepted (accept in cycle c, m_axis_rec_tvalid in c+5) without backpressure,
 //   plus one cycle for each bubble (below) of a frame ahead of it in the pipeline; the
@@ -110,6 +113,36 @@ module roce_rx_parse #(
   endfunction
   function automatic logic [63:0] be64(input logic [1023:0] v, input int o);
     be64 = {be32(v, o), be32(v, o + 4)};
+  endfunction
+
+  // Bytes sh.. of a 128-byte window: three 4:1 byte-mux stages (by 16, 4 and 1 bytes).
+  function automatic logic [511:0] funnel(input logic [1023:0] w, input logic [5:0] sh);
+    logic [8*80-1:0] fa;
+    logic [8*68-1:0] fb;
+    for (int i = 0; i < 80; i++) begin
+      case (sh[5:4])
+        2'd0:    fa[8*i +: 8] = w[8*i +: 8];
+        2'd1:    fa[8*i +: 8] = w[8*(i + 16) +: 8];
+        2'd2:    fa[8*i +: 8] = w[8*(i + 32) +: 8];
+        default: fa[8*i +: 8] = w[8*(i + 48) +: 8];
+      endcase
+    end
+    for (int i = 0; i < 68; i++) begin
+      case (sh[3:2])
+        2'd0:    fb[8*i +: 8] = fa[8*i +: 8];
+        2'd1:    fb[8*i +: 8] = fa[8*(i + 4) +: 8];
+        2'd2:    fb[8*i +: 8] = fa[8*(i + 8) +: 8];
+        default: fb[8*i +: 8] = fa[8*(i + 12) +: 8];
+      endcase
+    end
+    for (int i = 0; i < 64; i++) begin
+      case (sh[1:0])
+        2'd0:    funnel[8*i +: 8] = fb[8*i +: 8];
+        2'd1:    funnel[8*i +: 8] = fb[8*(i + 1) +: 8];
+        2'd2:    funnel[8*i +: 8] = fb[8*(i + 2) +: 8];
+        default: funnel[8*i +: 8] = fb[8*(i + 3) +: 8];
+      endcase
+    end
   endfunction
 
   logic adv;
@@ -478,6 +511,7 @@ module roce_rx_parse #(
   logic [5:0]       s4_shift;     // payload_off mod 64
   logic             s4_fbeat;     // payload_off / 64
   logic [15:0]      s4_len;
+  logic             s4_nz, s4_gt64, s4_lt64;   // s4_len != 0, > 64, < 64
 
   logic [7:0]       c4_err;
   logic [LEN_W-1:0] c4_len;
@@ -516,6 +550,9 @@ module roce_rx_parse #(
       s4_shift <= s3_off[5:0];
       s4_fbeat <= s3_off[6];
       s4_len   <= 16'(c4_len);
+      s4_nz    <= c4_len != '0;
+      s4_gt64  <= c4_len > LEN_W'(64);
+      s4_lt64  <= c4_len < LEN_W'(64);
     end
     if (rst) begin
       t4 <= 1'b0;
@@ -532,43 +569,54 @@ module roce_rx_parse #(
   logic [5:0]        a_shift;
   logic              a_fbeat;
   logic [15:0]       a_rem;       // payload bytes still to send
+  logic              a_nz;        // a_rem != 0
   logic [DATA_W-1:0] a_prev;
 
-  logic              c_act, c_fbeat, c_emit, c_tail, c_short;
+  // The tests on the remaining length (of the S4 slot's new packet or of a_rem), as flags:
+  // S4's are registered with S4, a_rem's come from the register itself.
+  logic              a_gt64, a_lt64;
+  logic              c_t4;        // the S4 slot's packet is the current one
+  logic              c_act, c_fbeat, c_nz, c_gt64, c_lt64, c_emit, c_tail, c_short;
   logic [5:0]        c_shift, c_sh;
-  logic [15:0]       c_rem, c_rem_next, c_left;
-  logic [1023:0]     c_win;
+  logic [15:0]       c_rem, c_rem_next;
+  logic [5:0]        c_left;      // bytes in the last beat (when below 64)
   logic [DATA_W-1:0] c_shifted, c_data;
-  logic [KEEP_W-1:0] c_keep;
+  logic [KEEP_W-1:0] c_keep, c_dmask;
 
   assign rec_busy = m_axis_rec_tvalid && !m_axis_rec_tready;
   assign pay_busy = m_axis_pay_tvalid && !m_axis_pay_tready;
 
   always_comb begin
+    a_gt64  = a_rem > 16'd64;
+    a_lt64  = a_rem < 16'd64;
+    c_t4    = t4 && !flush;
     c_act   = t4 ? s4_pay   : a_act;
     c_shift = t4 ? s4_shift : a_shift;
     c_fbeat = t4 ? s4_fbeat : a_fbeat;
     c_rem   = t4 ? s4_len   : a_rem;
+    c_nz    = t4 ? s4_nz    : a_nz;
+    c_gt64  = t4 ? s4_gt64  : a_gt64;
     // Out beat k of the payload is bytes shift.. of the window {beat fbeat+k+1, beat
     // fbeat+k}: it goes out with beat fbeat+k+1.
-    c_emit  = !flush && d_valid[4] && c_act && c_rem != 16'd0 && a_j != 2'd0 &&
+    c_emit  = !flush && d_valid[4] && c_act && c_nz && a_j != 2'd0 &&
               (!c_fbeat || a_j == 2'd2);
-    c_rem_next = (!c_emit) ? c_rem : (c_rem <= 16'd64) ? 16'd0 : c_rem - 16'd64;
+    c_rem_next = (!c_emit) ? c_rem : c_gt64 ? c_rem - 16'd64 : 16'd0;
     // The frame ends with payload left: one more beat, from its last beat alone (flush).
-    c_tail  = !flush && d_valid[4] && d_last[4] && c_act && c_rem_next != 16'd0;
+    c_tail  = !flush && d_valid[4] && d_last[4] && c_act && (c_emit ? c_gt64 : c_nz);
     // In flush the frame has ended: more than one beat left, or a payload that would start
     // in a beat the frame does not have, means the frame was shorter than s_axis_tlen said.
-    c_short = a_rem > 16'd64 || (a_j == 2'd0 && a_fbeat);
-    c_win   = flush ? {512'b0, a_prev} : {d4_data, a_prev};
-    c_sh    = flush ? a_shift : c_shift;
-    c_left  = flush ? a_rem : c_rem;
-    c_shifted = c_win[8*c_sh +: DATA_W];
-    c_keep = '1;
-    if (c_left < 16'd64) begin
-      c_keep = KEEP_W'((64'd1 << c_left[5:0]) - 64'd1);
-    end
+    c_short = a_gt64 || (a_j == 2'd0 && a_fbeat);
+    // The window {D4 beat, a_prev} (in flush {0, a_prev}) shifted down by c_sh bytes: a
+    // funnel of three 4:1 byte-mux stages (by 16, 4, 1 bytes); in flush the lanes from D4
+    // are cleared by the lane mask.
+    c_sh    = c_t4 ? s4_shift : a_shift;
+    c_left  = c_t4 ? s4_len[5:0] : a_rem[5:0];
+    c_lt64  = c_t4 ? s4_lt64 : a_lt64;
+    c_shifted = funnel({d4_data, a_prev}, c_sh);
     for (int i = 0; i < KEEP_W; i++) begin
-      c_data[8*i +: 8] = c_keep[i] ? c_shifted[8*i +: 8] : 8'h00;
+      c_keep[i]  = !c_lt64 || 6'(i) < c_left;
+      c_dmask[i] = c_keep[i] && !(flush && 7'(i) + 7'(a_shift) >= 7'd64);
+      c_data[8*i +: 8] = c_dmask[i] ? c_shifted[8*i +: 8] : 8'h00;
     end
   end
 
@@ -607,7 +655,7 @@ module roce_rx_parse #(
         m_axis_pay_tvalid <= 1'b1;
         m_axis_pay_tdata  <= c_data;
         m_axis_pay_tkeep  <= c_keep;
-        m_axis_pay_tlast  <= c_rem <= 16'd64;
+        m_axis_pay_tlast  <= !c_gt64;
         m_axis_pay_tuser  <= 1'b0;
       end
       if (d_valid[4]) begin
@@ -616,6 +664,7 @@ module roce_rx_parse #(
         a_shift <= c_shift;
         a_fbeat <= c_fbeat;
         a_rem   <= c_rem_next;
+        a_nz    <= c_emit ? c_gt64 : c_nz;
         if (d_last[4]) begin
           flush <= c_tail;
           a_j   <= c_tail ? a_j : 2'd0;
