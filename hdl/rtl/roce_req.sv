@@ -875,8 +875,10 @@ module roce_req #(
   logic        t_fetch_l;
   logic [31:0] t_idx_l;
   logic [LOG_N-1:0] t_q_l;
-  logic       q_on;  // the QP is on the ring
-  assign q_on = on_ring[q];
+  // the QP is on the ring: read a cycle early (S_WB reads it; q and on_ring[q] are written
+  // only in S_IDLE and S_WB, and S_WB is never the state right after either)
+  logic       q_on;
+  always_ff @(posedge clk) q_on <= on_ring[q];
 
   assign row_we = st == S_WB;
 
