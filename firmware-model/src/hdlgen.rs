@@ -137,7 +137,10 @@ fn xor_tree(o: &mut String, name: &str, mut leaves: Vec<String>, out: &str) {
     let mut level = 0;
     while leaves.len() > XOR_FANIN {
         level += 1;
-        let groups: Vec<&[String]> = leaves.chunks(XOR_FANIN).collect();
+        // as many groups as needed, filled evenly (no ragged last group)
+        let n = leaves.len().div_ceil(XOR_FANIN);
+        let size = leaves.len().div_ceil(n);
+        let groups: Vec<&[String]> = leaves.chunks(size).collect();
         let w = format!("{name}_l{level}");
         let _ = writeln!(o, "    (* keep *) logic [{}:0] {w};", groups.len() - 1);
         for (g, items) in groups.iter().enumerate() {
