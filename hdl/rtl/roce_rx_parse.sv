@@ -18,10 +18,11 @@
 //            with beat 0 if that is the last: a token enters with that beat
 //   S1       Ethernet: VLAN, ethertype class, L2 truncation; the 48-byte IP+UDP window and
 //            the 64-byte window holding every possible BTH+extension position (2:1 muxes)
-//   S2       IPv4 / IPv6 / GRH and UDP checks (lengths against s_axis_tlen); the 40-byte
-//            BTH+extension window (6:1 mux)
-//   S3       BTH decode, opcode table (roce_opcode_pkg::op_info), extension fields, body
-//            length = transport - BTH - extensions - ICRC
+//   S2       IPv4 / IPv6 / GRH and UDP checks (lengths against s_axis_tlen), registered as
+//            one flag per check; the 40-byte BTH+extension window (6:1 mux)
+//   S3       the IP/UDP verdict from S2's flags (first failing check); BTH decode, opcode
+//            table (roce_opcode_pkg::op_info), extension fields, body length = transport -
+//            BTH - extensions - ICRC
 //   S4       length/pad checks, final error priority, record assembled (zeroed unless RoCE)
 //   out      m_axis_rec register; the payload realigner (a 128-byte window {beat, previous
 //            beat} shifted by payload_off mod 64: a funnel of three 4:1 byte-mux stages)
@@ -212,29 +213,44 @@ module roce_rx_parse #(
   logic [1:0]       s1_cls;
   logic             s1_vlan;
   logic [15:0]      s1_tci;
-  logic [LEN_W-1:0] s1_avail;
+  logic [LEN_W-1:0] s1_avail;     // bytes after the Ethernet header
+  logic [LEN_W-1:0] s1_avail40;   // s1_avail - 40
   logic [95:0]      s1_macs;      // dst (bytes 0..5), src (bytes 6..11)
   logic [383:0]     s1_w3;        // 48 bytes from the IP header
   logic [511:0]     s1_hb;        // frame bytes 42..105
 
   logic             c1_vlan;
-  logic [15:0]      c1_et;
   logic [7:0]       c1_err;
-  logic [1:0]       c1_cls;
+  logic [1:0]       c1_cls, c1_cls12, c1_cls16;
+  logic [LEN_W-1:0] c1_a14, c1_a18, c1_a54, c1_a58;
+
+  // The ethertype's class (bytes 12..13 or, behind a VLAN tag, 16..17 of beat 0).
+  function automatic logic [1:0] et_cls(input logic [15:0] et);
+    if (et == ET_IPV4) begin
+      et_cls = CLS_V4;
+    end else if (et == ET_IPV6) begin
+      et_cls = CLS_V6;
+    end else if (et == ET_V1) begin
+      et_cls = CLS_V1;
+    end else begin
+      et_cls = CLS_OTHER;
+    end
+  endfunction
 
   always_comb begin
-    c1_vlan = be16(hdr, 12) == ET_VLAN;
-    c1_et   = c1_vlan ? be16(hdr, 16) : be16(hdr, 12);
-    c1_err  = roce_rec_pkg::RX_ERR_NONE;
+    // the compares on beat 0 (register) and on the input side by side, then picked
+    c1_vlan  = in_first ? be16({512'b0, s_axis_tdata}, 12) == ET_VLAN : be16({512'b0, beat0}, 12) == ET_VLAN;
+    c1_cls12 = in_first ? et_cls(be16({512'b0, s_axis_tdata}, 12)) : et_cls(be16({512'b0, beat0}, 12));
+    c1_cls16 = in_first ? et_cls(be16({512'b0, s_axis_tdata}, 16)) : et_cls(be16({512'b0, beat0}, 16));
+    c1_cls   = c1_vlan ? c1_cls16 : c1_cls12;
+    c1_err   = roce_rec_pkg::RX_ERR_NONE;
     if (s_axis_tlen < LEN_W'(14) || (c1_vlan && s_axis_tlen < LEN_W'(18))) begin
       c1_err = roce_rec_pkg::RX_ERR_TRUNCATED;
     end
-    case (c1_et)
-      ET_IPV4: c1_cls = CLS_V4;
-      ET_IPV6: c1_cls = CLS_V6;
-      ET_V1:   c1_cls = CLS_V1;
-      default: c1_cls = CLS_OTHER;
-    endcase
+    c1_a14 = s_axis_tlen - LEN_W'(14);
+    c1_a18 = s_axis_tlen - LEN_W'(18);
+    c1_a54 = s_axis_tlen - LEN_W'(54);
+    c1_a58 = s_axis_tlen - LEN_W'(58);
   end
 
   always_ff @(posedge clk) begin
@@ -244,7 +260,8 @@ module roce_rx_parse #(
       s1_cls   <= c1_cls;
       s1_vlan  <= c1_vlan;
       s1_tci   <= be16(hdr, 14);
-      s1_avail <= s_axis_tlen - (c1_vlan ? LEN_W'(18) : LEN_W'(14));
+      s1_avail   <= c1_vlan ? c1_a18 : c1_a14;
+      s1_avail40 <= c1_vlan ? c1_a58 : c1_a54;
       s1_macs  <= hdr[0 +: 96];
       s1_w3    <= c1_vlan ? hdr[8*18 +: 384] : hdr[8*14 +: 384];
       s1_hb    <= hdr[8*42 +: 512];
@@ -259,7 +276,7 @@ module roce_rx_parse #(
   // ------------------------------------------------------------------------------------
   logic             t2;
   logic [7:0]       s2_err;
-  logic             s2_roce, s2_vlan, s2_v6, s2_v1;
+  logic             s2_vlan, s2_v6, s2_v1;
   logic [15:0]      s2_tci, s2_sport;
   logic [LEN_W-1:0] s2_tr;        // transport bytes (BTH .. ICRC)
   logic [5:0]       s2_dscp;
@@ -271,27 +288,49 @@ module roce_rx_parse #(
 
   logic [1023:0]    w3;
   logic [511:0]     hbv;
-  logic [7:0]       c2_err;
-  logic             c2_roce;
   logic [LEN_W-1:0] c2_tr;
-  logic [15:0]      c2_tot, c2_plen, c2_udplen, c2_dport, c2_sport;
+  logic [15:0]      c2_tot, c2_plen, c2_sport;
+  logic [15:0]      c2_ul4, c2_ul6;     // UDP length (IPv4 / IPv6 position)
   logic [7:0]       c2_tc;
   logic [127:0]     c2_sip, c2_dip;
   logic [4:0]       c2_bo_rel;
+  logic [15:0]      c2_g4;              // udp length + 20 == total length, carry-free
+
+  // The IP/UDP checks as flags (the S2 verdict is drawn in S3 from them, in the order of
+  // the codec: the first failing check gives the error).
+  logic             f4_av, f4_ver, f4_opt, f4_t20, f4_tav, f4_nu, f4_t28, f4_ul, f4_port;
+  logic             f6_av, f6_ver, f6_pav, f1_nh, f6_nu, f6_p8, f6_ul, f6_port;
 
   always_comb begin
     w3  = {640'b0, s1_w3};
     hbv = s1_hb;
-    c2_err  = s1_err;
-    c2_roce = 1'b0;
-    c2_tr   = '0;
     c2_tot  = be16(w3, 2);
     c2_plen = be16(w3, 4);
+    c2_ul4  = be16(w3, 24);
+    c2_ul6  = be16(w3, 44);
+    c2_g4   = (c2_ul4 ^ 16'd20 ^ c2_tot) ^
+              (((c2_ul4 & 16'd20) | ((c2_ul4 | 16'd20) & ~c2_tot)) << 1);
+    f4_av   = s1_avail < LEN_W'(20);
+    f4_ver  = w3[7:4] != 4'd4 || w3[3:0] < 4'd5;
+    f4_opt  = w3[3:0] != 4'd5;
+    f4_t20  = c2_tot < 16'd20;
+    f4_tav  = c2_tot > 16'(s1_avail);
+    f4_nu   = (be16(w3, 6) & 16'h3FFF) != 16'd0 || w3[8*9 +: 8] != 8'd17;
+    f4_t28  = c2_tot < 16'd28;
+    f4_ul   = c2_g4 != 16'd0;
+    f4_port = be16(w3, 22) == ROCE_PORT;
+    f6_av   = s1_avail < LEN_W'(40);
+    f6_ver  = w3[7:4] != 4'd6;
+    f6_pav  = c2_plen > 16'(s1_avail40);
+    f1_nh   = w3[8*6 +: 8] == 8'h1B;
+    f6_nu   = w3[8*6 +: 8] != 8'd17;
+    f6_p8   = c2_plen < 16'd8;
+    f6_ul   = c2_ul6 != c2_plen;
+    f6_port = be16(w3, 42) == ROCE_PORT;
+    c2_tr   = '0;
     c2_tc   = '0;
     c2_sip  = '0;
     c2_dip  = '0;
-    c2_udplen = '0;
-    c2_dport  = '0;
     c2_sport  = '0;
     c2_bo_rel = '0;
     case (s1_cls)
@@ -300,31 +339,8 @@ module roce_rx_parse #(
         c2_sip    = {w3[8*12 +: 32], 16'hFFFF, 80'b0};
         c2_dip    = {w3[8*16 +: 32], 16'hFFFF, 80'b0};
         c2_sport  = be16(w3, 20);
-        c2_dport  = be16(w3, 22);
-        c2_udplen = be16(w3, 24);
         c2_bo_rel = s1_vlan ? 5'd4 : 5'd0;
         c2_tr     = LEN_W'(c2_tot) - LEN_W'(28);
-        if (c2_err == roce_rec_pkg::RX_ERR_NONE) begin
-          if (s1_avail < LEN_W'(20)) begin
-            c2_err = roce_rec_pkg::RX_ERR_TRUNCATED;
-          end else if (w3[7:4] != 4'd4 || w3[3:0] < 4'd5) begin
-            c2_err = roce_rec_pkg::RX_ERR_BAD_IP_HEADER;
-          end else if (w3[3:0] != 4'd5) begin
-            c2_err = roce_rec_pkg::RX_ERR_IP_OPTIONS;
-          end else if (c2_tot < 16'd20) begin
-            c2_err = roce_rec_pkg::RX_ERR_BAD_IP_HEADER;
-          end else if (c2_tot > 16'(s1_avail)) begin
-            c2_err = roce_rec_pkg::RX_ERR_TRUNCATED;
-          end else if ((be16(w3, 6) & 16'h3FFF) != 16'd0 || w3[8*9 +: 8] != 8'd17) begin
-            c2_roce = 1'b0;  // fragment, or not UDP
-          end else if (c2_tot < 16'd28) begin
-            c2_err = roce_rec_pkg::RX_ERR_TRUNCATED;
-          end else if (c2_udplen + 16'd20 != c2_tot) begin
-            c2_err = roce_rec_pkg::RX_ERR_UDP_LEN;
-          end else begin
-            c2_roce = c2_dport == ROCE_PORT;
-          end
-        end
       end
       CLS_V6, CLS_V1: begin
         c2_tc  = {w3[3:0], w3[15:12]};
@@ -332,43 +348,27 @@ module roce_rx_parse #(
         c2_dip = w3[8*24 +: 128];
         if (s1_cls == CLS_V6) begin
           c2_sport  = be16(w3, 40);
-          c2_dport  = be16(w3, 42);
-          c2_udplen = be16(w3, 44);
           c2_bo_rel = s1_vlan ? 5'd24 : 5'd20;
           c2_tr     = LEN_W'(c2_plen) - LEN_W'(8);
         end else begin
           c2_bo_rel = s1_vlan ? 5'd16 : 5'd12;
           c2_tr     = LEN_W'(c2_plen);
         end
-        if (c2_err == roce_rec_pkg::RX_ERR_NONE) begin
-          if (s1_avail < LEN_W'(40)) begin
-            c2_err = roce_rec_pkg::RX_ERR_TRUNCATED;
-          end else if (w3[7:4] != 4'd6) begin
-            c2_err = roce_rec_pkg::RX_ERR_BAD_IP_HEADER;
-          end else if (c2_plen > 16'(s1_avail - LEN_W'(40))) begin
-            c2_err = roce_rec_pkg::RX_ERR_TRUNCATED;
-          end else if (s1_cls == CLS_V1) begin
-            c2_roce = w3[8*6 +: 8] == 8'h1B;
-          end else if (w3[8*6 +: 8] != 8'd17) begin
-            c2_roce = 1'b0;
-          end else if (c2_plen < 16'd8) begin
-            c2_err = roce_rec_pkg::RX_ERR_TRUNCATED;
-          end else if (c2_udplen != c2_plen) begin
-            c2_err = roce_rec_pkg::RX_ERR_UDP_LEN;
-          end else begin
-            c2_roce = c2_dport == ROCE_PORT;
-          end
-        end
       end
       default: ;
     endcase
   end
 
+  logic [1:0]       s2_cls;
+  logic [8:0]       s2_f4;
+  logic [7:0]       s2_f6;
   always_ff @(posedge clk) begin
     if (adv) begin
       t2       <= t1;
-      s2_err   <= c2_err;
-      s2_roce  <= c2_roce && c2_err == roce_rec_pkg::RX_ERR_NONE;
+      s2_err   <= s1_err;
+      s2_cls   <= s1_cls;
+      s2_f4    <= {f4_port, f4_ul, f4_t28, f4_nu, f4_tav, f4_t20, f4_opt, f4_ver, f4_av};
+      s2_f6    <= {f6_port, f6_ul, f6_p8, f6_nu, f1_nh, f6_pav, f6_ver, f6_av};
       s2_vlan  <= s1_vlan;
       s2_v6    <= s1_cls == CLS_V6;
       s2_v1    <= s1_cls == CLS_V1;
@@ -392,6 +392,59 @@ module roce_rx_parse #(
     end
     if (rst) begin
       t2 <= 1'b0;
+    end
+  end
+
+  // The IP/UDP verdict from S2's flags (the error, RoCE or not).
+  logic [7:0]       v2_err;
+  logic             v2_roce;
+  always_comb begin
+    v2_err  = s2_err;
+    v2_roce = 1'b0;
+    if (s2_err == roce_rec_pkg::RX_ERR_NONE) begin
+      case (s2_cls)
+        CLS_V4: begin
+          if (s2_f4[0]) begin
+            v2_err = roce_rec_pkg::RX_ERR_TRUNCATED;
+          end else if (s2_f4[1]) begin
+            v2_err = roce_rec_pkg::RX_ERR_BAD_IP_HEADER;
+          end else if (s2_f4[2]) begin
+            v2_err = roce_rec_pkg::RX_ERR_IP_OPTIONS;
+          end else if (s2_f4[3]) begin
+            v2_err = roce_rec_pkg::RX_ERR_BAD_IP_HEADER;
+          end else if (s2_f4[4]) begin
+            v2_err = roce_rec_pkg::RX_ERR_TRUNCATED;
+          end else if (s2_f4[5]) begin
+            v2_roce = 1'b0;  // fragment, or not UDP
+          end else if (s2_f4[6]) begin
+            v2_err = roce_rec_pkg::RX_ERR_TRUNCATED;
+          end else if (s2_f4[7]) begin
+            v2_err = roce_rec_pkg::RX_ERR_UDP_LEN;
+          end else begin
+            v2_roce = s2_f4[8];
+          end
+        end
+        CLS_V6, CLS_V1: begin
+          if (s2_f6[0]) begin
+            v2_err = roce_rec_pkg::RX_ERR_TRUNCATED;
+          end else if (s2_f6[1]) begin
+            v2_err = roce_rec_pkg::RX_ERR_BAD_IP_HEADER;
+          end else if (s2_f6[2]) begin
+            v2_err = roce_rec_pkg::RX_ERR_TRUNCATED;
+          end else if (s2_cls == CLS_V1) begin
+            v2_roce = s2_f6[3];
+          end else if (s2_f6[4]) begin
+            v2_roce = 1'b0;
+          end else if (s2_f6[5]) begin
+            v2_err = roce_rec_pkg::RX_ERR_TRUNCATED;
+          end else if (s2_f6[6]) begin
+            v2_err = roce_rec_pkg::RX_ERR_UDP_LEN;
+          end else begin
+            v2_roce = s2_f6[7];
+          end
+        end
+        default: ;
+      endcase
     end
   end
 
@@ -423,8 +476,8 @@ module roce_rx_parse #(
     c3_ext_len = c3_info[roce_opcode_pkg::OPI_EXT_LEN_LSB +: 5];
     c3_ext     = c3_info[roce_opcode_pkg::OPI_EXT_LSB +: 8];
     c3_imm_off = {c3_info[roce_opcode_pkg::OPI_IMM_OFF4_LSB +: 3], 2'b00};
-    c3_err     = s2_err;
-    if (c3_err == roce_rec_pkg::RX_ERR_NONE && s2_roce) begin
+    c3_err     = v2_err;
+    if (c3_err == roce_rec_pkg::RX_ERR_NONE && v2_roce) begin
       if (s2_tr < LEN_W'(12)) begin
         c3_err = roce_rec_pkg::RX_ERR_TRUNCATED;
       end else if (wb[11:8] != 4'd0) begin
@@ -490,7 +543,7 @@ module roce_rx_parse #(
     if (adv) begin
       t3         <= t2;
       s3_err     <= c3_err;
-      s3_roce    <= s2_roce;
+      s3_roce    <= v2_roce;
       s3_body    <= {1'b0, s2_tr} - (LEN_W + 1)'(16) - (LEN_W + 1)'(c3_ext_len);
       s3_pad     <= wb[13:12];
       s3_has_pay <= c3_info[roce_opcode_pkg::OPI_PAYLOAD];
