@@ -22,10 +22,10 @@
 // m_axis_dma_wr. Skipped bytes cost nothing beyond the beats they occupy.
 // Control: the per-cycle decisions (emit a beat, drop w0, end the segment, load the next)
 // read flags registered a cycle ahead (segment written / skipped, more than 64 bytes left,
-// the offset in w0's beat, the beat fits in w0) and where the segment ends (the previous
-// end plus its length, added as it loads), so no offset arithmetic sits in front of them;
-// each flag's next value is picked among candidates computed from registers (8 logic
-// levels on xcup, was 17).
+// the offset in w0's beat, the beat fits in w0) and where the segment ends (running sums
+// of the segment lengths, settling in the cycles after the command arrives, before the
+// segment can load), so no offset arithmetic sits in front of them; each flag's next
+// value is picked among candidates computed from registers (8 logic levels on xcup, was 17).
 // Latency: a command accepted in cycle c has its first write request valid in c+1 and,
 //   with the payload's first beat offered from c+1, its first data beat valid in c+3.
 // Throughput: one beat per cycle for a segment whose start is 64-byte aligned in the
@@ -87,6 +87,9 @@ module roce_pay_scatter #(
   logic [NSEG*64-1:0] c_addr;
   logic [NSEG-1:0]   c_gt64;   // segment j is longer than 64 bytes
   logic [NSEG-1:0]   c_nz;     // segment j is not empty
+  logic [NSEG*16-1:0] c_end;   // payload offset where segment j ends (len 0 + ... + len j);
+                               //   j >= 2 settle in the cycles after the command arrives,
+                               //   by the time segment j can load
   logic [SEG_W-1:0]  k;        // current segment; NSEG = all done
   logic              seg_on;   // segment k is loaded (= wr_on || sk_on)
   logic [15:0]       rem;      // bytes of segment k still to write (while wr_on)
@@ -101,6 +104,9 @@ module roce_pay_scatter #(
   logic              in_w0;    // cur lies in w0's beat (cur[15:6] == pos)
   logic              fit;      // the next beat ends within cur's 64-byte beat:
                                //   cur[5:0] + min(rem, 64) <= 64
+  // cur[5:0] holds still during a segment, so fit is one of two per-segment constants:
+  logic              f_mid;    // fit for a 64-byte beat: cur[5:0] == 0
+  logic              f_last;   // fit for the segment's last beat
 
   // ---------------------------------------------------------------- window
   logic [DATA_W-1:0] w0, w1;
@@ -207,23 +213,34 @@ module roce_pay_scatter #(
   assign ld_nz = busy ? bit_of(c_nz, nx_k) : s_nz[0];
   (* keep *) logic ld_wr;  // the loaded segment is written (else skipped)
   assign ld_wr = ld_we && ld_nz;
-  logic [15:0] ld_endoff;  // where segment nx_k ends: the previous one's end plus its length
-  assign ld_endoff = (busy ? seg_endoff : 16'd0) + ld_len;
-  // fit for segment j loaded now (it starts at seg_endoff: the previous segment's end)
-  logic [NSEG-1:0] ld_fit_j;
+  logic [15:0] c_endoff;   // where segment nx_k ends (while busy)
   always_comb begin
+    c_endoff = '0;
     for (int i = 0; i < NSEG; i++) begin
-      ld_fit_j[i] = c_gt64[i] ? seg_endoff[5:0] == 6'd0
-                              : 8'(seg_endoff[5:0]) + 8'(c_len[16*i +: 7]) <= 8'd64;
+      if (nx_k == SEG_W'(i)) c_endoff = c_end[16*i +: 16];
     end
   end
-  (* keep *) logic ld_fit;
-  assign ld_fit = !busy || bit_of(ld_fit_j, nx_k);  // a command's first segment starts at 0
-  // after a 64-byte beat: rem - 64 and its flags
+  logic [15:0] ld_endoff;
+  assign ld_endoff = busy ? c_endoff : s_cmd_len[15:0];
+  // fit for segment j: it starts where segment j-1 ends (0 for the first, for which both
+  // are true); its last beat ends in the 64-byte beat where it starts when it ends at a
+  // multiple of 64 or past its start in that beat
+  (* keep *) logic [NSEG-1:0] c_fmid, c_flast;
+  always_comb begin
+    c_fmid[0] = 1'b1;
+    c_flast[0] = 1'b1;
+    for (int i = 1; i < NSEG; i++) begin
+      c_fmid[i] = c_end[16*(i-1) +: 6] == 6'd0;
+      c_flast[i] = c_end[16*i +: 6] == 6'd0 || c_end[16*i +: 6] > c_end[16*(i-1) +: 6];
+    end
+  end
+  (* keep *) logic ld_fmid, ld_flast, ld_fit;
+  assign ld_fmid = !busy || bit_of(c_fmid, nx_k);
+  assign ld_flast = !busy || bit_of(c_flast, nx_k);
+  assign ld_fit = !busy || bit_of(c_gt64 & c_fmid | ~c_gt64 & c_flast, nx_k);
+  // after a 64-byte beat
   (* keep *) logic rem_gt128;
   assign rem_gt128 = (|rem[15:8]) || (rem[7] && (|rem[6:0]));
-  (* keep *) logic fit_64;  // cur[5:0] + min(rem - 64, 64) <= 64
-  assign fit_64 = rem_gt128 ? cur[5:0] == 6'd0 : 9'(cur[5:0]) + 9'(rem[7:0]) <= 9'd128;
   // in_w0 after the cycle, by what cur and pos become
   logic eq_c_p1, eq_e_p0, eq_e_p1;
   assign eq_c_p1 = cur[15:6] == pos1;
@@ -231,13 +248,23 @@ module roce_pay_scatter #(
   assign eq_e_p1 = seg_endoff[15:6] == pos1;
   (* keep *) logic to_end;  // cur becomes seg_endoff
   assign to_end = sk_on || (emit && !rem_gt64);
+  // in_w0 next if w0 shifts out / stays (an emit of a 64-byte beat with v0 shifts and leaves
+  // cur in w0; without v0 the payload has ended and in_w0 no longer matters)
+  (* keep *) logic w0n_s, w0n_n;
+  assign w0n_s = sk_on ? eq_e_p1 : emit ? (rem_gt64 || eq_e_p1) : eq_c_p1;
+  assign w0n_n = to_end ? eq_e_p0 : in_w0;
 
   always_ff @(posedge clk) begin
     if (m_dma_wr_valid && m_dma_wr_ready) m_dma_wr_valid <= 1'b0;
     if (m_axis_dma_wr_tvalid && m_axis_dma_wr_tready) m_axis_dma_wr_tvalid <= 1'b0;
 
+    for (int i = 1; i < NSEG; i++) c_end[16*i +: 16] <= c_end[16*(i-1) +: 16] + c_len[16*i +: 16];
     if (!busy && s_cmd_valid) begin
       busy <= 1'b1;
+      c_end[15:0] <= s_cmd_len[15:0];
+      for (int i = 1; i < NSEG; i++) begin
+        if (i == 1) c_end[16*i +: 16] <= s_cmd_len[15:0] + s_cmd_len[16*i +: 16];
+      end
       c_pay <= s_cmd_pay;
       c_we <= s_cmd_we;
       c_len <= s_cmd_len;
@@ -256,20 +283,15 @@ module roce_pay_scatter #(
       ended <= !s_cmd_pay;
     end
     if (busy) begin
-      // cur, in_w0 (an emit of a 64-byte beat with v0 shifts and leaves cur in w0; without
-      // v0 the payload has ended and in_w0 no longer matters)
       if (emit && rem_gt64) begin
         cur <= {cur[15:6] + 10'd1, cur[5:0]};
         rem <= {rem[15:6] - 10'd1, rem[5:0]};
         rem_gt64 <= rem_gt128;
-        fit <= fit_64;
-        in_w0 <= 1'b1;
+        fit <= rem_gt128 ? f_mid : f_last;
       end else if (to_end) begin
         cur <= seg_endoff;
-        in_w0 <= shift ? eq_e_p1 : eq_e_p0;
-      end else if (shift) begin
-        in_w0 <= eq_c_p1;
       end
+      in_w0 <= shift ? w0n_s : w0n_n;
       if (seg_end) begin
         seg_on <= 1'b0;
         k <= k + 1'b1;
@@ -313,6 +335,8 @@ module roce_pay_scatter #(
       rem <= ld_len;
       rem_gt64 <= ld_gt64;
       fit <= ld_fit;
+      f_mid <= ld_fmid;
+      f_last <= ld_flast;
       seg_endoff <= ld_endoff;
       if (ld_we && ld_nz) begin
         m_dma_wr_valid <= 1'b1;
