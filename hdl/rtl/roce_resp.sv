@@ -321,10 +321,14 @@ module roce_resp #(
 
   logic [15:0] plen;
   assign plen = h.payload_len;
+  // registered: a is loaded as a packet is taken (or by the flush/prefetch paths, which do
+  // not use these), at least two cycles before S_EXEC reads them
   logic [3:0] log_mtu;
-  assign log_mtu = 4'd7 + a.path_mtu[3:0];
   logic [15:0] mtu;
-  assign mtu = 16'd1 << log_mtu;
+  always_ff @(posedge clk) begin
+    log_mtu <= 4'd7 + a.path_mtu[3:0];
+    mtu <= 16'd1 << (4'd7 + a.path_mtu[3:0]);
+  end
 
   // doorbell / context-op inputs
   logic [7:0]  k_op;
@@ -587,7 +591,21 @@ module roce_resp #(
   // ---------------------------------------------------------------- decisions
   logic signed [23:0] pdiff;
   assign pdiff = psn_diff(h.psn, c.epsn);
+  // its sign for S_EXEC, registered as S_EXEC is entered: from S_RD1 (c is being loaded from
+  // ctx_q) or S_DISPATCH (c loaded and not changed on the way to S_EXEC); h holds still
+  /* verilator lint_off UNUSEDSIGNAL */
+  ctx_t ctx_qt;
+  /* verilator lint_on UNUSEDSIGNAL */
+  assign ctx_qt = ctx_q;
+  logic pd_pos, pd_neg;  // pdiff > 0, pdiff < 0 in S_EXEC
+  always_ff @(posedge clk) begin
+    logic signed [23:0] d;
+    d = psn_diff(h.psn, st == S_RD1 ? ctx_qt.epsn : c.epsn);
+    pd_pos <= d > 0;
+    pd_neg <= d < 0;
+  end
   logic       seq_ok, acc_ok, len_ok;
+  logic       len_ok_r;
   logic [3:0] need;
   always_comb begin
     if (!i_start) seq_ok = (i_send && c.cur == CUR_SEND) || (i_write && c.cur == CUR_WRITE);
@@ -597,8 +615,10 @@ module roce_resp #(
     else if (i_read) need = ACC_REMOTE_READ;
     else if (i_atomic) need = ACC_REMOTE_ATOMIC;
     acc_ok = (a.access[3:0] & need) == need;
-    len_ok = !(i_send || i_write) || (i_end ? plen <= mtu : plen == mtu);
+    len_ok = len_ok_r;
   end
+  // (from info, h and mtu, which hold still from S_RD1 on: registered for S_EXEC)
+  always_ff @(posedge clk) len_ok_r <= !(i_send || i_write) || (i_end ? plen <= mtu : plen == mtu);
 
   // WRITE: the packet against the RETH length (c.off/c.dma_len as set for this message)
   logic [32:0] w_end;
@@ -860,7 +880,7 @@ module roce_resp #(
         st <= S_SCAT;
         if (c.dead) begin
           cnt_drop <= 1'b1;
-        end else if (pdiff > 0) begin
+        end else if (pd_pos) begin
           // ahead: one sequence error NAK until the expected PSN comes
           if (!c.nak_sent) begin
             c.nak_sent <= 1'b1;
@@ -868,7 +888,7 @@ module roce_resp #(
             ack_psn <= c.epsn;
             ack_syn <= NAK_SEQ;
           end
-        end else if (pdiff < 0) begin
+        end else if (pd_neg) begin
           cnt_dup <= 1'b1;
           if (i_read || i_atomic) begin
             rs_i <= '0;
