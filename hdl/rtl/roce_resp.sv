@@ -408,6 +408,8 @@ module roce_resp #(
   logic             pf_eq;
   logic [31:0]      pf_alloc;  // WQEs read or being read, from the head
   assign pf_alloc = pf_nxt - pf_head;
+  logic             pf_none;   // pf_alloc == 0, without the subtraction
+  assign pf_none = pf_nxt == pf_head;
   logic             pf_beat;   // a read-data beat that is the prefetcher's
   assign pf_beat = s_dma_rd_tvalid && pf_out != '0;
   logic             fsm_beat;
@@ -416,7 +418,7 @@ module roce_resp #(
   assign pf_mask = (32'd1 << pf_lsz) - 32'd1;
   // the QP's WQE at its rq ci is (or will be) in the ring head
   logic             pf_mine, pf_ready;
-  assign pf_mine = pf_act && pf_qpn == qpn && pf_head == c.rq_ci && pf_alloc != 32'd0;
+  assign pf_mine = pf_act && pf_qpn == qpn && pf_head == c.rq_ci && !pf_none;
   assign pf_ready = {1'b0, pf_alloc[PF_LD:0]} > {1'b0, pf_out};
   // The address of the WQE at pf_nxt, registered (the 64-bit add behind the issue decision
   // was 24 logic levels): it follows pf_nxt/pf_base/pf_lsz a cycle late, which is never
@@ -866,7 +868,7 @@ module roce_resp #(
             if (pf_act && pf_qpn == qpn) pf_pi <= db_pi;
             if (c.dead) st <= S_FL_ATTR;
             // an idle prefetcher starts reading this QP's WQEs (its attributes first)
-            else if (!(pf_act && pf_qpn == qpn) && (!pf_act || pf_alloc == 32'd0) &&
+            else if (!(pf_act && pf_qpn == qpn) && (!pf_act || pf_none) &&
                      pf_out == '0 && db_pi != c.rq_ci) st <= S_PF_ATTR;
             else st <= S_WB;
           end
@@ -1414,7 +1416,7 @@ module roce_resp #(
         st <= S_PF_SET;
       end
       S_PF_SET: begin
-        if ((!pf_act || pf_alloc == 32'd0) && pf_out == '0) begin
+        if ((!pf_act || pf_none) && pf_out == '0) begin
           pf_act <= 1'b1;
           pf_qpn <= qpn;
           pf_head <= c.rq_ci;
