@@ -704,8 +704,17 @@ module roce_resp #(
     endcase
   end
 
+  // rq_base + (rq_ci mod 2^rq_log_size) * 64: the mask as a thermometer (no subtraction) and
+  // the add carry-selected (the offset is below 2^21: low 21 bits added, high 43 bits as
+  // they are or incremented)
   logic [63:0] rq_slot_addr;
-  assign rq_slot_addr = a.rq_base + {26'd0, c.rq_ci & ((32'd1 << a.rq_log_size) - 32'd1), 6'd0};
+  always_comb begin
+    logic [14:0] m;
+    logic [21:0] lo;
+    for (int i = 0; i < 15; i++) m[i] = 4'(i) < a.rq_log_size;
+    lo = {1'b0, a.rq_base[20:0]} + {1'b0, c.rq_ci[14:0] & m, 6'd0};
+    rq_slot_addr = {lo[21] ? a.rq_base[63:21] + 43'd1 : a.rq_base[63:21], lo[20:0]};
+  end
 
   // ---------------------------------------------------------------- the sequencer
   always_ff @(posedge clk) begin
