@@ -430,7 +430,9 @@ module roce_resp #(
   assign pf_issue = pf_act && pf_fresh && pf_nxt != pf_pi && pf_alloc < 32'(PF_D) &&
                     !m_dma_rd_valid && st != S_DMA_REQ && st != S_DMA_DATA && st != S_PF_SET;
   logic [31:0]      db_pi;     // a doorbell's PI extended against the free-running one
-  assign db_pi = c.rq_pi + {16'd0, k_pi - c.rq_pi[15:0]};
+  // = c.rq_pi + (k_pi - rq_pi[15:0]) mod 2^16: the low half is k_pi, the high half carries
+  // when k_pi is below the low half (a compare beside an increment, not two chained adds)
+  assign db_pi = {k_pi < c.rq_pi[15:0] ? c.rq_pi[31:16] + 16'd1 : c.rq_pi[31:16], k_pi};
   always_ff @(posedge clk) begin
     pf_addr <= pf_base + {26'd0, pf_nxt & pf_mask, 6'd0};
     pf_q <= pf_body[pf_head[PF_LD-1:0]];
