@@ -633,8 +633,8 @@ module roce_resp #(
   // READ: response packets = max(1, ceil(len / mtu))
   logic [32:0] rd_np_x;  // below 2^25; kept modulo 2^24 like every PSN count
   assign rd_np_x = ({1'b0, h.dma_len} + {17'd0, mtu} - 33'd1) >> log_mtu;
-  logic [23:0] rd_np;
-  assign rd_np = h.dma_len == 32'd0 ? 24'd1 : rd_np_x[23:0];
+  logic [23:0] rd_np;  // registered: h and mtu hold still from S_RD1 on, read from S_EXEC on
+  always_ff @(posedge clk) rd_np <= h.dma_len == 32'd0 ? 24'd1 : rd_np_x[23:0];
   logic unused_np;
   assign unused_np = ^rd_np_x[32:24];
 
