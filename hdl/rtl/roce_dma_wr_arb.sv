@@ -51,47 +51,62 @@ module roce_dma_wr_arb #(
 
   typedef enum logic [1:0] { G_IDLE, G_REQ, G_DATA } gstate_t;
   gstate_t st;
-  logic [IW-1:0] g, last;
+  logic [IW-1:0] last;   // the client granted last (round-robin)
+  logic [N-1:0]  g;      // one-hot: the client holding the grant
 
+  logic [N-1:0]  sel;    // one-hot: the client picked (none when no client offers)
   logic [IW-1:0] pick;
   logic          any;
-  // round-robin: the client k places after l (k in 1..N)
-  function automatic logic [IW-1:0] rr(input logic [IW-1:0] l, input integer k);
-    integer t;
-    t = {{(32 - IW){1'b0}}, l} + k;
-    if (t >= N) t = t - N;
-    rr = t[IW-1:0];
-  endfunction
+  logic [N-1:0]  offer;  // clients offering a request and a data beat
 
+  // Round-robin from last: the first offering client after last (last itself last).
+  // Unrolled over the values of last so that every index is a constant.
   always_comb begin
-    pick = last;
-    any = 1'b0;
-    for (int k = N; k >= 1; k--) begin
-      if (s_req_valid[rr(last, k)] && s_tvalid[rr(last, k)]) begin
-        pick = rr(last, k);
-        any = 1'b1;
+    offer = s_req_valid & s_tvalid;
+    sel = '0;
+    for (int lv = 0; lv < N; lv++) begin
+      if (last == IW'(lv)) begin
+        for (int k = N; k >= 1; k--) begin
+          if (offer[(lv + k) % N]) begin
+            sel = '0;
+            sel[(lv + k) % N] = 1'b1;
+          end
+        end
       end
+    end
+    any = |offer;
+    pick = '0;
+    for (int i = 0; i < N; i++) begin
+      if (sel[i]) pick = pick | IW'(i);
     end
   end
 
+  // one-hot (AND-OR) multiplexers on the grant holder
   always_comb begin
-    s_req_ready = '0;
-    s_tready = '0;
-    m_req_valid = st == G_REQ && s_req_valid[g];
-    m_req_addr = s_req_addr[64*g +: 64];
-    m_req_len = s_req_len[16*g +: 16];
-    m_tvalid = st == G_DATA && s_tvalid[g];
-    m_tdata = s_tdata[512*g +: 512];
-    m_tkeep = s_tkeep[64*g +: 64];
-    m_tlast = s_tlast[g];
-    if (st == G_REQ) s_req_ready[g] = m_req_ready;
-    if (st == G_DATA) s_tready[g] = m_tready;
+    m_req_addr = '0;
+    m_req_len = '0;
+    m_tdata = '0;
+    m_tkeep = '0;
+    m_tlast = 1'b0;
+    for (int i = 0; i < N; i++) begin
+      if (g[i]) begin
+        m_req_addr = m_req_addr | s_req_addr[64*i +: 64];
+        m_req_len = m_req_len | s_req_len[16*i +: 16];
+        m_tdata = m_tdata | s_tdata[512*i +: 512];
+        m_tkeep = m_tkeep | s_tkeep[64*i +: 64];
+        m_tlast = m_tlast | s_tlast[i];
+      end
+    end
+    m_req_valid = st == G_REQ && |(g & s_req_valid);
+    m_tvalid = st == G_DATA && |(g & s_tvalid);
+    s_req_ready = g & {N{st == G_REQ && m_req_ready}};
+    s_tready = g & {N{st == G_DATA && m_tready}};
   end
 
   always_ff @(posedge clk) begin
     case (st)
       G_IDLE: if (any) begin
-        g <= pick;
+        g <= sel;
         last <= pick;
         st <= G_REQ;
       end
@@ -102,7 +117,7 @@ module roce_dma_wr_arb #(
     if (rst) begin
       st <= G_IDLE;
       last <= '0;
-      g <= '0;
+      g <= N'(1);
     end
   end
 
