@@ -104,15 +104,20 @@ module roce_axi_axil #(
     worse = (a[1] && (!b[1] || a[0])) ? a : (b[1] ? b : a);
   endfunction
   // the next beat's address of an INCR burst of 2^size-byte beats
+  // (a aligned down to the size, plus the size: the bits below the size set, plus one)
   function automatic logic [ADDR_W-1:0] next_beat(input logic [ADDR_W-1:0] a, input logic [2:0] size);
-    logic [ADDR_W-1:0] step;
-    step = ADDR_W'(1) << size;
-    next_beat = (a & ~(step - 1'b1)) + step;
+    logic [ADDR_W-1:0] low;
+    for (int i = 0; i < ADDR_W; i++) low[i] = i < 32'(size);
+    next_beat = (a | low) + 1'b1;
   endfunction
-  // lowest set bit of m
-  function automatic logic [WI-1:0] lowest(input logic [NW-1:0] m);
-    lowest = '0;
-    for (int i = NW - 1; i >= 0; i--) if (m[i]) lowest = WI'(i);
+  // lowest set bit of m, one-hot (zero when m is)
+  function automatic logic [NW-1:0] lowest_oh(input logic [NW-1:0] m);
+    logic found;
+    found = 1'b0;
+    for (int i = 0; i < NW; i++) begin
+      lowest_oh[i] = m[i] && !found;
+      found = found || m[i];
+    end
   endfunction
 
   // ================================================================== writes
@@ -125,6 +130,7 @@ module roce_axi_axil #(
   logic [DATA_W-1:0] w_data;
   logic [STRB_W-1:0] w_strb;
   logic [NW-1:0]     w_todo;     // words of the beat still to write
+  logic [NW-1:0]     w_sel;      // one-hot: its lowest (the word being written), kept with it
   logic [1:0]        w_resp;
   logic              w_aw_done, w_w_done;
   logic [WI-1:0]     w_k;
@@ -135,12 +141,47 @@ module roce_axi_axil #(
 
   assign s_axi_awready = wst == W_IDLE;
   assign s_axi_wready = wst == W_BEAT;
-  assign w_k = lowest(w_todo);
+  // lowest_oh(words_of(s_axi_wstrb)) in LUT levels on kept wires (so that the mapper does
+  // not merge them into wide LUT + MUXF chains): the words, any word per group of four,
+  // any group below each group, then the word's own test.
+  localparam int NQ = (NW + 3) / 4;
+  (* keep *) logic [NW-1:0] s_words;
+  (* keep *) logic [NQ-1:0] s_qany, s_qbelow;
+  logic [NW-1:0] s_sel;
+  assign s_words = words_of(s_axi_wstrb);
+  always_comb begin
+    for (int q = 0; q < NQ; q++) begin
+      s_qany[q] = 1'b0;
+      for (int i = 4 * q; i < 4 * q + 4; i++) begin
+        if (i < NW) s_qany[q] = s_qany[q] | s_words[i];
+      end
+    end
+    for (int q = 0; q < NQ; q++) begin
+      s_qbelow[q] = 1'b0;
+      for (int r = 0; r < q; r++) s_qbelow[q] = s_qbelow[q] | s_qany[r];
+    end
+    for (int i = 0; i < NW; i++) begin
+      s_sel[i] = s_words[i] && !s_qbelow[i / 4];
+      for (int j = 4 * (i / 4); j < i; j++) s_sel[i] = s_sel[i] && !s_words[j];
+    end
+  end
+
   assign m_axil_awvalid = wst == W_WORD && w_todo != '0 && !w_aw_done;
   assign m_axil_wvalid = wst == W_WORD && w_todo != '0 && !w_w_done;
   assign m_axil_awaddr = {w_addr[ADDR_W-1:LSB], w_k, 2'b00};
-  assign m_axil_wdata = w_data[32*w_k +: 32];
-  assign m_axil_wstrb = w_strb[4*w_k +: 4];
+  // one-hot (AND-OR) selects of the word being written
+  always_comb begin
+    w_k = '0;
+    m_axil_wdata = '0;
+    m_axil_wstrb = '0;
+    for (int i = 0; i < NW; i++) begin
+      if (w_sel[i]) begin
+        w_k = w_k | WI'(i);
+        m_axil_wdata = m_axil_wdata | w_data[32*i +: 32];
+        m_axil_wstrb = m_axil_wstrb | w_strb[4*i +: 4];
+      end
+    end
+  end
   assign m_axil_bready = wst == W_RESP;
 
   always_ff @(posedge clk) begin
@@ -157,6 +198,7 @@ module roce_axi_axil #(
         w_data <= s_axi_wdata;
         w_strb <= s_axi_wstrb;
         w_todo <= words_of(s_axi_wstrb);
+        w_sel <= s_sel;
         w_aw_done <= 1'b0;
         w_w_done <= 1'b0;
         wst <= W_WORD;
@@ -181,7 +223,8 @@ module roce_axi_axil #(
       end
       W_RESP: if (m_axil_bvalid) begin
         w_resp <= worse(w_resp, m_axil_bresp);
-        w_todo[w_k] <= 1'b0;
+        w_todo <= w_todo & ~w_sel;
+        w_sel <= lowest_oh(w_todo & ~w_sel);
         w_aw_done <= 1'b0;
         w_w_done <= 1'b0;
         wst <= W_WORD;
@@ -245,7 +288,9 @@ module roce_axi_axil #(
       end
       R_WORD: if (m_axil_arready) rds <= R_WAIT;
       R_WAIT: if (m_axil_rvalid) begin
-        s_axi_rdata[32*r_k +: 32] <= m_axil_rdata;
+        for (int i = 0; i < NW; i++) begin
+          if (r_k == WI'(i)) s_axi_rdata[32*i +: 32] <= m_axil_rdata;
+        end
         r_resp <= worse(r_resp, m_axil_rresp);
         if (r_n == '0) begin
           s_axi_rvalid <= 1'b1;
