@@ -514,6 +514,16 @@ module roce_comp #(
     past_bd = $signed(tick_l - rv.busy_deadline) >= 0;
     t_expired <= r.una != rv.max_sent && (r.dl_v || rv.busy) && (use_dl ? past_dl : past_bd);
   end
+  // S_R_START (also entered only from S_GO): the response's PSN was sent and is not older than
+  // una - 1
+  logic r_in_win;
+  always_ff @(posedge clk) begin
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic [23:0] d;
+    /* verilator lint_on UNUSEDSIGNAL */
+    d = h.psn - r.una + 24'd1;
+    r_in_win <= psn_diff(h.psn, rv.max_sent) < 0 && !d[23];
+  end
 
   // the entry e
   logic e_readlike, e_atomic;
@@ -552,6 +562,8 @@ module roce_comp #(
   logic        rd_full;      // more than an MTU from the offset on
   logic [23:0] rd_exp;       // e.first_psn + r.rd_pkts
   logic        rd_last;      // r.rd_pkts + 1 == e.npkts
+  logic        rd_ahead;     // psn_diff(h.psn, rd_exp) > 0
+  logic        rd_at;        // h.psn == rd_exp
   logic [12:0] rd_plen;
   always_ff @(posedge clk) begin
     if (st == S_WIN_WAIT && s_win_valid) begin
@@ -569,6 +581,12 @@ module roce_comp #(
       rd_rest <= off >= {5'd0, w_len} ? 13'd0 : rest;
       rd_full <= {5'd0, w_len} > off1;
       rd_exp <= w_first + r.rd_pkts;
+      begin
+        logic [23:0] d;  // psn_diff(h.psn, rd_exp) as one three-operand sum
+        d = h.psn - w_first - r.rd_pkts;
+        rd_ahead <= $signed(d) > 0;
+        rd_at <= d == 24'd0;
+      end
       rd_last <= r.rd_pkts + 24'd1 == w_npkts;
     end
   end
@@ -844,8 +862,7 @@ module roce_comp #(
         // a QP not in RTS/SQD ignores it; a PSN never sent changes nothing but the rules at
         // the end
         st <= (a_state == ST_RTS || a_state == ST_SQD) && !r.dead ? S_R_FIN : S_R_FIN4;
-        if ((a_state == ST_RTS || a_state == ST_SQD) && !r.dead &&
-            psn_diff(h.psn, rv.max_sent) < 0 && psn_diff(h.psn, r.una - 24'd1) >= 0) begin
+        if ((a_state == ST_RTS || a_state == ST_SQD) && !r.dead && r_in_win) begin
           if (h.opcode == OP_ACK) begin
             if (h.aeth_syndrome[7:5] == 3'b000) begin
               ack_psn <= h.psn;
@@ -1009,7 +1026,7 @@ module roce_comp #(
       S_R_READ: begin
         st <= S_R_FIN;
         if (e.opcode == roce_desc_pkg::SQ_OP_READ) begin
-          if (psn_diff(h.psn, rd_exp) > 0) begin
+          if (rd_ahead) begin
             // a response was lost: go back to it
             if (!(r.rewound_v && r.rewound == rd_exp)) begin
               rw_target <= rd_exp;
@@ -1017,7 +1034,7 @@ module roce_comp #(
               rw_ret <= S_R_FIN;
               st <= S_RW_NEXT;
             end
-          end else if (h.psn == rd_exp) begin
+          end else if (rd_at) begin
             logic op_ok;
             op_ok = rd_last ? (h.opcode == OP_RD_LAST || h.opcode == OP_RD_ONLY)
                          : (h.opcode == OP_RD_FIRST || h.opcode == OP_RD_MIDDLE);
