@@ -169,13 +169,16 @@ module roce_axi_axil #(
   assign m_axil_awvalid = wst == W_WORD && w_todo != '0 && !w_aw_done;
   assign m_axil_wvalid = wst == W_WORD && w_todo != '0 && !w_w_done;
   assign m_axil_awaddr = {w_addr[ADDR_W-1:LSB], w_k, 2'b00};
-  // one-hot (AND-OR) selects of the word being written
+  // one-hot (AND-OR) selects of the word being written (word 0 when none is left)
+  logic [NW-1:0] w_osel;
   always_comb begin
+    w_osel = w_sel;
+    w_osel[0] = w_sel[0] || w_todo == '0;
     w_k = '0;
     m_axil_wdata = '0;
     m_axil_wstrb = '0;
     for (int i = 0; i < NW; i++) begin
-      if (w_sel[i]) begin
+      if (w_osel[i]) begin
         w_k = w_k | WI'(i);
         m_axil_wdata = m_axil_wdata | w_data[32*i +: 32];
         m_axil_wstrb = m_axil_wstrb | w_strb[4*i +: 4];
