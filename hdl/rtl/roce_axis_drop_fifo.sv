@@ -49,6 +49,10 @@
 //   write port, one registered read port with enable (block RAM); one DEPTH x LEN_W RAM of
 //   committed frame lengths, same ports (every committed frame holds at least one beat, so
 //   it never overflows).
+// Byte count: a beat's tkeep popcount is a few LUT levels into a register and is added to
+//   the frame's sum the cycle after; a frame's length is written into the length RAM the
+//   cycle after its commit, and a read of it in that cycle is forwarded from the write, so
+//   the read side's timing is as if it were written at the commit.
 // Latency: a committed frame's first beat is on m_axis 3 cycles after its last beat was
 //   accepted (accept in cycle c, m_axis_tvalid in cycle c+3) when the read side is idle.
 // Throughput: one beat per cycle in and out; committed frames come out back to back.
@@ -122,7 +126,8 @@ module roce_axis_drop_fifo #(
   logic [USER_W:0]   s_upad;
   logic [MEM_W-1:0]  s_word;
 
-  assign full      = (wr_ptr - rd_ptr) == (AW + 1)'(DEPTH);
+  // wr_ptr - rd_ptr == DEPTH without the subtraction
+  assign full      = wr_ptr == {!rd_ptr[AW], rd_ptr[AW-1:0]};
   assign part      = wr_ptr != commit_ptr;  // a frame is partly written
   assign commit_rd = commit_ptr == rd_ptr;  // no committed beat left in the RAM
 
@@ -153,32 +158,118 @@ module roce_axis_drop_fifo #(
     s_word = {s_urem, s_axis_tlast, s_axis_tkeep, s_axis_tdata};
   end
 
-  // Byte count of the frame being written, and of it including the current beat.
-  logic [LEN_W-1:0] wr_bytes, s_bytes;
-  logic [$clog2(KEEP_W+1)-1:0] s_keep_n;
-  logic [AW:0]      len_wr;
+  // Byte count of the frame being written, one cycle behind the input. A beat's tkeep
+  // popcount is registered as two parts (k_a + 4 k_b, k_v: it counts) and added to the
+  // frame's sum (acc) the cycle after, as is the restart of the sum at a frame's end
+  // (acc_clr): the frame's bytes before the beat in s_axis are wr_bytes. At a good last beat
+  // wr_bytes and the beat's count are registered (len_base, len_ka, len_kb) and their sum is
+  // written into len_mem the cycle after (len_pv); a read of that entry in the same cycle
+  // takes the value being written (forwarded), so the read side sees it as if written a
+  // cycle earlier.
+  logic [LEN_W-1:0] acc, wr_bytes, len_base, len_data;
+  logic [4:0]       k_a, k_b, len_ka, len_kb;
+  logic             k_v, acc_clr, len_pv;
+  logic [AW:0]      len_wr, len_pa;
   logic             len_wen;
 
-  always_comb begin
-    s_keep_n = '0;
-    for (int j = 0; j < KEEP_W; j++) begin
-      s_keep_n = s_keep_n + $bits(s_keep_n)'(s_axis_tkeep[j]);
-    end
-    s_bytes = wr_bytes + LEN_W'(s_keep_n);
+  // Popcount of tkeep in LUT levels on kept wires (so that the mapper does not merge them
+  // into wide LUT + MUXF chains), each bit a function of at most six bits of the level
+  // before: (1) groups of five or six bits counted; (2) pairs of groups summed (0..12);
+  // (3) each bit column of those (at most six) counted; (4) the four column counts summed
+  // in two pairs, pc_a + 4 pc_b; that sum is left to the adders of the next cycle.
+  localparam int NG = (KEEP_W + 5) / 6;   // groups, at most 11
+  localparam int NP = (NG + 1) / 2;       // pairs of groups, at most 6
+
+  if (KEEP_W > 64) begin : g_bad_keep
+    $error("roce_axis_drop_fifo: DATA_W above 512");
   end
 
+  // a + b, bitwise (no carry chain; small operands, no overflow out of the five bits)
+  function automatic logic [4:0] badd(input logic [4:0] a, input logic [4:0] b);
+    logic c;
+    c = 1'b0;
+    for (int i = 0; i < 5; i++) begin
+      badd[i] = a[i] ^ b[i] ^ c;
+      c = (a[i] & b[i]) | (c & (a[i] ^ b[i]));
+    end
+  endfunction
+  // the number of set bits of x
+  function automatic logic [2:0] cnt6(input logic [5:0] x);
+    logic [4:0] t;
+    t = '0;
+    for (int j = 0; j < 6; j++) t = badd(t, {4'b0000, x[j]});
+    cnt6 = t[2:0];
+  endfunction
+
+  (* keep *) logic [3*NG-1:0] pc_g;   // per group, 0..6
+  (* keep *) logic [4*NP-1:0] pc_p;   // per pair of groups, 0..12
+  (* keep *) logic [11:0]     pc_c;   // per bit column j of pc_p: 3 bits at 3*j
+  (* keep *) logic [4:0]      pc_a;   // pc_c[0] + 2 pc_c[1]
+  (* keep *) logic [4:0]      pc_b;   // pc_c[2] + 2 pc_c[3]
+
+  for (genvar i = 0; i < NG; i++) begin : g_pc_g
+    localparam int LO = (i * KEEP_W) / NG;
+    localparam int HI = ((i + 1) * KEEP_W) / NG;
+    logic [5:0] x;
+    for (genvar j = 0; j < 6; j++) begin : g_x
+      if (LO + j < HI) begin : g_on
+        assign x[j] = s_axis_tkeep[LO + j];
+      end else begin : g_off
+        assign x[j] = 1'b0;
+      end
+    end
+    assign pc_g[3*i +: 3] = cnt6(x);
+  end
+  for (genvar i = 0; i < NP; i++) begin : g_pc_p
+    if (2 * i + 1 < NG) begin : g_two
+      logic [4:0] t;
+      assign t = badd({2'b00, pc_g[3*2*i +: 3]}, {2'b00, pc_g[3*(2*i+1) +: 3]});
+      assign pc_p[4*i +: 4] = t[3:0];
+      logic unused_t;
+      assign unused_t = t[4];  // 0..12 fits in four bits
+    end else begin : g_one
+      assign pc_p[4*i +: 4] = {1'b0, pc_g[3*2*i +: 3]};
+    end
+  end
+  for (genvar j = 0; j < 4; j++) begin : g_pc_c
+    logic [5:0] x;
+    for (genvar i = 0; i < 6; i++) begin : g_x
+      if (i < NP) begin : g_on
+        assign x[i] = pc_p[4*i + j];
+      end else begin : g_off
+        assign x[i] = 1'b0;
+      end
+    end
+    assign pc_c[3*j +: 3] = cnt6(x);
+  end
+  assign pc_a = badd({2'b00, pc_c[2:0]}, {1'b0, pc_c[5:3], 1'b0});
+  assign pc_b = badd({2'b00, pc_c[8:6]}, {1'b0, pc_c[11:9], 1'b0});
+
+  assign wr_bytes = (acc_clr ? '0 : acc) + (k_v ? LEN_W'(k_a) : '0) +
+                    (k_v ? LEN_W'({k_b, 2'b00}) : '0);
+  assign len_data = len_base + LEN_W'(len_ka) + LEN_W'({len_kb, 2'b00});
   assign len_wen = s_hs && !drop_q && !full && s_axis_tlast && !s_err;
 
   always_ff @(posedge clk) begin
-    if (s_hs) begin
-      wr_bytes <= (s_axis_tlast || drop_q || full) ? '0 : s_bytes;
-    end
+    k_a <= pc_a;
+    k_b <= pc_b;
+    acc <= wr_bytes;
+    k_v <= s_hs && !(s_axis_tlast || drop_q || full);
+    acc_clr <= s_hs && (s_axis_tlast || drop_q || full);
+    len_pv <= len_wen;
     if (len_wen) begin
-      len_wr <= len_wr + 1'b1;
+      len_base <= wr_bytes;
+      len_ka   <= pc_a;
+      len_kb   <= pc_b;
+      len_pa   <= len_wr;
+      len_wr   <= len_wr + 1'b1;
     end
     if (rst) begin
-      wr_bytes <= '0;
-      len_wr   <= '0;
+      acc     <= '0;
+      k_v     <= 1'b0;
+      acc_clr <= 1'b0;
+      len_pv  <= 1'b0;
+      len_wr  <= '0;
     end
   end
 
@@ -266,8 +357,8 @@ module roce_axis_drop_fifo #(
   logic             rd_any, rd_first, len_ren;
 
   always_ff @(posedge clk) begin
-    if (len_wen) begin
-      len_mem[len_wr[AW-1:0]] <= s_bytes;
+    if (len_pv) begin
+      len_mem[len_pa[AW-1:0]] <= len_data;
     end
   end
 
@@ -279,6 +370,17 @@ module roce_axis_drop_fifo #(
   always_ff @(posedge clk) begin
     if (len_ren) begin
       len_q <= len_mem[len_rd[AW-1:0]];
+    end
+  end
+
+  // The entry written this cycle (the frame committed last cycle) is forwarded.
+  logic [LEN_W-1:0] len_fwd;
+  logic             len_fq;
+
+  always_ff @(posedge clk) begin
+    if (len_ren) begin
+      len_fq  <= len_pv && len_pa == len_rd;
+      len_fwd <= len_data;
     end
   end
 
@@ -317,7 +419,7 @@ module roce_axis_drop_fifo #(
       out_valid <= ram_valid;
       if (ram_valid) begin
         out_q   <= ram_q;
-        out_len <= len_q;
+        out_len <= len_fq ? len_fwd : len_q;
       end
     end
     if (rst) begin
