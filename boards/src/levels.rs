@@ -339,6 +339,9 @@ pub fn analyse(json: &str, top: &str, carry4_half: bool) -> Result<Levels, Strin
     // Endpoints: output ports, inputs of boundary cells. Each is (depth, bit, how to name it).
     let mut best: Option<(u32, u64, String)> = None;
     let mut hist: Vec<u64> = Vec::new();
+    // ROCE_LEVELS_TRACE: every endpoint deeper than 8 levels, for the per-register summary.
+    let trace = std::env::var_os("ROCE_LEVELS_TRACE").is_some();
+    let mut deep: Vec<(u32, u64, String)> = Vec::new();
     let mut record = |d: u32, bit: u64, to: &dyn Fn() -> String| {
         let d = d.div_ceil(2);
         let d_us = d as usize;
@@ -346,6 +349,9 @@ pub fn analyse(json: &str, top: &str, carry4_half: bool) -> Result<Levels, Strin
             hist.resize(d_us + 1, 0);
         }
         hist[d_us] += 1;
+        if trace && d > 8 {
+            deep.push((d, bit, to()));
+        }
         if best.as_ref().is_none_or(|(b, _, _)| d > *b) {
             best = Some((d, bit, to()));
         }
@@ -400,9 +406,40 @@ pub fn analyse(json: &str, top: &str, carry4_half: bool) -> Result<Levels, Strin
     let Some((max, bit, to)) = best else {
         return Ok(Levels::default());
     };
+    // The start of the path into `n` (a register output, an input port or a constant).
+    let start_of = |mut n: u64| {
+        while let Some(&i) = via.get(&n) {
+            n = i;
+        }
+        n
+    };
+    if trace && !deep.is_empty() {
+        // Deep endpoints grouped by register (the name without its bit index), deepest
+        // first, each with the start of its deepest path: what to pipeline next.
+        let base = |s: &str| -> String {
+            let s = s.split(" (").next().unwrap_or(s);
+            match s.rfind('[') {
+                Some(i) if s.ends_with(']') => s[..i].to_string(),
+                _ => s.to_string(),
+            }
+        };
+        let mut groups: HashMap<String, (u32, u64, usize)> = HashMap::new();
+        for (d, b, to) in &deep {
+            let g = groups.entry(base(to)).or_insert((*d, *b, 0));
+            if *d > g.0 {
+                (g.0, g.1) = (*d, *b);
+            }
+            g.2 += 1;
+        }
+        let mut groups: Vec<(String, (u32, u64, usize))> = groups.into_iter().collect();
+        groups.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.0.cmp(&b.0)));
+        eprintln!("  endpoints > 8 levels by register (levels, bits, from):");
+        for (g, (d, b, count)) in groups {
+            eprintln!("    {d:>3}  {count:>5}  {g:<40} <- {}", name(start_of(b)));
+        }
+    }
     // Walk back to the start of the deepest path, counting its cells. ROCE_LEVELS_TRACE=1
     // prints each cell with its RTL source (a developer aid for finding what to pipeline).
-    let trace = std::env::var_os("ROCE_LEVELS_TRACE").is_some();
     let mut n = bit;
     let mut path = PathCells::default();
     let mut through = Vec::new();

@@ -30,7 +30,8 @@
 //      READ request (VA and length from the packet's offset), AtomicETH, ImmDt/IETH and SE on
 //      the last, AckReq on the last and every 2^LOG_ACK_EVERY-th, payload of
 //      min(len - i*MTU, MTU) bytes: inline from the body, else gathered through the WQE's
-//      SGEs: L_Key checks of every piece on roce_mr_check (m_mr, need 0) first, a failed one
+//      SGEs (the pieces of all four SGEs found at once, on registers pipelined behind the
+//      visit's fixed states): L_Key checks of every piece on roce_mr_check (m_mr, need 0) first, a failed one
 //      (LOC_PROT_ERR) or a short list (LOC_LEN_ERR) marks the window entry and reports the
 //      QP on m_err (roce_qp_ctx answers ENTER_ERR), else one DMA read per piece (m_dma_rd)
 //      into the payload FIFO, packed by a realigner. A WQE's first packet writes its PSNs
@@ -359,15 +360,16 @@ module roce_req #(
   function automatic logic [31:0] sge_len_in(input int k);
     sge_len_in = s_wqe_rd_tdata[8*roce_desc_pkg::SQ_WQE_DATA_OFF - 512 + 128*k + 64 +: 32];
   endfunction
-  function automatic logic idx_before(input logic [31:0] x, input logic [31:0] y);
-    idx_before = x - y >= 32'h8000_0000;
-  endfunction
 
 
   // ---------------------------------------------------------------- the ring of QPs
   (* ram_style = "distributed" *) logic [LOG_N-1:0] ring [N];
   logic [LOG_N:0]   ring_wr, ring_rd;
-  logic [N-1:0]     on_ring;
+  // on_ring: the QP is on the ring. LUT RAM with one write port (no 1024-way decode or
+  // read mux in flip-flops), cleared by the reset sweep with the row store.
+  (* ram_style = "distributed" *) logic on_ring [N];
+  logic             on_we, on_wd;
+  logic [LOG_N-1:0] on_wa;
   logic             ring_empty;
   logic [LOG_N-1:0] ring_head;
   assign ring_empty = ring_wr == ring_rd;
@@ -383,7 +385,7 @@ module roce_req #(
     S_IDLE, S_RD0, S_RD1, S_DISPATCH, S_KICK,
     S_A1, S_A2, S_A3,
     S_V_WAIT, S_V_REW, S_V_HOLD, S_V_B0, S_V_LIM, S_V_PACE, S_V_PACEW,
-    S_V_PKT, S_V_WALK, S_V_MRW, S_V_CHK, S_V_ISSUE, S_V_DESC,
+    S_V_PKT, S_V_WALK, S_V_WALK2, S_V_MRW, S_V_CHK, S_V_ISSUE, S_V_DESC,
     S_FILL0, S_FILL, S_CLR, S_WB
   } state_t;
   state_t st;
@@ -597,7 +599,13 @@ module roce_req #(
   assign slot_st = own_hit ? r.own_st : sg_st;
 
   logic win_full;
-  assign win_full = r.fetched - c.sq_ci >= 32'(W);
+  logic [31:0] pi_m_fet, pi_m_cur, fet_m_cur, cur_m_fet, fet_m_ci;
+  assign pi_m_fet = r.sq_pi - r.fetched;
+  assign pi_m_cur = r.sq_pi - r.cur;
+  assign fet_m_cur = r.fetched - r.cur;
+  assign cur_m_fet = r.cur - r.fetched;
+  assign fet_m_ci = r.fetched - c.sq_ci;
+  assign win_full = |fet_m_ci[31:LOG_WIN];  // >= W
 
   // the packet
   logic        is_read, is_atomic, is_rdma, is_send;
@@ -714,33 +722,92 @@ module roce_req #(
   logic [AW:0] p_beats;
   assign p_beats = (AW + 1)'((p_pay + 13'd63) >> 6);
 
-  // SGE walk: pieces of [off, off + plen) over the WQE's SGEs
-  logic [2:0]   wk_i;        // SGE
-  logic [31:0]  wk_skip;
-  logic [12:0]  wk_done;
+  // SGE walk: the pieces of [off, off + plen) over the WQE's SGEs, all four SGEs at once on
+  // free-running registers (b is loaded in S_V_B0 and holds from S_V_LIM, p_off and p_plen
+  // from two cycles after; S_V_PKT comes three or more cycles after S_V_LIM, so the last
+  // stage, five cycles after S_V_LIM, holds the visit's values from S_V_PKT + 2 on, where
+  // S_V_WALK2 reads it). SGE k spans [pre_k, pre_k + len_k) of the message; relative to
+  // the packet's offset, a_k = pre_k - off and e_k = pre_(k+1) - off, and SGE k (k below
+  // num_sge and 4) holds a piece when a_k < plen, e_k > 0 and len_k != 0: it starts
+  // max(a_k, 0) into the packet, skip_k = max(-a_k, 0) into the SGE, and ends at
+  // min(e_k, plen). The pieces are consecutive SGEs (the payload is contiguous).
   logic [2:0]   pc_n;        // pieces
   logic [4*32-1:0] pc_key, pc_len;
   logic [4*64-1:0] pc_va, pc_dma;
   logic [3:0]   pc_ok;
   logic [2:0]   mr_i, mr_got;
   logic [2:0]   is_i;        // reads issued
-  logic [63:0]  sg_addr;
-  logic [31:0]  sg_len, sg_key;
-  always_comb begin
-    sg_addr = b.data[63:0];
-    sg_len = b.data[95:64];
-    sg_key = b.data[127:96];
-    for (int k = 1; k < 4; k++) begin
-      if (wk_i == 3'(k)) begin
-        sg_addr = b.data[128*k +: 64];
-        sg_len = b.data[128*k + 64 +: 32];
-        sg_key = b.data[128*k + 96 +: 32];
-      end
+  logic         wk_short;    // the SGEs end before the packet does (local length error)
+  function automatic logic [31:0] sge_len(input int k);
+    sge_len = b.data[128*k + 64 +: 32];
+  endfunction
+  // wa (S_V_LIM + 1): pair sums; wb (+ 2): the prefix sums pre_1..pre_4, the SGEs' total
+  logic [34:0] wa_l0, wa_01, wa_l2, wa_23;
+  logic [34:0] wb_pre [5];
+  logic [34:0] wb_tot;
+  logic [3:0]  wb_nz;
+  // wc (+ 3): a_k, e_k (e_k = a_(k+1)) and the total less off
+  logic signed [35:0] wc_a [5];
+  logic signed [35:0] wc_t;
+  // wd (+ 4): the piece's bounds in the packet, the skip into the SGE, which SGEs hold one
+  logic [12:0] wd_s [4], wd_e [4];
+  logic [31:0] wd_skip [4];
+  logic [3:0]  wd_has;
+  logic        wd_short;
+  // we (+ 5): length, low address (with its carry) and key of each SGE's piece
+  logic [31:0] we_n [4];
+  logic [32:0] we_va_lo [4];
+  logic [31:0] we_va_hi [4], we_va_hi1 [4];
+  logic [3:0]  we_has;
+  logic        we_short;
+  always_ff @(posedge clk) begin
+    logic [2:0] nsge;
+    wa_l0 <= 35'(sge_len(0));
+    wa_01 <= 35'(sge_len(0)) + 35'(sge_len(1));
+    wa_l2 <= 35'(sge_len(2));
+    wa_23 <= 35'(sge_len(2)) + 35'(sge_len(3));
+    nsge = b.num_sge > 3'd4 ? 3'd4 : b.num_sge;
+    wb_pre[0] <= 35'd0;
+    wb_pre[1] <= wa_l0;
+    wb_pre[2] <= wa_01;
+    wb_pre[3] <= wa_01 + wa_l2;
+    wb_pre[4] <= wa_01 + wa_23;
+    for (int k = 0; k < 4; k++) wb_nz[k] <= sge_len(k) != 32'd0 && 3'(k) < nsge;
+    case (nsge)
+      3'd0: wb_tot <= 35'd0;
+      3'd1: wb_tot <= wa_l0;
+      3'd2: wb_tot <= wa_01;
+      3'd3: wb_tot <= wa_01 + wa_l2;
+      default: wb_tot <= wa_01 + wa_23;
+    endcase
+    for (int k = 0; k < 5; k++) wc_a[k] <= $signed({1'b0, wb_pre[k]}) - $signed({1'b0, p_off[34:0]});
+    wc_t <= $signed({1'b0, wb_tot}) - $signed({1'b0, p_off[34:0]});
+    for (int k = 0; k < 4; k++) begin
+      // a_k < plen, e_k > 0 (plen is 13 bits, nonzero in a walk)
+      wd_has[k] <= wb_nz[k] && (wc_a[k] < $signed({23'd0, p_plen})) && (wc_a[k + 1] > 36'sd0);
+      wd_s[k] <= wc_a[k][35] ? 13'd0 : wc_a[k][12:0];
+      wd_e[k] <= wc_a[k + 1] < $signed({23'd0, p_plen}) ? wc_a[k + 1][12:0] : p_plen;
+      wd_skip[k] <= wc_a[k][35] ? 32'd0 - wc_a[k][31:0] : 32'd0;
+      we_n[k] <= {19'd0, wd_e[k] - wd_s[k]};
+      we_va_lo[k] <= {1'b0, b.data[128*k +: 32]} + {1'b0, wd_skip[k]};
+      we_va_hi[k] <= b.data[128*k + 32 +: 32];
+      we_va_hi1[k] <= b.data[128*k + 32 +: 32] + 32'd1;
     end
+    wd_short <= wc_t < $signed({23'd0, p_plen});
+    we_has <= wd_has;
+    we_short <= wd_short;
   end
-  logic [31:0] wk_rest, wk_n;
-  assign wk_rest = {19'd0, p_plen - wk_done};
-  assign wk_n = (sg_len - wk_skip) < wk_rest ? sg_len - wk_skip : wk_rest;
+  // the pieces packed from slot 0 in SGE order (an empty SGE between two holds none): SGE
+  // k's piece goes to slot w_slot[k], the number of pieces before it
+  logic [1:0] w_slot [4];
+  logic [2:0] w_cnt;
+  always_comb begin
+    w_slot[0] = 2'd0;
+    w_slot[1] = 2'(we_has[0]);
+    w_slot[2] = 2'(we_has[0]) + 2'(we_has[1]);
+    w_slot[3] = 2'(we_has[0]) + 2'(we_has[1]) + 2'(we_has[2]);
+    w_cnt = 3'(we_has[0]) + 3'(we_has[1]) + 3'(we_has[2]) + 3'(we_has[3]);
+  end
 
   // m_mr: piece mr_i
   always_comb begin
@@ -864,6 +931,36 @@ module roce_req #(
   logic [LOG_BATCH:0] f_nre;   // of them read again (before the fetch index)
   logic [31:0]        f_idx;   // the next SQ index of the run
   logic [31:0]        f_start;
+  // The run's stop tests on differences kept next to f_idx (set in S_FILL0, stepped with
+  // it), so S_FILL compares registers against zero instead of subtracting 32-bit indices:
+  // fl_pi = sq_pi - f_idx, fl_fet = fetched - f_idx, fl_cur = cur - f_idx,
+  // fl_win = fetched - sq_ci (the window's use).
+  logic [31:0]        fl_pi, fl_fet, fl_cur, fl_win;
+  logic               fl_at_fet, fl_at_cur, fl_stop;
+  // f_idx is before y (serial order: f_idx - y >= 2^31) with d = y - f_idx: d in [1, 2^31]
+  function automatic logic d_ahead(input logic [31:0] d);
+    d_ahead = d != 32'd0 && (!d[31] || d[30:0] == 31'd0);
+  endfunction
+  // the SQ ring's index mask and the WQE run's address (a changes only in S_V_WAIT; f_start
+  // is set in S_FILL0 and read once f_k != 0, a cycle later at the earliest); the address
+  // add is carry-select on the 22 low bits the offset spans
+  logic [14:0] sq_mask;
+  logic [41:0] sq_base_hi1;
+  logic [63:0] f_addr;
+  logic [22:0] f_addr_lo;
+  assign f_addr_lo = {1'b0, a.sq_base[21:0]} + {1'b0, f_start[14:0] & sq_mask, 7'd0};
+  always_ff @(posedge clk) begin
+    sq_mask <= (15'd1 << a.sq_log_size) - 15'd1;
+    sq_base_hi1 <= a.sq_base[63:22] + 42'd1;
+    f_addr <= {f_addr_lo[22] ? sq_base_hi1 : a.sq_base[63:22], f_addr_lo[21:0]};
+  end
+  assign fl_at_fet = fl_fet == 32'd0;
+  assign fl_at_cur = fl_cur == 32'd0;
+  assign fl_stop = f_k == (LOG_BATCH + 1)'(B) || !d_ahead(fl_pi) ||
+                   (f_k != '0 && (f_idx[14:0] & sq_mask) == 15'd0) ||
+                   (fl_at_fet && |fl_win[31:LOG_WIN]) ||
+                   (!fl_at_fet && !d_ahead(fl_fet)) ||
+                   (!fl_at_cur && (sg_st == T_PEND || (sg_st != T_NONE && sg_q == q && sg_idx == f_idx)));
   logic               use_own; // the visit's body is in the own slot
   logic       kick_flush_n;
   logic [7:0] k_op;
@@ -879,6 +976,33 @@ module roce_req #(
   // only in S_IDLE and S_WB, and S_WB is never the state right after either)
   logic       q_on;
   always_ff @(posedge clk) q_on <= on_ring[q];
+  logic       wake_on;
+  assign wake_on = on_ring[s_wake_qpn[LOG_N-1:0]];
+  // its one write: set by a wake in S_IDLE, cleared by a visit starting, set by S_WB
+  always_comb begin
+    on_we = 1'b0;
+    on_wd = 1'b0;
+    on_wa = q;
+    if (!init_done) begin
+      on_we = 1'b1;
+      on_wa = init_idx[LOG_N-1:0];
+    end else if (st == S_WB) begin
+      on_we = requeue && !q_on;
+      on_wd = 1'b1;
+    end else if (idle && !s_ctx_valid && !s_strd_valid && !arr_go) begin
+      if (s_wake_valid) begin
+        on_we = !wake_on;
+        on_wd = 1'b1;
+        on_wa = s_wake_qpn[LOG_N-1:0];
+      end else if (!s_db_valid && v_can) begin
+        on_we = 1'b1;
+        on_wa = ring_head;
+      end
+    end
+  end
+  always_ff @(posedge clk) begin
+    if (on_we) on_ring[on_wa] <= on_wd;
+  end
 
   assign row_we = st == S_WB;
 
@@ -957,8 +1081,7 @@ module roce_req #(
           wq_err <= s_wqe_rd_tuser;
           st <= S_A1;
         end else if (s_wake_valid) begin
-          if (!on_ring[s_wake_qpn[LOG_N-1:0]]) begin
-            on_ring[s_wake_qpn[LOG_N-1:0]] <= 1'b1;
+          if (!wake_on) begin
             push_en <= 1'b1;
             push_q <= s_wake_qpn[LOG_N-1:0];
           end
@@ -972,7 +1095,6 @@ module roce_req #(
           kind <= K_VISIT;
           q <= ring_head;
           q24 <= 24'(ring_head);
-          on_ring[ring_head] <= 1'b0;
           ring_rd <= ring_rd + 1'b1;
           m_attr_valid <= 1'b1;
           m_attr_qpn <= 24'(ring_head);
@@ -1171,9 +1293,6 @@ module roce_req #(
         end
       end
       S_V_PKT: begin
-        wk_i <= 3'd0;
-        wk_skip <= p_off[31:0];
-        wk_done <= 13'd0;
         pc_n <= 3'd0;
         is_i <= 3'd0;
         st <= S_V_DESC;
@@ -1189,30 +1308,24 @@ module roce_req #(
           end
         end
       end
-      S_V_WALK: begin
-        if (wk_i == b.num_sge || wk_done == p_plen || wk_i == 3'd4) begin
-          mr_i <= 3'd0;
-          mr_got <= 3'd0;
-          pc_ok <= 4'd0;
-          m_mr_valid <= pc_n != 3'd0;
-          st <= S_V_MRW;
-        end else begin
-          if (wk_skip >= sg_len) begin
-            wk_skip <= wk_skip - sg_len;
-          end else begin
-            for (int k = 0; k < 4; k++) begin
-              if (pc_n == 3'(k)) begin
-                pc_key[32*k +: 32] <= sg_key;
-                pc_va[64*k +: 64] <= sg_addr + {32'd0, wk_skip};
-                pc_len[32*k +: 32] <= wk_n;
-              end
+      S_V_WALK: st <= S_V_WALK2;  // the walk's last stage holds this packet's pieces next cycle
+      S_V_WALK2: begin
+        for (int j = 0; j < 4; j++) begin
+          for (int k = j; k < 4; k++) begin
+            if (we_has[k] && w_slot[k] == 2'(j)) begin
+              pc_key[32*j +: 32] <= b.data[128*k + 96 +: 32];
+              pc_va[64*j +: 64] <= {we_va_lo[k][32] ? we_va_hi1[k] : we_va_hi[k], we_va_lo[k][31:0]};
+              pc_len[32*j +: 32] <= we_n[k];
             end
-            pc_n <= pc_n + 3'd1;
-            wk_done <= wk_done + wk_n[12:0];
-            wk_skip <= 32'd0;
           end
-          wk_i <= wk_i + 3'd1;
         end
+        pc_n <= w_cnt;
+        wk_short <= we_short;
+        mr_i <= 3'd0;
+        mr_got <= 3'd0;
+        pc_ok <= 4'd0;
+        m_mr_valid <= w_cnt != 3'd0;
+        st <= S_V_MRW;
       end
       S_V_MRW: if (!m_mr_valid && mr_got == pc_n) st <= S_V_CHK;
       S_V_CHK: begin
@@ -1221,7 +1334,7 @@ module roce_req #(
         for (int k = 0; k < 4; k++) begin
           if (pc_n > 3'(k) && !pc_ok[k]) bad = 1'b1;
         end
-        if (bad || wk_done != p_plen) begin
+        if (bad || wk_short) begin
           // a local error: the WQE completes with it, the QP goes to Err
           wins_we <= 1'b1;
           wins_addr <= {q, r.cur[LOG_WIN-1:0]};
@@ -1289,27 +1402,29 @@ module roce_req #(
       S_FILL0: begin  // stag_a is the send index's entry
         f_start <= held ? r.fetched : r.cur;
         f_idx <= held ? r.fetched : r.cur;
+        // AND-OR, not ?: (Yosys's opt_share would make a mux of the operands in front of
+        // one subtractor: the late `held` then goes through the carry chain)
+        fl_pi <= (pi_m_fet & {32{held}}) | (pi_m_cur & {32{!held}});
+        fl_fet <= fet_m_cur & {32{!held}};
+        fl_cur <= cur_m_fet & {32{held}};
+        fl_win <= fet_m_ci;
         stag_a <= held ? st_slot(q, r.fetched) : stag_a;
         f_k <= '0;
         f_nre <= '0;
         st <= S_FILL;
       end
       S_FILL: begin  // f_idx's entry on sg_*
-        if (f_k == (LOG_BATCH + 1)'(B) || !idx_before(f_idx, r.sq_pi) ||
-            (f_k != '0 && (f_idx[14:0] & ((15'd1 << a.sq_log_size) - 15'd1)) == 15'd0) ||
-            (f_idx == r.fetched && r.fetched - c.sq_ci >= 32'(W)) ||
-            (f_idx != r.fetched && !idx_before(f_idx, r.fetched)) ||
-            (f_idx != r.cur && (sg_st == T_PEND || (sg_st != T_NONE && sg_q == q && sg_idx == f_idx)))) begin
+        if (fl_stop) begin
           st <= S_WB;
           if (f_k != '0) begin
             m_wqe_rd_valid <= 1'b1;
-            m_wqe_rd_addr <= a.sq_base + {42'd0, f_start[14:0] & ((15'd1 << a.sq_log_size) - 15'd1), 7'd0};
+            m_wqe_rd_addr <= f_addr;
             m_wqe_rd_len <= {5'd0, f_k, 7'd0};
             tq[tq_wr[TW-1:0]] <= {r.epoch, f_nre, f_start, f_k, q};
             tq_wr <= tq_wr + 1'b1;
           end
         end else begin
-          if (f_idx == r.cur) begin
+          if (fl_at_cur) begin
             r.own_idx <= f_idx;
             r.own_st <= T_PEND;
           end else begin
@@ -1317,8 +1432,15 @@ module roce_req #(
             stag_wa <= stag_a;
             stag_wd <= {T_PEND, q, f_idx};
           end
-          if (f_idx == r.fetched) r.fetched <= r.fetched + 32'd1;
-          else f_nre <= f_nre + 1'b1;
+          if (fl_at_fet) begin
+            r.fetched <= r.fetched + 32'd1;
+            fl_win <= fl_win + 32'd1;
+          end else begin
+            f_nre <= f_nre + 1'b1;
+            fl_fet <= fl_fet - 32'd1;
+          end
+          fl_pi <= fl_pi - 32'd1;
+          fl_cur <= fl_cur - 32'd1;
           f_k <= f_k + 1'b1;
           f_idx <= f_idx + 32'd1;
           stag_a <= stag_a + 1'b1;
@@ -1339,7 +1461,6 @@ module roce_req #(
       // ------------------------------------------------------------ write back
       S_WB: begin
         if (requeue && !q_on) begin
-          on_ring[q] <= 1'b1;
           push_en <= 1'b1;
           push_q <= q;
         end
@@ -1354,7 +1475,6 @@ module roce_req #(
       st <= S_IDLE;
       ring_wr <= '0;
       ring_rd <= '0;
-      on_ring <= '0;
       tq_wr <= '0;
       tq_rd <= '0;
       t_k <= '0;
