@@ -26,10 +26,13 @@
 // The DMA write is posted (no response): a board's DMA engine reports failures as FATAL.
 // The model also counts failed writes, which cannot happen here.
 //
-// Latency: an operation accepted in cycle c reads its context at the end of c, decides in
-//   c+1, and its DMA write / cq_event / cq_err / cmd_done are visible in cycle c+2.
+// Latency: an operation accepted in cycle c reads its context at the end of c, computes its
+//   sums and compares on registers in c+1 (the context forwarded from the write-back of
+//   the operation before when both name the same CQ), writes the context back in c+2, and
+//   its DMA write / cq_event / cq_err / cmd_done are visible in cycle c+3.
 // Throughput: one operation every 2 cycles (commands first, then doorbells, then
-//   completions); a completion waits while the previous DMA write is not yet taken.
+//   completions); a completion waits while a completion's DMA write is under way or not
+//   yet taken.
 //
 // Parameters:
 //   LOG_N  log2 of the number of CQs (CAPS.LOG_MAX_CQ; default 8 = 256).
@@ -87,7 +90,9 @@ module roce_cq #(
 
   // ---------------------------------------------------------------- operation select
   typedef enum logic [1:0] { K_CMD, K_DB, K_CPL } kind_t;
-  logic   busy;  // an operation is in its decide cycle
+  logic   busy;  // an operation is in its first decide cycle (stage A)
+  logic   wb;    // an operation writes back (stage B)
+  logic   cpl_b; // a completion is in stage B (its DMA write comes next cycle)
   kind_t  k_kind;
   logic [23:0]  k_index;
   logic [7:0]   k_op;
@@ -98,7 +103,8 @@ module roce_cq #(
   assign can = init_done && !busy;
   assign cmd_ready = can;
   assign s_axis_db_tready = can && !cmd_valid;
-  assign s_axis_cpl_tready = can && !cmd_valid && !s_axis_db_tvalid && !m_axis_dma_tvalid;
+  assign cpl_b = wb && k_kind == K_CPL;
+  assign s_axis_cpl_tready = can && !cmd_valid && !s_axis_db_tvalid && !m_axis_dma_tvalid && !cpl_b;
 
   logic take_cmd, take_db, take_cpl;
   assign take_cmd = cmd_valid && cmd_ready;
@@ -116,46 +122,90 @@ module roce_cq #(
   logic           wr_en;
   logic [LOG_N-1:0] wr_addr;
   logic [E_W-1:0] wr_data;
+  // a read in the cycle of the write-back to the same entry: the written context
+  logic           fwd;
+  logic [E_W-1:0] fwd_data;
   always_ff @(posedge clk) begin
     if (can) rd_q <= mem[in_index[LOG_N-1:0]];
     if (wr_en) mem[wr_addr] <= wr_data;
+    if (can) begin
+      fwd <= wr_en && wr_addr == in_index[LOG_N-1:0];
+      fwd_data <= wr_data;
+    end
   end
 
-  // ---------------------------------------------------------------- decide
+  // ---------------------------------------------------------------- stage A: sums, compares
   logic        e_valid, e_irq, e_armed, e_sol, e_over;
   logic [3:0]  e_log;
   logic [63:0] e_base;
   logic [31:0] e_pi, e_ci;
-  assign {e_valid, e_irq, e_armed, e_sol, e_over, e_log, e_base, e_pi, e_ci} = rd_q;
+  assign {e_valid, e_irq, e_armed, e_sol, e_over, e_log, e_base, e_pi, e_ci} = fwd ? fwd_data : rd_q;
 
   logic idx_ok;
   assign idx_ok = k_index[23:LOG_N] == '0;
-  logic present;  // a valid CQ
-  assign present = idx_ok && e_valid;
-
   // completion
   logic [31:0] used, mask;
-  logic        full;
-  assign used = e_pi - e_ci;
-  assign mask = (32'd1 << e_log) - 32'd1;
-  assign full = used > mask;  // used >= size
-  logic [63:0] slot_addr;
-  assign slot_addr = e_base + {27'd0, e_pi & mask, 5'd0};
-  logic phase;
-  assign phase = !e_pi[{1'b0, e_log}];
+  // both candidates' differences, selected after (AND-OR: Yosys's opt_share would turn a ?:
+  // of two subtractions into one subtractor behind the select)
+  logic [31:0] used_rd, used_fwd;
+  assign used_rd = rd_q[63:32] - rd_q[31:0];
+  assign used_fwd = fwd_data[63:32] - fwd_data[31:0];
+  assign used = (used_fwd & {32{fwd}}) | (used_rd & {32{!fwd}});
+  assign mask = ~(32'hFFFF_FFFF << e_log);  // size - 1, one LUT per bit
+  logic [37:0] slot_lo;  // the slot address's 37 low bits and their carry
+  assign slot_lo = {1'b0, e_base[36:0]} + {1'b0, e_pi & mask, 5'd0};
   logic c_sol, c_err;
   assign c_sol = k_data[8 * roce_desc_pkg::CQE_FLAGS_OFF + roce_desc_pkg::CQE_FLAG_SOLICITED_BIT];
   assign c_err = k_data[8 * 21 +: 8] != 8'd0;
-  logic c_fire;
-  assign c_fire = e_armed && (!e_sol || c_sol || c_err);
 
-  // doorbell
-  logic [31:0] db_ci;
-  logic        db_arm, db_sol, db_fire;
-  assign db_ci = e_pi - {16'd0, e_pi[15:0] - k_db[15:0]};
+  // doorbell: ci (16 bits) extended against pi, the largest value <= pi with those bits
+  logic        db_arm, db_sol;
   assign db_arm = k_db[roce_regs_pkg::CQ_DB_ARM_LSB];
   assign db_sol = k_db[roce_regs_pkg::CQ_DB_SOLICITED_LSB];
-  assign db_fire = db_arm && !db_sol && e_pi != db_ci;
+
+  // the stage's registers
+  logic [E_W-1:0] a_e;        // the context
+  logic           a_present;  // a valid CQ
+  logic [31:0]    a_used, a_mask;  // pi - ci, size - 1
+  logic [37:0]    a_slot_lo;
+  logic [26:0]    a_base_hi1;
+  logic           a_phase;
+  logic           a_c_fire;
+  logic [31:0]    a_pi1;
+  logic [31:0]    a_db_ci;
+  logic           a_db_fire;
+  always_ff @(posedge clk) begin
+    a_e <= {e_valid, e_irq, e_armed, e_sol, e_over, e_log, e_base, e_pi, e_ci};
+    a_present <= idx_ok && e_valid;
+    a_used <= used;
+    a_mask <= mask;
+    a_slot_lo <= slot_lo;
+    a_base_hi1 <= e_base[63:37] + 27'd1;
+    a_phase <= !e_pi[{1'b0, e_log}];
+    a_c_fire <= e_armed && (!e_sol || c_sol || c_err);
+    a_pi1 <= e_pi + 32'd1;
+    a_db_ci <= {k_db[15:0] > e_pi[15:0] ? e_pi[31:16] - 16'd1 : e_pi[31:16], k_db[15:0]};
+    a_db_fire <= db_arm && !db_sol && k_db[15:0] != e_pi[15:0];
+  end
+
+  // ---------------------------------------------------------------- stage B: write-back
+  logic        b_valid, b_irq, b_armed, b_sol, b_over;
+  logic [3:0]  b_log;
+  logic [63:0] b_base;
+  logic [31:0] b_pi, b_ci;
+  assign {b_valid, b_irq, b_armed, b_sol, b_over, b_log, b_base, b_pi, b_ci} = a_e;
+  logic unused_b;  // stage A decided presence from it
+  assign unused_b = b_valid;
+  logic [63:0] slot_addr;
+  assign slot_addr = {a_slot_lo[37] ? a_base_hi1 : b_base[63:37], a_slot_lo[36:0]};
+  logic present, full, phase, c_fire, db_fire;
+  logic [31:0] db_ci;
+  assign present = a_present;
+  assign full = b_over || (a_used & ~a_mask) != 32'd0;  // overrun, or used >= size
+  assign phase = a_phase;
+  assign c_fire = a_c_fire;
+  assign db_fire = a_db_fire;
+  assign db_ci = a_db_ci;
 
   // commands: CqCtx fields
   logic [63:0] d_base;
@@ -165,23 +215,34 @@ module roce_cq #(
   assign d_log = k_data[8*roce_desc_pkg::CQ_CTX_LOG_SIZE_OFF +: 4];
   assign d_irq = k_data[8*roce_desc_pkg::CQ_CTX_FLAGS_OFF + roce_desc_pkg::CQ_FLAG_IRQ_ENABLE_BIT];
   assign d_valid = k_data[8*roce_desc_pkg::CQ_CTX_VALID_OFF];
-  logic d_bad_attr;  // what CqCtx::decode refuses (generated from the contract)
-  assign d_bad_attr = roce_desc_pkg::cq_ctx_bad(k_data);
+  // what CqCtx::decode refuses (generated from the contract), and a CQ_WRITE that writes:
+  // registered in stage A (k_data and k_index are held from the accept to stage B)
+  logic d_bad_attr, d_write;
+  always_ff @(posedge clk) begin
+    d_bad_attr <= roce_desc_pkg::cq_ctx_bad(k_data);
+    d_write <= k_kind == K_CMD && k_op == roce_regs_pkg::CMD_OP_CQ_WRITE &&
+               !roce_desc_pkg::cq_ctx_bad(k_data) && idx_ok;
+  end
+  // cq_valid's bit for the CQ of stage B, decoded (not a shifted write)
+  logic [N-1:0] k_hot;
+  always_ff @(posedge clk) begin
+    for (int i = 0; i < N; i++) k_hot[i] <= k_index[LOG_N-1:0] == LOG_N'(i);
+  end
 
   logic [255:0] ctx_img;
   always_comb begin
     ctx_img = '0;
     if (present) begin
-      ctx_img[8*roce_desc_pkg::CQ_CTX_BASE_OFF +: 64] = e_base;
-      ctx_img[8*roce_desc_pkg::CQ_CTX_LOG_SIZE_OFF +: 4] = e_log;
-      ctx_img[8*roce_desc_pkg::CQ_CTX_FLAGS_OFF + roce_desc_pkg::CQ_FLAG_IRQ_ENABLE_BIT] = e_irq;
+      ctx_img[8*roce_desc_pkg::CQ_CTX_BASE_OFF +: 64] = b_base;
+      ctx_img[8*roce_desc_pkg::CQ_CTX_LOG_SIZE_OFF +: 4] = b_log;
+      ctx_img[8*roce_desc_pkg::CQ_CTX_FLAGS_OFF + roce_desc_pkg::CQ_FLAG_IRQ_ENABLE_BIT] = b_irq;
       ctx_img[8*roce_desc_pkg::CQ_CTX_VALID_OFF] = 1'b1;
-      ctx_img[8*roce_desc_pkg::CQ_CTX_PI_OFF +: 16] = e_pi[15:0];
-      ctx_img[8*roce_desc_pkg::CQ_CTX_CI_OFF +: 16] = e_ci[15:0];
-      ctx_img[8*roce_desc_pkg::CQ_CTX_STATE_OFF + roce_desc_pkg::CQ_STATE_ARMED_BIT] = e_armed;
+      ctx_img[8*roce_desc_pkg::CQ_CTX_PI_OFF +: 16] = b_pi[15:0];
+      ctx_img[8*roce_desc_pkg::CQ_CTX_CI_OFF +: 16] = b_ci[15:0];
+      ctx_img[8*roce_desc_pkg::CQ_CTX_STATE_OFF + roce_desc_pkg::CQ_STATE_ARMED_BIT] = b_armed;
       ctx_img[8*roce_desc_pkg::CQ_CTX_STATE_OFF + roce_desc_pkg::CQ_STATE_ARMED_SOLICITED_BIT] =
-        e_armed && e_sol;
-      ctx_img[8*roce_desc_pkg::CQ_CTX_STATE_OFF + roce_desc_pkg::CQ_STATE_OVERRUN_BIT] = e_over;
+        b_armed && b_sol;
+      ctx_img[8*roce_desc_pkg::CQ_CTX_STATE_OFF + roce_desc_pkg::CQ_STATE_OVERRUN_BIT] = b_over;
     end
   end
 
@@ -189,32 +250,32 @@ module roce_cq #(
   always_comb begin
     wr_en = 1'b0;
     wr_addr = k_index[LOG_N-1:0];
-    wr_data = rd_q;
+    wr_data = a_e;
     if (!init_done) begin
       wr_en = 1'b1;
       wr_addr = init_idx[LOG_N-1:0];
       wr_data = '0;
-    end else if (busy) begin
+    end else if (wb) begin
       case (k_kind)
         K_CMD:
-          if (k_op == roce_regs_pkg::CMD_OP_CQ_WRITE && !d_bad_attr && idx_ok) begin
+          if (d_write) begin
             wr_en = 1'b1;
             wr_data = d_valid ? {1'b1, d_irq, 3'b000, d_log, d_base, 64'd0} : '0;
           end
         K_DB:
           if (present) begin
             wr_en = 1'b1;
-            wr_data = {1'b1, e_irq, db_arm ? !db_fire : e_armed, db_arm ? db_sol : e_sol, e_over,
-                       e_log, e_base, e_pi, db_ci};
+            wr_data = {1'b1, b_irq, db_arm ? !db_fire : b_armed, db_arm ? db_sol : b_sol, b_over,
+                       b_log, b_base, b_pi, db_ci};
           end
         default:  // completion
           if (present) begin
             wr_en = 1'b1;
-            if (e_over || full)
-              wr_data = {1'b1, e_irq, e_armed, e_sol, 1'b1, e_log, e_base, e_pi, e_ci};
+            if (b_over || full)
+              wr_data = {1'b1, b_irq, b_armed, b_sol, 1'b1, b_log, b_base, b_pi, b_ci};
             else
-              wr_data = {1'b1, e_irq, e_armed && !c_fire, e_sol, 1'b0, e_log, e_base,
-                         e_pi + 32'd1, e_ci};
+              wr_data = {1'b1, b_irq, b_armed && !c_fire, b_sol, 1'b0, b_log, b_base,
+                         a_pi1, b_ci};
           end
       endcase
     end
@@ -228,6 +289,7 @@ module roce_cq #(
     if (!init_done) init_idx <= init_idx + 1'b1;
     if (m_axis_dma_tvalid && m_axis_dma_tready) m_axis_dma_tvalid <= 1'b0;
     busy <= 1'b0;
+    wb <= busy;
     if (take_cmd || take_db || take_cpl) begin
       busy <= 1'b1;
       k_index <= in_index;
@@ -236,9 +298,10 @@ module roce_cq #(
       k_data <= take_cmd ? cmd_data : s_axis_cpl_tdata;
       k_db <= s_axis_db_tdata;
     end
-    if (busy && k_kind == K_CMD && k_op == roce_regs_pkg::CMD_OP_CQ_WRITE && !d_bad_attr && idx_ok)
-      cq_valid[k_index[LOG_N-1:0]] <= d_valid;
-    if (busy) begin
+    for (int i = 0; i < N; i++) begin
+      if (wb && d_write && k_hot[i]) cq_valid[i] <= d_valid;
+    end
+    if (wb) begin
       case (k_kind)
         K_CMD: begin
           cmd_done <= 1'b1;
@@ -254,20 +317,20 @@ module roce_cq #(
             cmd_error <= roce_regs_pkg::CMD_ERR_BAD_OPCODE;
           end
         end
-        K_DB: if (present && db_fire && e_irq) cq_event <= 1'b1;
+        K_DB: if (present && db_fire && b_irq) cq_event <= 1'b1;
         default: begin
           cq_err_cq <= k_index[13:0];
           if (!present) begin
             cq_err_valid <= 1'b1;
             cq_err_cause <= roce_regs_pkg::CQ_ERR_INVALID;
-          end else if (e_over || full) begin
+          end else if (b_over || full) begin
             cq_err_valid <= 1'b1;
             cq_err_cause <= roce_regs_pkg::CQ_ERR_OVERRUN;
           end else begin
             m_axis_dma_tvalid <= 1'b1;
             m_axis_dma_addr <= slot_addr;
             m_axis_dma_tdata <= {k_data[255:8*24], 7'd0, phase, k_data[8*23-1:0]};
-            if (c_fire && e_irq) cq_event <= 1'b1;
+            if (c_fire && b_irq) cq_event <= 1'b1;
           end
         end
       endcase
@@ -276,6 +339,7 @@ module roce_cq #(
       init_idx <= '0;
       cq_valid <= '0;
       busy <= 1'b0;
+      wb <= 1'b0;
       m_axis_dma_tvalid <= 1'b0;
       cq_event <= 1'b0;
       cq_err_valid <= 1'b0;
