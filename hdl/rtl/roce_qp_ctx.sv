@@ -429,12 +429,19 @@ module roce_qp_ctx #(
   logic [23:0] r_sq_psn, r_rq_psn;
   logic [15:0] r_sq_pi, r_sq_ci, r_rq_pi, r_rq_ci;
 
-  // the next op: the lowest code pending
+  // the next op: the lowest code pending; r_ops_nx: r_ops without it
   logic [2:0] nx_code;
+  logic [4:0] r_ops_nx;
   always_comb begin
+    logic seen;
     nx_code = 3'd0;
     for (int i = 4; i >= 0; i--)
       if (r_ops[i]) nx_code = 3'(i);
+    seen = 1'b0;
+    for (int i = 0; i < 5; i++) begin
+      r_ops_nx[i] = r_ops[i] && seen;
+      seen = seen || r_ops[i];
+    end
   end
   logic [31:0] nx_arg;
   always_comb begin
@@ -572,7 +579,7 @@ module roce_qp_ctx #(
             ctx_op_valid <= 1'b1;
             ctx_op_code <= nx_code;
             ctx_op_arg <= nx_arg;
-            r_ops[nx_code] <= 1'b0;
+            r_ops <= r_ops_nx;
           end else begin
             ctx_op_valid <= 1'b0;
             fsm <= S_COMMIT;
