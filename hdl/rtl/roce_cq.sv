@@ -139,7 +139,11 @@ module roce_cq #(
   logic [3:0]  e_log;
   logic [63:0] e_base;
   logic [31:0] e_pi, e_ci;
-  assign {e_valid, e_irq, e_armed, e_sol, e_over, e_log, e_base, e_pi, e_ci} = fwd ? fwd_data : rd_q;
+  logic [E_W-1:0] e;  // the context read, or forwarded
+  assign e = fwd ? fwd_data : rd_q;
+  assign {e_valid, e_irq, e_armed, e_sol, e_over, e_log, e_base, e_pi, e_ci} = e;
+  logic unused_e;  // stage B reads them from a_e
+  assign unused_e = ^{e_irq, e_over, e_ci};
 
   logic idx_ok;
   assign idx_ok = k_index[23:LOG_N] == '0;
@@ -163,29 +167,29 @@ module roce_cq #(
   assign db_arm = k_db[roce_regs_pkg::CQ_DB_ARM_LSB];
   assign db_sol = k_db[roce_regs_pkg::CQ_DB_SOLICITED_LSB];
 
-  // the stage's registers
+  // the stage's registers (read in stage B)
   logic [E_W-1:0] a_e;        // the context
-  logic           a_present;  // a valid CQ
+  logic           present;    // a valid CQ
   logic [31:0]    a_used, a_mask;  // pi - ci, size - 1
   logic [37:0]    a_slot_lo;
   logic [26:0]    a_base_hi1;
-  logic           a_phase;
-  logic           a_c_fire;
+  logic           phase;
+  logic           c_fire;
   logic [31:0]    a_pi1;
-  logic [31:0]    a_db_ci;
-  logic           a_db_fire;
+  logic [31:0]    db_ci;
+  logic           db_fire;
   always_ff @(posedge clk) begin
-    a_e <= {e_valid, e_irq, e_armed, e_sol, e_over, e_log, e_base, e_pi, e_ci};
-    a_present <= idx_ok && e_valid;
+    a_e <= e;
+    present <= idx_ok && e_valid;
     a_used <= used;
     a_mask <= mask;
     a_slot_lo <= slot_lo;
     a_base_hi1 <= e_base[63:37] + 27'd1;
-    a_phase <= !e_pi[{1'b0, e_log}];
-    a_c_fire <= e_armed && (!e_sol || c_sol || c_err);
+    phase <= !e_pi[{1'b0, e_log}];
+    c_fire <= e_armed && (!e_sol || c_sol || c_err);
     a_pi1 <= e_pi + 32'd1;
-    a_db_ci <= {k_db[15:0] > e_pi[15:0] ? e_pi[31:16] - 16'd1 : e_pi[31:16], k_db[15:0]};
-    a_db_fire <= db_arm && !db_sol && k_db[15:0] != e_pi[15:0];
+    db_ci <= {k_db[15:0] > e_pi[15:0] ? e_pi[31:16] - 16'd1 : e_pi[31:16], k_db[15:0]};
+    db_fire <= db_arm && !db_sol && k_db[15:0] != e_pi[15:0];
   end
 
   // ---------------------------------------------------------------- stage B: write-back
@@ -198,14 +202,8 @@ module roce_cq #(
   assign unused_b = b_valid;
   logic [63:0] slot_addr;
   assign slot_addr = {a_slot_lo[37] ? a_base_hi1 : b_base[63:37], a_slot_lo[36:0]};
-  logic present, full, phase, c_fire, db_fire;
-  logic [31:0] db_ci;
-  assign present = a_present;
+  logic full;
   assign full = b_over || (a_used & ~a_mask) != 32'd0;  // overrun, or used >= size
-  assign phase = a_phase;
-  assign c_fire = a_c_fire;
-  assign db_fire = a_db_fire;
-  assign db_ci = a_db_ci;
 
   // commands: CqCtx fields
   logic [63:0] d_base;

@@ -757,29 +757,21 @@ module roce_req #(
   // we (+ 5): length, low address (with its carry) and key of each SGE's piece
   logic [31:0] we_n [4];
   logic [32:0] we_va_lo [4];
-  logic [31:0] we_va_hi [4], we_va_hi1 [4];
+  logic [31:0] we_va_hi1 [4];  // the address's high word + 1 (b holds the word itself)
   logic [3:0]  we_has;
   logic        we_short;
   always_ff @(posedge clk) begin
     logic [2:0] nsge;
+    logic [5*35-1:0] pre;  // pre_0..pre_4, 35 bits each (flat: Yosys 0.23 takes no local arrays)
     wa_l0 <= 35'(sge_len(0));
     wa_01 <= 35'(sge_len(0)) + 35'(sge_len(1));
     wa_l2 <= 35'(sge_len(2));
     wa_23 <= 35'(sge_len(2)) + 35'(sge_len(3));
     nsge = b.num_sge > 3'd4 ? 3'd4 : b.num_sge;
-    wb_pre[0] <= 35'd0;
-    wb_pre[1] <= wa_l0;
-    wb_pre[2] <= wa_01;
-    wb_pre[3] <= wa_01 + wa_l2;
-    wb_pre[4] <= wa_01 + wa_23;
+    pre = {wa_01 + wa_23, wa_01 + wa_l2, wa_01, wa_l0, 35'd0};
+    for (int k = 0; k < 5; k++) wb_pre[k] <= pre[35*k +: 35];
+    wb_tot <= pre[35*nsge +: 35];
     for (int k = 0; k < 4; k++) wb_nz[k] <= sge_len(k) != 32'd0 && 3'(k) < nsge;
-    case (nsge)
-      3'd0: wb_tot <= 35'd0;
-      3'd1: wb_tot <= wa_l0;
-      3'd2: wb_tot <= wa_01;
-      3'd3: wb_tot <= wa_01 + wa_l2;
-      default: wb_tot <= wa_01 + wa_23;
-    endcase
     for (int k = 0; k < 5; k++) wc_a[k] <= $signed({1'b0, wb_pre[k]}) - $signed({1'b0, p_off[34:0]});
     wc_t <= $signed({1'b0, wb_tot}) - $signed({1'b0, p_off[34:0]});
     for (int k = 0; k < 4; k++) begin
@@ -790,7 +782,6 @@ module roce_req #(
       wd_skip[k] <= wc_a[k][35] ? 32'd0 - wc_a[k][31:0] : 32'd0;
       we_n[k] <= {19'd0, wd_e[k] - wd_s[k]};
       we_va_lo[k] <= {1'b0, b.data[128*k +: 32]} + {1'b0, wd_skip[k]};
-      we_va_hi[k] <= b.data[128*k + 32 +: 32];
       we_va_hi1[k] <= b.data[128*k + 32 +: 32] + 32'd1;
     end
     wd_short <= wc_t < $signed({23'd0, p_plen});
@@ -1314,7 +1305,7 @@ module roce_req #(
           for (int k = j; k < 4; k++) begin
             if (we_has[k] && w_slot[k] == 2'(j)) begin
               pc_key[32*j +: 32] <= b.data[128*k + 96 +: 32];
-              pc_va[64*j +: 64] <= {we_va_lo[k][32] ? we_va_hi1[k] : we_va_hi[k], we_va_lo[k][31:0]};
+              pc_va[64*j +: 64] <= {we_va_lo[k][32] ? we_va_hi1[k] : b.data[128*k + 32 +: 32], we_va_lo[k][31:0]};
               pc_len[32*j +: 32] <= we_n[k];
             end
           end
