@@ -140,7 +140,7 @@ module roce_engine #(
   logic [2:0]   cfg_cnp_pcp;
   logic [15:0]  cfg_cnp_interval_us;
   logic         soft_reset;
-  logic [NCNT*16-1:0] cnt_add;
+  logic [NCNT*16-1:0] cnt_add, cnt_add_q;
 
   logic [31:0]  db_tdata;
   logic [1:0]   db_tuser;
@@ -194,7 +194,7 @@ module roce_engine #(
     .cfg_dcqcn_rate_min, .cfg_dcqcn_g, .cfg_dcqcn_alpha_init, .cfg_dcqcn_alpha_us,
     .cfg_dcqcn_rate_us, .cfg_dcqcn_byte_counter, .cfg_dcqcn_stages, .cfg_cnp_dscp,
     .cfg_cnp_pcp, .cfg_cnp_interval_us,
-    .soft_reset, .status_link_up, .fatal(1'b0), .cnt_add,
+    .soft_reset, .status_link_up, .fatal(1'b0), .cnt_add(cnt_add_q),
     .m_axis_db_tdata(db_tdata), .m_axis_db_tuser(db_tuser), .m_axis_db_tvalid(db_tvalid),
     .m_axis_db_tready(db_tready),
     .rx_attr_req_valid, .rx_attr_req_qpn, .rx_attr_valid, .rx_attr, .rx_attr_state,
@@ -922,24 +922,62 @@ module roce_engine #(
   assign r_mr_res_user = mr_arb_res_user[1:0];
 
   // ================================================================ counters
-  function automatic logic [15:0] popcount64(input logic [63:0] k);
-    popcount64 = '0;
-    for (int i = 0; i < 64; i++) popcount64 = popcount64 + {15'd0, k[i]};
+  // The increments reach roce_regs registered (a cycle after the event; the byte counts two:
+  // eight 8-lane popcounts of tkeep are registered first, their sum after). The registers
+  // clear with rst / soft_reset, so an event in the cycle of a soft reset is not counted,
+  // as before.
+  // set bits of an 8-lane group: full adders in logic operators (LUTs, no carry chain)
+  function automatic logic [3:0] pop8(input logic [7:0] k);
+    logic [3:0] t;
+    logic       c;
+    t = '0;
+    for (int i = 0; i < 8; i++) begin
+      c = k[i];
+      for (int b = 0; b < 4; b++) begin
+        t[b] = t[b] ^ c;
+        c = c & !t[b];
+      end
+    end
+    pop8 = t;
+  endfunction
+  function automatic logic [15:0] sum8x4(input logic [31:0] p);
+    logic [4:0] s01, s23, s45, s67;
+    logic [5:0] s03, s47;
+    s01 = {1'b0, p[3:0]} + {1'b0, p[7:4]};
+    s23 = {1'b0, p[11:8]} + {1'b0, p[15:12]};
+    s45 = {1'b0, p[19:16]} + {1'b0, p[23:20]};
+    s67 = {1'b0, p[27:24]} + {1'b0, p[31:28]};
+    s03 = {1'b0, s01} + {1'b0, s23};
+    s47 = {1'b0, s45} + {1'b0, s67};
+    sum8x4 = {9'd0, {1'b0, s03} + {1'b0, s47}};
   endfunction
   logic rx_beat, tx_beat;
   assign rx_beat = s_axis_rx_tvalid && s_axis_rx_tready;
   assign tx_beat = m_axis_tx_tvalid && m_axis_tx_tready;
+  logic [31:0] rx_pop, tx_pop;  // per 8-lane group of the beat's tkeep (0 without a beat)
+  always_ff @(posedge clk) begin
+    for (int g = 0; g < 8; g++) begin
+      rx_pop[4*g +: 4] <= rx_beat ? pop8(s_axis_rx_tkeep[8*g +: 8]) : 4'd0;
+      tx_pop[4*g +: 4] <= tx_beat ? pop8(m_axis_tx_tkeep[8*g +: 8]) : 4'd0;
+    end
+    cnt_add_q <= cnt_add;
+    if (rst || soft_reset) begin
+      rx_pop <= '0;
+      tx_pop <= '0;
+      cnt_add_q <= '0;
+    end
+  end
   always_comb begin
     cnt_add = '0;
     cnt_add[16*roce_regs_pkg::CNT_RX_FRAMES +: 16] = {15'd0, rx_beat && s_axis_rx_tlast};
-    cnt_add[16*roce_regs_pkg::CNT_RX_BYTES +: 16] = rx_beat ? popcount64(s_axis_rx_tkeep) : 16'd0;
+    cnt_add[16*roce_regs_pkg::CNT_RX_BYTES +: 16] = sum8x4(rx_pop);
     cnt_add[16*roce_regs_pkg::CNT_RX_ICRC_ERRORS +: 16] = {15'd0, df_bad};
     cnt_add[16*roce_regs_pkg::CNT_RX_MALFORMED +: 16] = {15'd0, c_malformed};
     cnt_add[16*roce_regs_pkg::CNT_RX_UNKNOWN_QP +: 16] = {15'd0, c_unknown} + {15'd0, c_r_drop};
     cnt_add[16*roce_regs_pkg::CNT_RX_DROPPED +: 16] = {14'd0, c_dropped} + {15'd0, df_over} +
                                                     {15'd0, df_full};
     cnt_add[16*roce_regs_pkg::CNT_TX_FRAMES +: 16] = {15'd0, tx_beat && m_axis_tx_tlast};
-    cnt_add[16*roce_regs_pkg::CNT_TX_BYTES +: 16] = tx_beat ? popcount64(m_axis_tx_tkeep) : 16'd0;
+    cnt_add[16*roce_regs_pkg::CNT_TX_BYTES +: 16] = sum8x4(tx_pop);
     cnt_add[16*roce_regs_pkg::CNT_RETRANSMITS +: 16] = {15'd0, c_q_retx};
     cnt_add[16*roce_regs_pkg::CNT_TIMEOUTS +: 16] = {15'd0, c_c_timeout};
     cnt_add[16*roce_regs_pkg::CNT_NAKS_RCVD +: 16] = {15'd0, c_c_nak};
