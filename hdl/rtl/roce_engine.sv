@@ -409,36 +409,36 @@ module roce_engine #(
   // ================================================================ context ops, state reads
   // Owners: roce_resp (every op), roce_ack_q (RESET: forget the owed ACK), roce_dcqcn
   // (RESET: clear the QP's rate state), roce_req and roce_comp (every op). The op completes
-  // when all have taken it (the AND of their acknowledgements).
-  logic [4:0] ctx_got;    // per owner: done
-  logic [1:0] ctx_taken;  // roce_req, roce_comp: handed over, done not yet seen
+  // when all have taken it (and, for resp/req/comp, reported ctx_done). The handshake runs on
+  // registers only: the cycle after ctx_op_valid rises the owners' valids are raised from
+  // ctx_v, each drops on its owner's ready, ctx_w waits for the owners' ctx_done, and
+  // ctx_op_done is the AND of the emptied bit vectors. (The owners' valid/ready logic and the
+  // op decode no longer chain into roce_qp_ctx's state machine; 2 cycles more per op.)
+  logic [4:0] ctx_v;      // per owner (0 resp, 1 ack_q, 2 dcqcn, 3 req, 4 comp): presented
+  logic [4:0] ctx_w;      // resp, req, comp: taken, ctx_done not yet seen
+  logic [4:0] ctx_hs, ctx_dn;
+  logic       ctx_busy;
   logic       aq_clr_valid, aq_clr_ready, cc_rst_valid, cc_rst_ready;
   logic       q_ctx_valid, q_ctx_ready, q_ctx_done, c_ctx_valid, c_ctx_ready, c_ctx_done;
   logic       op_reset;
   assign op_reset = ctx_op_code == 3'(roce_rec_pkg::CTX_OP_RESET);
-  logic       r_ctx_taken;
-  assign r_ctx_valid = ctx_op_valid && !ctx_got[0] && !r_ctx_taken;
-  assign aq_clr_valid = ctx_op_valid && !ctx_got[1] && op_reset;
-  assign cc_rst_valid = ctx_op_valid && !ctx_got[2] && op_reset;
-  assign q_ctx_valid = ctx_op_valid && !ctx_got[3] && !ctx_taken[0];
-  assign c_ctx_valid = ctx_op_valid && !ctx_got[4] && !ctx_taken[1];
-  assign ctx_op_done = ctx_op_valid && (ctx_got[0] || r_ctx_done) &&
-                       (ctx_got[1] || !op_reset || aq_clr_ready) &&
-                       (ctx_got[2] || !op_reset || cc_rst_ready) &&
-                       (ctx_got[3] || q_ctx_done) && (ctx_got[4] || c_ctx_done);
+  assign {c_ctx_valid, q_ctx_valid, cc_rst_valid, aq_clr_valid, r_ctx_valid} = ctx_v;
+  assign ctx_hs = ctx_v & {c_ctx_ready, q_ctx_ready, cc_rst_ready, aq_clr_ready, r_ctx_ready};
+  assign ctx_dn = {c_ctx_done, q_ctx_done, 2'b00, r_ctx_done};
+  assign ctx_op_done = ctx_busy && ctx_v == 5'd0 && ctx_w == 5'd0;
   always_ff @(posedge clk) begin
-    if (r_ctx_valid && r_ctx_ready) r_ctx_taken <= 1'b1;
-    if (q_ctx_valid && q_ctx_ready) ctx_taken[0] <= 1'b1;
-    if (c_ctx_valid && c_ctx_ready) ctx_taken[1] <= 1'b1;
-    if (r_ctx_done) ctx_got[0] <= 1'b1;
-    if (aq_clr_valid && aq_clr_ready) ctx_got[1] <= 1'b1;
-    if (cc_rst_valid && cc_rst_ready) ctx_got[2] <= 1'b1;
-    if (q_ctx_done) ctx_got[3] <= 1'b1;
-    if (c_ctx_done) ctx_got[4] <= 1'b1;
-    if (ctx_op_done || rst) begin
-      ctx_got <= 5'b00000;
-      ctx_taken <= 2'b00;
-      r_ctx_taken <= 1'b0;
+    ctx_v <= ctx_v & ~ctx_hs;
+    ctx_w <= (ctx_w | (ctx_hs & 5'b11001)) & ~ctx_dn;
+    if (ctx_op_done) begin
+      ctx_busy <= 1'b0;
+    end else if (ctx_op_valid && !ctx_busy) begin
+      ctx_busy <= 1'b1;
+      ctx_v <= {2'b11, op_reset, op_reset, 1'b1};
+    end
+    if (rst || soft_reset) begin
+      ctx_v <= 5'd0;
+      ctx_w <= 5'd0;
+      ctx_busy <= 1'b0;
     end
   end
 
