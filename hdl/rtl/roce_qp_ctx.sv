@@ -323,9 +323,24 @@ module roce_qp_ctx #(
   logic [15:0] ck_hash;
   logic [13:0] hash;  // rxe's hash_32(qpn, 14): the top 14 bits of qpn * 0x61C88647 (32 bits)
   assign hash = 14'((32'(k_index[LOG_N-1:0]) * 32'h61C8_8647) >> 18);
+  // cq_valid[send_cq/recv_cq] in two halves: when the command is taken, the 16-bit group
+  // holding each CQ's bit (from cmd_data); in S_CHECK, the bit (a 2^LOG_CQ-way select in one
+  // cycle was the control plane's deepest path). cq_valid does not change in between: CQ
+  // commands and QP commands are taken one at a time.
+  localparam int LOG_CQP = LOG_CQ < 5 ? 5 : LOG_CQ;
+  logic [(1<<LOG_CQP)-1:0] cq_pad;
+  always_comb begin
+    cq_pad = '0;
+    cq_pad[NCQ-1:0] = cq_valid;
+  end
+  /* verilator lint_off UNUSEDSIGNAL */
+  roce_desc_pkg::qp_ctx_t cd;  // the command's context, for the CQ numbers
+  /* verilator lint_on UNUSEDSIGNAL */
+  assign cd = cmd_data;
+  logic [15:0] cq_grp_s, cq_grp_r;
   logic send_cq_ok, recv_cq_ok;
-  assign send_cq_ok = 32'(d.send_cq) < NCQ && cq_valid[d.send_cq[LOG_CQ-1:0]];
-  assign recv_cq_ok = 32'(d.recv_cq) < NCQ && cq_valid[d.recv_cq[LOG_CQ-1:0]];
+  assign send_cq_ok = 32'(d.send_cq) < NCQ && cq_grp_s[d.send_cq[3:0]];
+  assign recv_cq_ok = 32'(d.recv_cq) < NCQ && cq_grp_r[d.recv_cq[3:0]];
 
   // decision
   logic [7:0]    dc_err;
@@ -526,6 +541,8 @@ module roce_qp_ctx #(
           k_arg <= cmd_arg;
           k_cause <= err_cause;
           k_data <= cmd_data;
+          cq_grp_s <= cq_pad[16*cd.send_cq[LOG_CQP-1:4] +: 16];
+          cq_grp_r <= cq_pad[16*cd.recv_cq[LOG_CQP-1:4] +: 16];
         end
       S_CHECK: begin
         fsm <= S_DECIDE;
