@@ -264,12 +264,31 @@ module roce_comp #(
     endcase
   endfunction
 
-  function automatic logic signed [23:0] psn_diff(input logic [23:0] x, input logic [23:0] y);
-    psn_diff = x - y;
+  // PSN order (24-bit serial numbers) and SQ index order (32-bit): x - y's sign, and for
+  // "after" also x != y (in parallel with the subtraction), not a compare of the difference
+  // against a constant (a second carry chain behind the first)
+  /* verilator lint_off UNUSEDSIGNAL */
+  function automatic logic psn_lt(input logic [23:0] x, input logic [23:0] y);
+    logic [23:0] d;
+    d = x - y;
+    psn_lt = d[23];
+  endfunction
+  function automatic logic psn_gt(input logic [23:0] x, input logic [23:0] y);
+    logic [23:0] d;
+    d = x - y;
+    psn_gt = !d[23] && x != y;
+  endfunction
+  function automatic logic t_after(input logic [31:0] x, input logic [31:0] y);  // times
+    logic [31:0] d;
+    d = x - y;
+    t_after = !d[31] && x != y;
   endfunction
   function automatic logic idx_before(input logic [31:0] x, input logic [31:0] y);
-    idx_before = x - y >= 32'h8000_0000;
+    logic [31:0] d;
+    d = x - y;
+    idx_before = d[31];
   endfunction
+  /* verilator lint_on UNUSEDSIGNAL */
 
   function automatic logic [255:0] cqe_img(input logic [63:0] wr_id, input logic [31:0] len,
                                           input logic [23:0] qp, input logic [7:0] op,
@@ -424,7 +443,7 @@ module roce_comp #(
   logic [2:0]       tq_wr, tq_rd;
   logic [2:0]       tq_used;
   assign tq_used = tq_wr - tq_rd;
-  logic [N-1:0]     tmo_pend;
+  logic [TQ-1:0]    tq_v;   // entry holds a queued QP (a QP is queued at most once)
   logic             sc_run;
   assign sc_run = init_done && tq_used < 3'd2;
   assign m_rd2_valid = sc_run;
@@ -447,12 +466,21 @@ module roce_comp #(
     sc_exp = sc_v2 && s_rd2_valid && una != sc_rv.max_sent && (dv || sc_rv.busy) &&
              (use_dl ? past_dl : past_bd);
   end
-  // tmo_pend[sc_q2], read a cycle ahead at sc_q1 with this cycle's set and clear forwarded
-  // (the clear by tq_pop wins, as below), so the 1-of-N read is off the expiry path
+  // "sc_q2 is queued", found a cycle ahead at sc_q1 by comparing it with the TQ queued
+  // entries, with this cycle's push and pop forwarded (the pop wins, as in the queue update).
+  // (A QP is pushed only when not queued, so the queue stands for a per-QP pending bit
+  // without an N-bit vector and its 1-of-N read and write decode.)
   logic sc_p2, sc_set;
   assign sc_set = sc_exp && !sc_p2;
 
   logic tq_pop;
+  logic [TQ-1:0] tq_hit, tq_popm;
+  always_comb begin
+    for (int i = 0; i < TQ; i++) begin
+      tq_hit[i] = tq[i] == sc_q1;
+      tq_popm[i] = tq_pop && tq_rd[1:0] == 2'(i);
+    end
+  end
   always_ff @(posedge clk) begin
     sc_v1 <= sc_run;
     sc_q1 <= sc_idx;
@@ -461,24 +489,21 @@ module roce_comp #(
     sc_q2 <= sc_q1;
     sc_t2 <= sc_t1;
     if (sc_run) sc_idx <= sc_idx + 1'b1;
-    sc_p2 <= (tq_pop && tq[tq_rd[1:0]] == sc_q1) ? 1'b0 :
-             (sc_set && sc_q2 == sc_q1) ? 1'b1 : tmo_pend[sc_q1];
+    sc_p2 <= ((tq_v & tq_hit & ~tq_popm) != '0 || (sc_set && sc_q2 == sc_q1)) &&
+             (tq_popm & tq_hit) == '0;
     if (sc_set) begin
       tq[tq_wr[1:0]] <= sc_q2;
       tq_wr <= tq_wr + 1'b1;
-      tmo_pend[sc_q2] <= 1'b1;
     end
-    if (tq_pop) begin
-      tq_rd <= tq_rd + 1'b1;
-      tmo_pend[tq[tq_rd[1:0]]] <= 1'b0;
-    end
+    tq_v <= (tq_v & ~tq_popm) | (sc_set ? TQ'(1) << tq_wr[1:0] : '0);
+    if (tq_pop) tq_rd <= tq_rd + 1'b1;
     if (rst || soft_reset) begin
       sc_idx <= '0;
       sc_v1 <= 1'b0;
       sc_v2 <= 1'b0;
       tq_wr <= '0;
       tq_rd <= '0;
-      tmo_pend <= '0;
+      tq_v <= '0;
     end
   end
 
@@ -522,15 +547,23 @@ module roce_comp #(
     logic [23:0] d;
     /* verilator lint_on UNUSEDSIGNAL */
     d = h.psn - r.una + 24'd1;
-    r_in_win <= psn_diff(h.psn, rv.max_sent) < 0 && !d[23];
+    r_in_win <= psn_lt(h.psn, rv.max_sent) && !d[23];
   end
 
   // the entry e
   logic e_readlike, e_atomic;
   assign e_readlike = e.opcode == roce_desc_pkg::SQ_OP_READ || e_atomic;
   assign e_atomic = e.opcode == roce_desc_pkg::SQ_OP_ATOMIC_CAS || e.opcode == roce_desc_pkg::SQ_OP_ATOMIC_FAA;
-  logic [23:0] e_last;
-  assign e_last = e.first_psn + e.npkts - 24'd1;
+  // e's first PSN after it and its last PSN, registered with e (from the window read): the
+  // adds are off the sequencer's compares
+  logic [23:0] e_end, e_last, w_end, w_last;
+  always_comb begin
+    logic [23:0] wf, wn;
+    wf = s_win_data[8*roce_rec_pkg::SQ_WIN_FIRST_PSN_OFF +: 24];
+    wn = s_win_data[8*roce_rec_pkg::SQ_WIN_NPKTS_OFF +: 24];
+    w_end = wf + wn;
+    w_last = wf + wn - 24'd1;
+  end
   logic [7:0] e_cqe_op;
   always_comb begin
     unique case (e.opcode)
@@ -562,7 +595,7 @@ module roce_comp #(
   logic        rd_full;      // more than an MTU from the offset on
   logic [23:0] rd_exp;       // e.first_psn + r.rd_pkts
   logic        rd_last;      // r.rd_pkts + 1 == e.npkts
-  logic        rd_ahead;     // psn_diff(h.psn, rd_exp) > 0
+  logic        rd_ahead;     // psn_gt(h.psn, rd_exp)
   logic        rd_at;        // h.psn == rd_exp
   logic [12:0] rd_plen;
   always_ff @(posedge clk) begin
@@ -721,6 +754,11 @@ module roce_comp #(
   assign s_dma_rd_tready = 1'b1;
 
   // ---------------------------------------------------------------- the sequencer
+  // S_R_FIN's test psn_gt(r.una, nxt), nxt = r.rw_psn while a rewind of an older generation
+  // is pending, else rv.next_psn: both compares side by side on registers (one subtractor
+  // behind a state-selected operand mux was the completer's deepest path)
+  logic fin_rw;
+  assign fin_rw = r.rw_gen != rv.gen ? psn_gt(r.una, r.rw_psn) : psn_gt(r.una, rv.next_psn);
   always_ff @(posedge clk) begin
     ctx_done <= 1'b0;
     strd_done <= 1'b0;
@@ -897,16 +935,16 @@ module roce_comp #(
       end
       S_W_CHECK: begin
         st <= S_W_DONE;
-        if (psn_diff(e.first_psn, ack_psn) > 0) begin
+        if (psn_gt(e.first_psn, ack_psn)) begin
           st <= S_W_DONE;
         end else if (e_readlike) begin
-          if (psn_diff(e.first_psn + r.rd_pkts, ack_psn) <= 0) begin
+          if (!psn_gt(e.first_psn + r.rd_pkts, ack_psn)) begin
             lost <= 1'b1;
             lost_psn <= e.first_psn + r.rd_pkts;
           end
           una_w <= e.first_psn + r.rd_pkts;
-        end else if (psn_diff(e_last, ack_psn) <= 0) begin
-          una_w <= e_last + 24'd1;
+        end else if (!psn_gt(e_last, ack_psn)) begin
+          una_w <= e_end;
           cpl_status <= 8'd0;
           cpl_flush <= 1'b0;
           ret <= S_W_NEXT;
@@ -917,7 +955,7 @@ module roce_comp #(
       end
       S_W_DONE: begin
         st <= S_R_AETH;
-        if (psn_diff(una_w, r.una) > 0) begin
+        if (psn_gt(una_w, r.una)) begin
           r.una <= una_w;
           r.retries <= a.retry_cnt;
           r.rnr_left <= a.rnr_retry;
@@ -926,7 +964,7 @@ module roce_comp #(
           r.dl <= tick_l + (32'd1 << (a.timeout > 5'd30 ? 5'd30 : a.timeout));
         end
         if (lost && !(r.rewound_v && r.rewound == lost_psn &&
-                      !(psn_diff(una_w, r.una) > 0))) begin
+                      !(psn_gt(una_w, r.una)))) begin
           rw_target <= lost_psn;
           rw_i <= r.sq_ci;
           rw_ret <= S_R_AETH;
@@ -937,7 +975,7 @@ module roce_comp #(
         st <= S_R_FIN;
         if (h.opcode == OP_ACK && h.aeth_syndrome[7:5] == 3'b001) begin
           // RNR NAK
-          if (r.rewound_v && r.rewound == h.psn && $signed(r.rnr_until - now_l) > 0) begin
+          if (r.rewound_v && r.rewound == h.psn && t_after(r.rnr_until, now_l)) begin
             st <= S_R_FIN;
           end else if (r.rnr_left == 3'd0) begin
             fatal <= roce_desc_pkg::WC_STATUS_RNR_RETRY_EXC_ERR;
@@ -1013,7 +1051,7 @@ module roce_comp #(
         st <= S_CPL;
       end
       S_O_DONE: begin
-        if (psn_diff(ol_first, r.una) > 0) r.una <= ol_first;
+        if (psn_gt(ol_first, r.una)) r.una <= ol_first;
         bs_ra <= LOG_BODY'(r.sq_ci) + LOG_BODY'({q, LOG_WIN'(0)});
         m_win_valid <= 1'b1;
         m_win_qpn <= q24;
@@ -1176,7 +1214,7 @@ module roce_comp #(
           ret <= S_R_FIN;
           st <= S_CPL;
         end else begin
-          if (psn_diff(h.psn + 24'd1, r.una) > 0) r.una <= h.psn + 24'd1;
+          if (psn_gt(h.psn + 24'd1, r.una)) r.una <= h.psn + 24'd1;
           if (r.rd_pkts + 24'd1 == e.npkts) begin
             cpl_status <= 8'd0;
             cpl_flush <= 1'b0;
@@ -1190,10 +1228,8 @@ module roce_comp #(
 
       // after a response: skip what is acknowledged, the error, a malformed WQE at the head
       S_R_FIN: begin
-        logic [23:0] nxt;
-        nxt = r.rw_gen != rv.gen ? r.rw_psn : rv.next_psn;
         st <= S_R_FIN2;
-        if (fatal == 8'd0 && psn_diff(r.una, nxt) > 0) begin
+        if (fatal == 8'd0 && fin_rw) begin
           rw_target <= r.una;
           rw_i <= r.sq_ci;
           rw_ret <= S_R_FIN2;
@@ -1228,6 +1264,8 @@ module roce_comp #(
       // ------------------------------------------------------------ window entry read
       S_WIN_WAIT: if (s_win_valid) begin
         e <= s_win_data;
+        e_end <= w_end;
+        e_last <= w_last;
         st <= ret;
         if (ret == S_CPL) ret <= S_R_FIN3;
       end
@@ -1276,7 +1314,7 @@ module roce_comp #(
         end
       end
       S_RW_CHECK: begin
-        if (psn_diff(rw_target, e.first_psn) >= 0 && psn_diff(rw_target, e.first_psn + e.npkts) < 0) begin
+        if (!psn_lt(rw_target, e.first_psn) && psn_lt(rw_target, e_end)) begin
           r.rw_psn <= rw_target;
           r.rw_idx <= rw_i;
           r.rw_pkt <= rw_target - e.first_psn;
@@ -1319,6 +1357,8 @@ module roce_comp #(
       end
       S_T_CPL: if (s_win_valid) begin
         e <= s_win_data;
+        e_end <= w_end;
+        e_last <= w_last;
         ret <= S_WB;
         st <= S_CPL;
       end
@@ -1381,6 +1421,8 @@ module roce_comp #(
       end
       S_U_DATA: if (s_dma_rd_tvalid) begin
         e <= '0;
+        e_end <= 24'd0;
+        e_last <= 24'hFF_FFFF;
         e.wr_id <= s_dma_rd_tuser ? 64'd0 : s_dma_rd_tdata[63:0];
         if (s_dma_rd_tuser) cnt_dma_err <= 1'b1;
         st <= S_U_CPL;

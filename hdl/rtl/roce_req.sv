@@ -356,6 +356,13 @@ module roce_req #(
   function automatic logic signed [23:0] psn_diff(input logic [23:0] x, input logic [23:0] y);
     psn_diff = x - y;
   endfunction
+  /* verilator lint_off UNUSEDSIGNAL */
+  function automatic logic t_after(input logic [31:0] x, input logic [31:0] y);
+    logic [31:0] d;  // (its sign; "after" as sign and inequality, not a compare of d with 0)
+    d = x - y;
+    t_after = !d[31] && x != y;
+  endfunction
+  /* verilator lint_on UNUSEDSIGNAL */
   // SGE k's length on the WQE's second beat (s_wqe_rd_tdata in S_A1)
   function automatic logic [31:0] sge_len_in(input int k);
     sge_len_in = s_wqe_rd_tdata[8*roce_desc_pkg::SQ_WQE_DATA_OFF - 512 + 128*k + 64 +: 32];
@@ -1265,7 +1272,7 @@ module roce_req #(
           st <= S_FILL0;
         end else if (r.cur == r.started && (is_read || is_atomic) && rd_out >= rd_lim) begin
           st <= S_FILL0;
-        end else if ($signed(c.rnr_until - now_l) > 0) begin
+        end else if (t_after(c.rnr_until, now_l)) begin
           requeue <= 1'b1;
           st <= S_FILL0;
         end

@@ -424,10 +424,13 @@ module roce_resp #(
   // was 24 logic levels): it follows pf_nxt/pf_base/pf_lsz a cycle late, which is never
   // seen: an issue raises m_dma_rd_valid, so the next one is at least two cycles later, and
   // a (re)start of the prefetcher clears pf_fresh for the cycle after it.
+  // pf_room (a WQE to read and a free ring slot) is registered the same way: it only lags
+  // by that cycle, or by one after a doorbell or a consumed head (which only add room).
   logic [63:0]      pf_addr;
   logic             pf_fresh;
+  logic             pf_room;
   logic             pf_issue;
-  assign pf_issue = pf_act && pf_fresh && pf_nxt != pf_pi && pf_alloc < 32'(PF_D) &&
+  assign pf_issue = pf_act && pf_fresh && pf_room &&
                     !m_dma_rd_valid && st != S_DMA_REQ && st != S_DMA_DATA && st != S_PF_SET;
   logic [31:0]      db_pi;     // a doorbell's PI extended against the free-running one
   // = c.rq_pi + (k_pi - rq_pi[15:0]) mod 2^16: the low half is k_pi, the high half carries
@@ -435,6 +438,7 @@ module roce_resp #(
   assign db_pi = {k_pi < c.rq_pi[15:0] ? c.rq_pi[31:16] + 16'd1 : c.rq_pi[31:16], k_pi};
   always_ff @(posedge clk) begin
     pf_addr <= pf_base + {26'd0, pf_nxt & pf_mask, 6'd0};
+    pf_room <= pf_nxt != pf_pi && pf_alloc < 32'(PF_D);
     pf_q <= pf_body[pf_head[PF_LD-1:0]];
     pf_eq <= pf_berr[pf_head[PF_LD-1:0]];
     if (pf_beat && s_dma_rd_tlast) begin
