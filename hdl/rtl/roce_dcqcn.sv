@@ -369,10 +369,14 @@ module roce_dcqcn #(
   assign paid = p2_prod_pace >= {4'd0, p2_debt};
   logic [31:0] debt_s;
   assign debt_s = paid ? 32'd0 : p2_debt - p2_prod_pace[31:0];
-  logic [32:0] debt_sum;
-  assign debt_sum = {1'b0, debt_s} + {2'b0, p2_cost};
+  // debt_s + cost, saturated: cost when paid, else debt - pace + cost as one three-operand
+  // sum (a carry-save layer and one carry chain, beside the paid compare, instead of a
+  // second chain behind the first); below 2^33 when not paid (pace < debt < 2^32), so
+  // exact modulo 2^33
+  logic [32:0] debt_np;
+  assign debt_np = {1'b0, p2_debt} + {2'b0, p2_cost} - p2_prod_pace[32:0];
   logic [31:0] debt_sent;
-  assign debt_sent = debt_sum[32] ? 32'hFFFF_FFFF : debt_sum[31:0];
+  assign debt_sent = paid ? {1'b0, p2_cost} : debt_np[32] ? 32'hFFFF_FFFF : debt_np[31:0];
   logic [28:0] rc_sum;
   assign rc_sum = {1'b0, p2_rt_inc} + {1'b0, p2_rc} + 29'd1;
   logic [27:0] rc_avg;

@@ -357,6 +357,11 @@ module roce_req #(
     psn_diff = x - y;
   endfunction
   /* verilator lint_off UNUSEDSIGNAL */
+  function automatic logic psn_before(input logic [23:0] x, input logic [23:0] y);
+    logic [23:0] d;  // (its sign, not a compare of d with 0)
+    d = x - y;
+    psn_before = d[23];
+  endfunction
   function automatic logic t_after(input logic [31:0] x, input logic [31:0] y);
     logic [31:0] d;  // (its sign; "after" as sign and inequality, not a compare of d with 0)
     d = x - y;
@@ -605,14 +610,15 @@ module roce_req #(
   assign held = own_hit || st_hit;
   assign slot_st = own_hit ? r.own_st : sg_st;
 
-  logic win_full;
+  logic win_full;  // registered: r.fetched and c.sq_ci hold still from S_V_WAIT through
+                   // S_V_REW to S_V_HOLD, its reader
   logic [31:0] pi_m_fet, pi_m_cur, fet_m_cur, cur_m_fet, fet_m_ci;
   assign pi_m_fet = r.sq_pi - r.fetched;
   assign pi_m_cur = r.sq_pi - r.cur;
   assign fet_m_cur = r.fetched - r.cur;
   assign cur_m_fet = r.cur - r.fetched;
   assign fet_m_ci = r.fetched - c.sq_ci;
-  assign win_full = |fet_m_ci[31:LOG_WIN];  // >= W
+  always_ff @(posedge clk) win_full <= |fet_m_ci[31:LOG_WIN];  // >= W
 
   // the packet
   logic        is_read, is_atomic, is_rdma, is_send;
@@ -1386,7 +1392,7 @@ module roce_req #(
           r.busy <= a.timeout != 5'd0;
           r.busy_dl <= tick_l + (32'd1 << (a.timeout > 5'd30 ? 5'd30 : a.timeout));
         end
-        if (psn_diff(r.next_psn, r.max_sent) < 0) cnt_retransmit <= 1'b1;
+        if (psn_before(r.next_psn, r.max_sent)) cnt_retransmit <= 1'b1;
         else r.max_sent <= p_next;
         requeue <= 1'b1;
         st <= S_FILL0;
@@ -1648,10 +1654,14 @@ module roce_req #(
   assign claim = (offer && !(m_desc_valid && m_desc_ready)) ? h_beats : '0;
   assign release_n = (offer && !(m_desc_valid && m_desc_ready) && h_stale) ? h_beats :
                      (out_beat ? (AW + 1)'(1) : '0);
+  // (the release is applied a cycle late, registered: credit is only held a cycle longer)
+  logic [AW:0] release_q;
   always_ff @(posedge clk) begin
-    credit_used <= credit_used + (st == S_V_DESC ? p_beats : '0) - release_n;
+    release_q <= release_n;
+    credit_used <= credit_used + (st == S_V_DESC ? p_beats : '0) - release_q;
     arrived <= arrived + (pf_we ? (AW + 1)'(1) : '0) - claim;
     if (rst || soft_reset) begin
+      release_q <= '0;
       credit_used <= '0;
       arrived <= '0;
     end

@@ -241,7 +241,7 @@ module roce_resp #(
   } ctx_t;
   localparam int CTX_W = 727 + 2 * LOG_RSRC;  // $bits(ctx_t) (Yosys 0.23 has no $bits of a type)
 
-  // resource entry: {atomic, psn, npkts, orig}
+  // resource entry: {atomic, psn, end psn (psn + response packets), orig}
   localparam int RS_W = 1 + 24 + 24 + 64;
 
   (* ram_style = "block" *) logic [CTX_W-1:0] ctx_mem [N];
@@ -251,10 +251,20 @@ module roce_resp #(
   assign init_done = init_idx[LOG_N];
 
   // ---------------------------------------------------------------- helpers
-  // a - b as a signed 24-bit distance: > 0 ahead, < 0 behind
-  function automatic logic signed [23:0] psn_diff(input logic [23:0] x, input logic [23:0] y);
-    psn_diff = x - y;
+  // x before / after y in PSN order (24-bit serial numbers): the sign of x - y, and for
+  // "after" x != y beside it (not a compare of the difference with 0, a second carry chain)
+  /* verilator lint_off UNUSEDSIGNAL */
+  function automatic logic psn_lt(input logic [23:0] x, input logic [23:0] y);
+    logic [23:0] d;
+    d = x - y;
+    psn_lt = d[23];
   endfunction
+  function automatic logic psn_gt(input logic [23:0] x, input logic [23:0] y);
+    logic [23:0] d;
+    d = x - y;
+    psn_gt = !d[23] && x != y;
+  endfunction
+  /* verilator lint_on UNUSEDSIGNAL */
 
   function automatic logic [255:0] cqe_img(input logic [63:0] wr_id, input logic [31:0] len,
                                           input logic [31:0] imm, input logic [23:0] qp,
@@ -402,7 +412,6 @@ module roce_resp #(
   logic [LOG_N-1:0] pf_qpn;
   logic [31:0]      pf_head, pf_nxt, pf_pi;  // WQE indices: ring head, next to read, RQ PI
   logic [63:0]      pf_base;
-  logic [3:0]       pf_lsz;
   logic [PF_LD:0]   pf_out;    // prefetch reads in flight
   logic [511:0]     pf_q;      // the head's body (registered read)
   logic             pf_eq;
@@ -414,14 +423,15 @@ module roce_resp #(
   assign pf_beat = s_dma_rd_tvalid && pf_out != '0;
   logic             fsm_beat;
   assign fsm_beat = s_dma_rd_tvalid && pf_out == '0;
-  logic [31:0]      pf_mask;
-  assign pf_mask = (32'd1 << pf_lsz) - 32'd1;
+  logic [PF_LD-1:0] pf_land;   // the ring slot of the read landing now
+  assign pf_land = pf_nxt[PF_LD-1:0] - pf_out[PF_LD-1:0];
+  logic [31:0]      pf_mask;   // 2^(RQ log size) - 1, set with the prefetcher's QP
   // the QP's WQE at its rq ci is (or will be) in the ring head
   logic             pf_mine, pf_ready;
   assign pf_mine = pf_act && pf_qpn == qpn && pf_head == c.rq_ci && !pf_none;
   assign pf_ready = {1'b0, pf_alloc[PF_LD:0]} > {1'b0, pf_out};
   // The address of the WQE at pf_nxt, registered (the 64-bit add behind the issue decision
-  // was 24 logic levels): it follows pf_nxt/pf_base/pf_lsz a cycle late, which is never
+  // was 24 logic levels): it follows pf_nxt/pf_base/pf_mask a cycle late, which is never
   // seen: an issue raises m_dma_rd_valid, so the next one is at least two cycles later, and
   // a (re)start of the prefetcher clears pf_fresh for the cycle after it.
   // pf_room (a WQE to read and a free ring slot) is registered the same way: it only lags
@@ -441,10 +451,10 @@ module roce_resp #(
     pf_room <= pf_nxt != pf_pi && pf_alloc < 32'(PF_D);
     pf_q <= pf_body[pf_head[PF_LD-1:0]];
     pf_eq <= pf_berr[pf_head[PF_LD-1:0]];
-    if (pf_beat && s_dma_rd_tlast) begin
-      pf_body[pf_nxt[PF_LD-1:0] - pf_out[PF_LD-1:0]] <= s_dma_rd_tdata;
-      pf_berr[pf_nxt[PF_LD-1:0] - pf_out[PF_LD-1:0]] <= s_dma_rd_tuser;
-    end
+    if (pf_beat && s_dma_rd_tlast) pf_body[pf_land] <= s_dma_rd_tdata;
+    // (decoded: a variable-index bit write becomes a shift in Yosys)
+    for (int i = 0; i < PF_D; i++)
+      if (pf_beat && s_dma_rd_tlast && pf_land == PF_LD'(i)) pf_berr[i] <= s_dma_rd_tuser;
   end
 
   // atomic
@@ -597,20 +607,18 @@ module roce_resp #(
   end
 
   // ---------------------------------------------------------------- decisions
-  logic signed [23:0] pdiff;
-  assign pdiff = psn_diff(h.psn, c.epsn);
-  // its sign for S_EXEC, registered as S_EXEC is entered: from S_RD1 (c is being loaded from
+  // h.psn against c.epsn: its sign for S_EXEC, registered as S_EXEC is entered: from S_RD1 (c is being loaded from
   // ctx_q) or S_DISPATCH (c loaded and not changed on the way to S_EXEC); h holds still
   /* verilator lint_off UNUSEDSIGNAL */
   ctx_t ctx_qt;
   /* verilator lint_on UNUSEDSIGNAL */
   assign ctx_qt = ctx_q;
-  logic pd_pos, pd_neg;  // pdiff > 0, pdiff < 0 in S_EXEC
+  logic pd_pos, pd_neg;  // h.psn after, before c.epsn in S_EXEC
   always_ff @(posedge clk) begin
-    logic signed [23:0] d;
-    d = psn_diff(h.psn, st == S_RD1 ? ctx_qt.epsn : c.epsn);
-    pd_pos <= d > 0;
-    pd_neg <= d < 0;
+    logic [23:0] ep;
+    ep = st == S_RD1 ? ctx_qt.epsn : c.epsn;
+    pd_pos <= psn_gt(h.psn, ep);
+    pd_neg <= psn_lt(h.psn, ep);
   end
   logic       seq_ok, acc_ok, len_ok;
   logic       len_ok_r;
@@ -629,10 +637,16 @@ module roce_resp #(
   always_ff @(posedge clk) len_ok_r <= !(i_send || i_write) || (i_end ? plen <= mtu : plen == mtu);
 
   // WRITE: the packet against the RETH length (c.off/c.dma_len as set for this message)
-  logic [32:0] w_end;
-  assign w_end = {1'b0, c.off} + {17'd0, plen};
-  logic w_len_bad;
-  assign w_len_bad = w_end > {1'b0, c.dma_len} || (i_end && w_end != {1'b0, c.dma_len});
+  // registered: read in S_MR_DONE, and c (set in S_EXEC) and h hold still through the two or
+  // more S_MR_WAIT cycles before it (m_mr_valid is high in the first)
+  logic [31:0] w_end;
+  logic        w_len_bad;
+  always_ff @(posedge clk) begin
+    logic [32:0] e;
+    e = {1'b0, c.off} + {17'd0, plen};
+    w_end <= e[31:0];
+    w_len_bad <= e > {1'b0, c.dma_len} || (i_end && e != {1'b0, c.dma_len});
+  end
 
   // READ: response packets = max(1, ceil(len / mtu))
   logic [32:0] rd_np_x;  // below 2^25; kept modulo 2^24 like every PSN count
@@ -661,9 +675,9 @@ module roce_resp #(
   end
   // the scanned entry
   logic        e_atomic;
-  logic [23:0] e_psn, e_np;
+  logic [23:0] e_psn, e_end;  // its first PSN and the PSN after its responses
   logic [63:0] e_orig;
-  assign {e_atomic, e_psn, e_np, e_orig} = rs_q;
+  assign {e_atomic, e_psn, e_end, e_orig} = rs_q;
 
   // the SGE the walk is at
   logic [63:0] sg_addr;
@@ -685,17 +699,17 @@ module roce_resp #(
   assign wk_n = (sg_len - wk_skip) < wk_rest ? sg_len - wk_skip : wk_rest;
 
   // DMA read result (first beat, failure over all beats)
-  logic [511:0] rd_img;
   logic         rd_bad;
-  assign rd_img = rd_first ? s_dma_rd_tdata : rd_data;
   assign rd_bad = s_dma_rd_tuser || (!rd_first && rd_err);
+  // (read in S_DMA_DONE only, where the first beat is in rd_data: S_DMA_DATA and S_PF_HIT,
+  // the states before it, have cleared rd_first)
   logic wqe_bad;  // the receive WQE is malformed (LocQpOpErr)
-  assign wqe_bad = roce_desc_pkg::rq_wqe_bad(rd_img) ||
-                   rd_img[8*roce_desc_pkg::RQ_WQE_NUM_SGE_OFF +: 8] > 8'd3;
+  assign wqe_bad = roce_desc_pkg::rq_wqe_bad(rd_data) ||
+                   rd_data[8*roce_desc_pkg::RQ_WQE_NUM_SGE_OFF +: 8] > 8'd3;
 
   // the atomic
   logic [63:0] at_cmp_res;
-  assign at_cmp_res = rd_img[63:0] == h.compare ? h.swap_add : rd_img[63:0];
+  assign at_cmp_res = rd_data[63:0] == h.compare ? h.swap_add : rd_data[63:0];
 
   // the scatter is done: command taken, idle again, its last write handed over
   logic sc_idle;
@@ -1002,7 +1016,7 @@ module roce_resp #(
         rs_slot <= rs_slot + 1'b1;
         st <= S_RS_ADDR;
         if (i_read) begin
-          if (!e_atomic && psn_diff(h.psn, e_psn) >= 0 && psn_diff(h.psn, e_psn + e_np) < 0) begin
+          if (!e_atomic && !psn_lt(h.psn, e_psn) && psn_lt(h.psn, e_end)) begin
             mr_n <= 2'd1;
             mr_need_r <= ACC_REMOTE_READ;
             mr_key[31:0] <= h.rkey;
@@ -1103,7 +1117,7 @@ module roce_resp #(
             fin_wend <= i_end;
           end
         end else if (i_read) begin
-          if (pdiff < 0) begin
+          if (psn_lt(h.psn, c.epsn)) begin
             // a duplicate served again from its PSN, if its range still checks
             if (mr_ok[0]) begin
               o_rsp <= 1'b1;
@@ -1125,7 +1139,7 @@ module roce_resp #(
             c.msn <= c.msn + 24'd1;
             rs_we <= 1'b1;
             rs_waddr <= {qpn, rs_new_slot};
-            rs_wdata <= {1'b0, h.psn, rd_np, 64'd0};
+            rs_wdata <= {1'b0, h.psn, h.psn + rd_np, 64'd0};
             c.rs_head <= rs_new_head;
             c.rs_cnt <= rs_new_cnt;
           end
@@ -1170,7 +1184,7 @@ module roce_resp #(
             pf_fresh <= 1'b0;
             pf_pi <= c.rq_pi;
             pf_base <= a.rq_base;
-            pf_lsz <= a.rq_log_size;
+            pf_mask <= (32'd1 << a.rq_log_size) - 32'd1;
           end else if (pf_qpn == qpn) begin
             pf_act <= 1'b0;
           end
@@ -1274,7 +1288,7 @@ module roce_resp #(
         c.msn <= c.msn + 24'd1;
         rs_we <= 1'b1;
         rs_waddr <= {qpn, rs_new_slot};
-        rs_wdata <= {1'b1, h.psn, 24'd1, at_orig};
+        rs_wdata <= {1'b1, h.psn, h.psn + 24'd1, at_orig};
         c.rs_head <= rs_new_head;
         c.rs_cnt <= rs_new_cnt;
         st <= S_SCAT;
@@ -1439,7 +1453,7 @@ module roce_resp #(
           pf_fresh <= 1'b0;
           pf_pi <= c.rq_pi;
           pf_base <= a.rq_base;
-          pf_lsz <= a.rq_log_size;
+          pf_mask <= (32'd1 << a.rq_log_size) - 32'd1;
         end
         st <= S_WB;
       end
