@@ -149,7 +149,7 @@ module roce_rx_disp #(
     known = h.dest_qp[23:LOG_N] == '0;
   end
 
-  logic can_receive, can_receive_q;
+  logic can_receive, can_receive_q, addr_ok_q;
   assign can_receive = known && (s_attr_state == 3'd2 || s_attr_state == 3'd3 || s_attr_state == 3'd4);
 
   // payload routing: the head of the route queue
@@ -209,7 +209,7 @@ module roce_rx_disp #(
           st <= S_IDLE;
           if (!cfg_enable) cnt_dropped <= 1'b1;
           else if (err) cnt_malformed <= 1'b1;
-          else if (!mac_ok || (roce && !ip_ok)) cnt_dropped <= 1'b1;
+          else if (!addr_ok_q) cnt_dropped <= 1'b1;
           else if (!roce) cnt_not_roce <= 1'b1;
           else if (is_cnp) begin
             cnt_cnp <= 1'b1;
@@ -254,9 +254,11 @@ module roce_rx_disp #(
     end
   end
 
-  // the QP's state, kept with its attributes
+  // the QP's state, kept with its attributes; the address filter (128-bit compares) on the
+  // record, registered while the attributes are read (h holds still from S_IDLE on)
   always_ff @(posedge clk) begin
     if (st == S_ATTR && s_attr_valid) can_receive_q <= can_receive;
+    if (st == S_ATTR) addr_ok_q <= mac_ok && (!roce || ip_ok);
   end
 
   logic unused;
