@@ -556,13 +556,14 @@ module roce_comp #(
   assign e_atomic = e.opcode == roce_desc_pkg::SQ_OP_ATOMIC_CAS || e.opcode == roce_desc_pkg::SQ_OP_ATOMIC_FAA;
   // e's first PSN after it and its last PSN, registered with e (from the window read): the
   // adds are off the sequencer's compares
-  logic [23:0] e_end, e_last, w_end, w_last;
+  logic [23:0] e_end, e_last, e_nm1, w_end, w_last, w_nm1;  // (and its packets - 1)
   always_comb begin
     logic [23:0] wf, wn;
     wf = s_win_data[8*roce_rec_pkg::SQ_WIN_FIRST_PSN_OFF +: 24];
     wn = s_win_data[8*roce_rec_pkg::SQ_WIN_NPKTS_OFF +: 24];
     w_end = wf + wn;
     w_last = wf + wn - 24'd1;
+    w_nm1 = wn - 24'd1;
   end
   logic [7:0] e_cqe_op;
   always_comb begin
@@ -1215,7 +1216,7 @@ module roce_comp #(
           st <= S_CPL;
         end else begin
           if (psn_gt(h.psn + 24'd1, r.una)) r.una <= h.psn + 24'd1;
-          if (r.rd_pkts + 24'd1 == e.npkts) begin
+          if (r.rd_pkts == e_nm1) begin
             cpl_status <= 8'd0;
             cpl_flush <= 1'b0;
             ret <= S_R_FIN;
@@ -1266,6 +1267,7 @@ module roce_comp #(
         e <= s_win_data;
         e_end <= w_end;
         e_last <= w_last;
+        e_nm1 <= w_nm1;
         st <= ret;
         if (ret == S_CPL) ret <= S_R_FIN3;
       end
@@ -1359,6 +1361,7 @@ module roce_comp #(
         e <= s_win_data;
         e_end <= w_end;
         e_last <= w_last;
+        e_nm1 <= w_nm1;
         ret <= S_WB;
         st <= S_CPL;
       end
@@ -1423,6 +1426,7 @@ module roce_comp #(
         e <= '0;
         e_end <= 24'd0;
         e_last <= 24'hFF_FFFF;
+        e_nm1 <= 24'hFF_FFFF;
         e.wr_id <= s_dma_rd_tuser ? 64'd0 : s_dma_rd_tdata[63:0];
         if (s_dma_rd_tuser) cnt_dma_err <= 1'b1;
         st <= S_U_CPL;
