@@ -398,7 +398,7 @@ module roce_req #(
     S_A1, S_A2, S_A3,
     S_V_WAIT, S_V_REW, S_V_HOLD, S_V_B0, S_V_LIM, S_V_PACE, S_V_PACEW,
     S_V_PKT, S_V_WALK, S_V_WALK2, S_V_MRW, S_V_CHK, S_V_ISSUE, S_V_DESC,
-    S_FILL0, S_FILL, S_CLR, S_WB
+    S_FILL0, S_FILL1, S_FILL, S_CLR0, S_CLR, S_WB
   } state_t;
   state_t st;
 
@@ -522,15 +522,25 @@ module roce_req #(
     if (st_we) st_mem[st_waddr] <= body_wd;
   end
 
-  // prefetch store tags {T_*, qpn, SQ index}: entry (idx + qpn * 2^LOG_WIN) mod P; one
-  // address (stag_a, a register) read asynchronously and written (registered, one cycle
-  // late: a run of reads ahead writes consecutive entries)
+  // prefetch store tags {T_*, qpn, SQ index}: entry (idx + qpn * 2^LOG_WIN) mod P; written
+  // registered (one cycle late: a run of reads ahead writes consecutive entries) and read
+  // registered at stag_ra, the address stag_a holds next cycle where it is moved (S_V_REW,
+  // S_V_DESC, and the walks S_FILL and S_CLR one entry ahead), else stag_a: sg_* is the
+  // entry at stag_a, except after a state that sets stag_a otherwise (S_A1, S_FILL0,
+  // S_DISPATCH), which S_A2, S_FILL1 and S_CLR0 follow, and after a walk stops (S_WB
+  // follows; nothing reads sg_* before stag_a is set again). No read meets a write of the
+  // same entry still in flight: a write is followed by S_WB at the latest, or by the walk's
+  // next entry. (An asynchronous read of this 512-entry LUT RAM led the engine's deepest
+  // path, into the run's stop test and the hold decision.)
   localparam int STAG_W = 2 + LOG_N + 32;
   (* ram_style = "distributed" *) logic [STAG_W-1:0] stag_mem [P];
   logic [1:0]           sg_st;
   logic [LOG_N-1:0]     sg_q;
   logic [31:0]          sg_idx;
-  assign {sg_st, sg_q, sg_idx} = stag_mem[stag_a];
+  logic [LOG_STORE-1:0] stag_ra;
+  logic [STAG_W-1:0]    sg_r;
+  always_ff @(posedge clk) sg_r <= stag_mem[stag_ra];
+  assign {sg_st, sg_q, sg_idx} = sg_r;
   logic                 stag_we;
   logic [LOG_STORE-1:0] stag_wa;
   logic [STAG_W-1:0]    stag_wd;
@@ -1010,6 +1020,25 @@ module roce_req #(
 
   assign row_we = st == S_WB;
 
+  // the tag read address: where the state below moves stag_a (see the tag store). Its
+  // entries are kept ready on registers: the send index's for S_V_REW (q, r and c hold still
+  // in S_V_WAIT's last cycle), the one after it for S_V_DESC (q and r.cur hold still from
+  // S_V_REW on)
+  logic [LOG_STORE-1:0] slot_rew, slot_cur1;
+  always_ff @(posedge clk) begin
+    slot_rew <= c.rw_gen != r.gen ? st_slot(q, c.rw_idx) : st_slot(q, r.cur);
+    slot_cur1 <= st_slot(q, r.cur + 32'd1);
+  end
+  always_comb begin
+    stag_ra = stag_a;
+    case (st)
+      S_V_REW: stag_ra = slot_rew;
+      S_V_DESC: if (p_adv) stag_ra = slot_cur1;
+      S_FILL, S_CLR: stag_ra = stag_a + 1'b1;
+      default: ;
+    endcase
+  end
+
   always_ff @(posedge clk) begin
     wina_we <= 1'b0;
     wins_we <= 1'b0;
@@ -1130,7 +1159,7 @@ module roce_req #(
               m_body_clr <= 1'b1;
               // forget the QP's bodies in the store: a walk over its entries
               stag_a <= '0;
-              st <= S_CLR;
+              st <= S_CLR0;
             end else if (k_op == roce_rec_pkg::CTX_OP_SET_SQ_PSN) begin
               r.next_psn <= k_arg;
               r.max_sent <= k_arg;
@@ -1240,10 +1269,8 @@ module roce_req #(
             r.cur_pkt <= c.rw_pkt;
             r.next_psn <= c.rw_psn;
             r.gen <= c.rw_gen;
-            stag_a <= st_slot(q, c.rw_idx);
-          end else begin
-            stag_a <= st_slot(q, r.cur);
           end
+          stag_a <= stag_ra;
           st <= S_V_HOLD;
         end
       end
@@ -1384,7 +1411,7 @@ module roce_req #(
         if (p_adv) begin
           r.cur <= r.cur + 32'd1;
           r.cur_pkt <= 24'd0;
-          stag_a <= st_slot(q, r.cur + 32'd1);
+          stag_a <= stag_ra;
         end else begin
           r.cur_pkt <= r.cur_pkt + 24'd1;
         end
@@ -1415,8 +1442,9 @@ module roce_req #(
         stag_a <= held ? st_slot(q, r.fetched) : stag_a;
         f_k <= '0;
         f_nre <= '0;
-        st <= S_FILL;
+        st <= S_FILL1;
       end
+      S_FILL1: st <= S_FILL;  // the tag of stag_a's entry is read
       S_FILL: begin  // f_idx's entry on sg_*
         if (fl_stop) begin
           st <= S_WB;
@@ -1447,7 +1475,7 @@ module roce_req #(
           fl_cur <= fl_cur - 32'd1;
           f_k <= f_k + 1'b1;
           f_idx <= f_idx + 32'd1;
-          stag_a <= stag_a + 1'b1;
+          stag_a <= stag_ra;
         end
       end
 
@@ -1458,9 +1486,10 @@ module roce_req #(
           stag_wa <= stag_a;
           stag_wd <= '0;
         end
-        stag_a <= stag_a + 1'b1;
+        stag_a <= stag_ra;
         if (stag_a == LOG_STORE'(P - 1)) st <= S_WB;
       end
+      S_CLR0: st <= S_CLR;  // the tag of entry 0 is read
 
       // ------------------------------------------------------------ write back
       S_WB: begin
