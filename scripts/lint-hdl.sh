@@ -12,7 +12,12 @@
 #      parameters: all packages (in dependency order) plus the file, with hdl/rtl as the
 #      library path for the modules it instantiates. The top module must be named after the
 #      file (one module per file);
-#   3. all packages together.
+#   3. all packages together;
+#   4. when Yosys is installed (YOSYS=/path/yosys, else `yosys` on PATH), Yosys's front end
+#      over all packages and module files (`read_verilog -sv`, which elaborates every module
+#      at its default parameters, then `proc`): Verilator accepts SystemVerilog that Yosys
+#      0.23 rejects (int'() casts, local unpacked or multi-dimensional packed arrays,
+#      whole-array assignment), and roce-synth would only find out minutes later.
 # One waiver, for all runs: UNUSEDPARAM in *_pkg.sv (a package's constants serve many modules).
 # No file list is written here: new files under hdl/rtl/ are picked up by (2) and (3).
 set -euo pipefail
@@ -22,6 +27,7 @@ rtl=$root/hdl/rtl
 configs=$root/boards/synth/configs.txt
 njobs=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 VERILATOR=${VERILATOR:-verilator}
+YOSYS=${YOSYS:-yosys}
 
 die() { echo "lint-hdl: $*" >&2; exit 2; }
 
@@ -39,12 +45,18 @@ VLT
 start=$SECONDS
 names=()
 
-# run NAME ARG...: queue one `verilator --lint-only -Wall ARG...`; all start after parsing.
-run() {
+# run_cmd NAME CMD...: queue one command; all start after parsing.
+run_cmd() {
   local name=$1
   shift
   names+=("$name")
-  printf '%s\0' "$VERILATOR" --lint-only -Wall "$tmp/waivers.vlt" "$@" >"$tmp/$name.args"
+  printf '%s\0' "$@" >"$tmp/$name.args"
+}
+# run NAME ARG...: queue one `verilator --lint-only -Wall ARG...`.
+run() {
+  local name=$1
+  shift
+  run_cmd "$name" "$VERILATOR" --lint-only -Wall "$tmp/waivers.vlt" "$@"
 }
 
 # --- 1. configurations from boards/synth/configs.txt (grammar: see that file) ---------------
@@ -136,6 +148,12 @@ done
 if ((${#pkgs[@]} > 0)); then
   run packages -I"$rtl" "${pkgs[@]}"
 fi
+yosys_note=""
+if command -v "$YOSYS" >/dev/null; then
+  run_cmd yosys-frontend "$YOSYS" -q -p "read_verilog -sv ${pkgs[*]} ${modules[*]}; proc"
+else
+  yosys_note=", Yosys front end skipped ($YOSYS not found)"
+fi
 
 for name in "${names[@]}"; do
   while (($(jobs -rp | wc -l) >= njobs)); do wait -n || true; done
@@ -155,7 +173,7 @@ for name in "${names[@]}"; do
   fi
 done
 
-summary="${#names[@]} runs ($nconfigs configs, ${#modules[@]} module files, ${#pkgs[@]} packages) in $((SECONDS - start)) s"
+summary="${#names[@]} runs ($nconfigs configs, ${#modules[@]} module files, ${#pkgs[@]} packages$yosys_note) in $((SECONDS - start)) s"
 if ((failed > 0)); then
   echo "lint-hdl: $failed of $summary failed" >&2
   exit 1
