@@ -1537,7 +1537,7 @@ module roce_req #(
   // and merged; full beats go into the payload FIFO, a packet's last partial beat after it.
   logic [511:0] ra_acc;
   logic [5:0]   ra_fill;
-  logic [12:0]  ra_off;     // bytes of the head piece taken
+  logic [6:0]   ra_k, ra_k1; // 64-byte beats of the head piece taken, and that + 1
   logic         ra_flush;   // the packet's partial beat goes out this cycle
   logic         pq_empty;
   logic         h_inl, h_plast;
@@ -1549,10 +1549,15 @@ module roce_req #(
   assign in_v = !pq_empty && !ra_flush && (h_inl || s_dma_rd_tvalid);
   assign in_d = h_inl ? iq[iq_rd[1:0]] : s_dma_rd_tdata;
   assign s_dma_rd_tready = !pq_empty && !ra_flush && !h_inl;
-  logic [12:0]  in_rest;
+  // A piece is taken 64 bytes a beat and its rest in its last (a beat takes fewer bytes only
+  // when it ends the piece), so the bytes taken are ra_k * 64 and the tests on the rest
+  // (h_len - 64 ra_k) are on h_len's beat count and low bits: no subtraction behind the
+  // piece queue's LUT RAM read
+  logic         in_big, in_done;  // 64 bytes or more left; this beat ends the piece
   logic [6:0]   in_n;
-  assign in_rest = h_len - ra_off;
-  assign in_n = in_rest >= 13'd64 ? 7'd64 : in_rest[6:0];
+  assign in_big = h_len[12:6] > ra_k;
+  assign in_n = in_big ? 7'd64 : {1'b0, h_len[5:0]};
+  assign in_done = !in_big || (h_len[5:0] == 6'd0 && h_len[12:6] == ra_k1);
   logic [1023:0] dbl;
   logic [511:0]  rot, merged;
   assign dbl = {in_d, in_d} << {ra_fill, 3'b000};
@@ -1593,14 +1598,16 @@ module roce_req #(
         ra_fill <= in_total[5:0];
       end
       if (!h_inl && s_dma_rd_tlast && s_dma_rd_tuser) cnt_dma_err <= 1'b1;
-      if ({6'd0, in_n} == in_rest) begin
+      if (in_done) begin
         // the piece is in
         pq_rd <= pq_rd + 1'b1;
-        ra_off <= 13'd0;
+        ra_k <= 7'd0;
+        ra_k1 <= 7'd1;
         if (h_inl) iq_rd <= iq_rd + 1'b1;
         if (h_plast && in_total != 7'd0 && in_total != 7'd64) ra_flush <= 1'b1;
       end else begin
-        ra_off <= ra_off + {6'd0, in_n};
+        ra_k <= ra_k1;
+        ra_k1 <= ra_k1 + 7'd1;
       end
     end
     if (rst || soft_reset) begin
@@ -1608,7 +1615,8 @@ module roce_req #(
       pq_rd <= '0;
       iq_rd <= '0;
       ra_fill <= 6'd0;
-      ra_off <= 13'd0;
+      ra_k <= 7'd0;
+      ra_k1 <= 7'd1;
       ra_flush <= 1'b0;
       pf_we <= 1'b0;
       cnt_dma_err <= 1'b0;
