@@ -646,7 +646,7 @@ module roce_req #(
   // (s3) cycles behind these inputs hold this visit's values wherever they are read:
   //   s1: the rounded-up length, the packet's offset and the next packet's offset;
   //   s2: the packet count, the bytes from the offset on, whether a whole MTU follows;
-  //   s3: the PSNs left (for a READ's next PSN) and the READ's address.
+  //   s3: the PSNs left (for a READ's next PSN), the READ's address, whether it is the last.
   logic [32:0] s1_up;      // p_len + mtu - 1
   logic [36:0] s1_off;     // offset of packet cur_pkt (37 bits: cur_pkt << 12 needs 36)
   logic [36:0] s1_off1;    // offset of packet cur_pkt + 1
@@ -675,7 +675,7 @@ module roce_req #(
   assign p_plen = p_full ? 13'(32'd1 << log_mtu) : p_rest[12:0];
   logic        p_first, p_last;
   assign p_first = r.cur_pkt == 24'd0;
-  assign p_last = r.cur_pkt + 24'd1 >= p_n;
+  always_ff @(posedge clk) p_last <= r.cur_pkt + 24'd1 >= p_n;  // s3 (p_n is s2)
   logic [23:0] s3_left;    // PSNs of the WQE from cur_pkt on
   logic [63:0] s3_va;      // a READ's address at the packet's offset
   always_ff @(posedge clk) begin
@@ -1020,6 +1020,21 @@ module roce_req #(
 
   assign row_we = st == S_WB;
 
+  // S_V_LIM's limit tests on r, c, a and now_l, registered: S_V_B0, the one state before
+  // it, leaves them as S_V_WAIT and S_V_REW set them (only b, loaded in S_V_B0, is tested
+  // live)
+  logic lim_unacked, lim_at_start, lim_rd_busy, lim_rd_full, lim_rnr;
+  always_ff @(posedge clk) begin
+    logic [7:0] rd_out, rd_lim;
+    rd_out = r.rd_started - c.rd_done;
+    rd_lim = a.max_rd_atomic == 8'd0 ? 8'd1 : a.max_rd_atomic;
+    lim_unacked <= psn_diff(r.next_psn, c.una) >= $signed(24'(MAX_UNACKED));
+    lim_at_start <= r.cur == r.started;
+    lim_rd_busy <= rd_out != 8'd0;
+    lim_rd_full <= rd_out >= rd_lim;
+    lim_rnr <= t_after(c.rnr_until, now_l);
+  end
+
   // the tag read address: where the state below moves stag_a (see the tag store). Its
   // entries are kept ready on registers: the send index's for S_V_REW (q, r and c hold still
   // in S_V_WAIT's last cycle), the one after it for S_V_DESC (q and r.cur hold still from
@@ -1295,17 +1310,14 @@ module roce_req #(
         st <= S_V_LIM;
       end
       S_V_LIM: begin
-        logic [7:0] rd_out, rd_lim;
-        rd_out = r.rd_started - c.rd_done;
-        rd_lim = a.max_rd_atomic == 8'd0 ? 8'd1 : a.max_rd_atomic;
         st <= S_V_PACE;
-        if (psn_diff(r.next_psn, c.una) >= $signed(24'(MAX_UNACKED))) begin
+        if (lim_unacked) begin
           st <= S_FILL0;
-        end else if (r.cur == r.started && b.flags[F_FENCE] && rd_out != 8'd0) begin
+        end else if (lim_at_start && b.flags[F_FENCE] && lim_rd_busy) begin
           st <= S_FILL0;
-        end else if (r.cur == r.started && (is_read || is_atomic) && rd_out >= rd_lim) begin
+        end else if (lim_at_start && (is_read || is_atomic) && lim_rd_full) begin
           st <= S_FILL0;
-        end else if (t_after(c.rnr_until, now_l)) begin
+        end else if (lim_rnr) begin
           requeue <= 1'b1;
           st <= S_FILL0;
         end
