@@ -759,6 +759,10 @@ module roce_comp #(
   // is pending, else rv.next_psn: both compares side by side on registers (one subtractor
   // behind a state-selected operand mux was the completer's deepest path)
   logic fin_rw;
+  // S_R_AETH's "the RNR wait has not passed", registered: r.rnr_until (loaded in S_WAIT,
+  // written only by S_R_AETH) and now_l (latched in S_IDLE) hold still long before it
+  logic rnr_wait;
+  always_ff @(posedge clk) rnr_wait <= t_after(r.rnr_until, now_l);
   assign fin_rw = r.rw_gen != rv.gen ? psn_gt(r.una, r.rw_psn) : psn_gt(r.una, rv.next_psn);
   always_ff @(posedge clk) begin
     ctx_done <= 1'b0;
@@ -976,7 +980,7 @@ module roce_comp #(
         st <= S_R_FIN;
         if (h.opcode == OP_ACK && h.aeth_syndrome[7:5] == 3'b001) begin
           // RNR NAK
-          if (r.rewound_v && r.rewound == h.psn && t_after(r.rnr_until, now_l)) begin
+          if (r.rewound_v && r.rewound == h.psn && rnr_wait) begin
             st <= S_R_FIN;
           end else if (r.rnr_left == 3'd0) begin
             fatal <= roce_desc_pkg::WC_STATUS_RNR_RETRY_EXC_ERR;
