@@ -31,19 +31,26 @@
 //   s_query_*  may the QP send now? m_pace_* answers with the QP's state.
 //   s_ce_*     a CE-marked packet for the QP: with cfg_cnp_enable and no CNP for the QP since
 //              less than CNP_INTERVAL, a CNP request on m_cnp_* (2-entry FIFO).
-//   RP inputs by priority reset, cnp, sent, query. An input is refused (ready low) on a
-//   cycle where its row is the scanner's row of the cycle before or after, or (RP) the row of
-//   the RP operation taken 2 cycles before; s_ce is also refused while s_reset_valid or the
-//   CNP FIFO holds 2 entries. With that, every operation sees the writes of all earlier
-//   operations: the model applies them in the order taken, at the cycle taken.
+//   Each input has a one-operation slot (register): ready = the slot is empty, so ready is
+//   a register and no input reaches the arbitration. The slots issue on odd cycles: the RP
+//   table takes the first full slot of reset, cnp, sent, query, unless its row is the
+//   scanner's row of the cycle before or after or the row of the RP operation issued 2
+//   cycles before (then none); the NP table takes a reset (with its RP issue), or else a CE
+//   when no reset waits, its row is not the scanner's of the cycle before or after and the
+//   CNP FIFO holds at most 1 request. With that, every operation sees the writes of all
+//   earlier operations: the model applies them in the order issued, at the cycle issued.
 // Configuration: the cfg_* inputs are registered, then derived (K, T and the interval in
-//   cycles, the minimum rate); an operation taken in cycle c uses the inputs of cycle c - 1.
+//   cycles, the minimum rate); an operation issued in cycle c uses the inputs of cycle c - 1.
 //
-// Latency: an input taken in cycle c: m_pace_* valid in cycle c + 3 (no backpressure: the
-//   requester takes every answer); a CNP request is in the FIFO (m_cnp_valid) in cycle c + 2.
+// Latency: an input taken in cycle c is issued in cycle c + 1 at the earliest (c + 1 or
+//   c + 2 when nothing is in the way: the next odd cycle after c). An operation issued in
+//   cycle i: m_pace_* valid in cycle i + 3 (no backpressure: the requester takes every
+//   answer); a CNP request is in the FIFO (m_cnp_valid) in cycle i + 2.
 // Throughput: one RP operation and one CE event per 2 cycles (odd cycles), the scanner on
-//   the even ones. Reset and soft_reset clear both tables one row per cycle (init_done low
-//   for 2^LOG_N cycles); soft_reset also drops operations in flight and the CNP FIFO.
+//   the even ones; each input takes one operation per 2 cycles at most (taken in c, issued
+//   in c + 1, its slot empty in c + 2). Reset and soft_reset clear both tables one row per
+//   cycle (init_done low for 2^LOG_N cycles; the slots take inputs meanwhile and issue
+//   after); soft_reset also drops the slots' operations, those in flight and the CNP FIFO.
 //
 // Parameters:
 //   LOG_N      log2 of the number of QPs (CAPS.LOG_MAX_QP; default 10 = 1024), at most 14.
@@ -183,47 +190,133 @@ module roce_dcqcn #(
     cd_f <= {1'b0, cq_f};
   end
 
-  // ---------------------------------------------------------------- input selection (P0)
-  logic [23:0] rp_qpn_in;
-  kind_t       rp_kind_in;
-  always_comb begin
-    rp_kind_in = K_NONE;
-    rp_qpn_in = s_query_qpn;
-    if (s_reset_valid) begin
-      rp_kind_in = K_RESET;
-      rp_qpn_in = s_reset_qpn;
-    end else if (s_cnp_valid) begin
-      rp_kind_in = K_CNP;
-      rp_qpn_in = s_cnp_qpn;
-    end else if (s_sent_valid) begin
-      rp_kind_in = K_SENT;
-      rp_qpn_in = s_sent_qpn;
-    end else if (s_query_valid) begin
-      rp_kind_in = K_QUERY;
-    end
-  end
-  logic [LOG_N-1:0] rp_row_in, ce_row_in;
-  assign rp_row_in = rp_qpn_in[LOG_N-1:0];
-  assign ce_row_in = s_ce_qpn[LOG_N-1:0];
+  // ---------------------------------------------------------------- input slots
+  // One register per input: an input is taken (ready) when its slot is empty; the
+  // operations are issued from the slots, so the arbitration and the hazard tests below
+  // run on registers only (no input reaches them, nor the ready outputs).
+  logic             q_ce_v, q_rst_v, q_cnp_v, q_sent_v, q_qry_v;
+  logic [23:0]      q_ce_qpn, q_rst_qpn, q_cnp_qpn, q_sent_qpn, q_qry_qpn;
+  logic             q_ce_oor, q_rst_oor, q_cnp_oor, q_sent_oor, q_qry_oor;  // qpn >= N
+  logic [15:0]      q_sent_bytes;
+  assign s_ce_ready = !q_ce_v;
+  assign s_reset_ready = !q_rst_v;
+  assign s_cnp_ready = !q_cnp_v;
+  assign s_sent_ready = !q_sent_v;
+  assign s_query_ready = !q_qry_v;
 
-  // RP pipeline stage registers (declared here for the hazard check)
+  // ---------------------------------------------------------------- issue (P0)
+  // RP: the first full slot of reset, cnp, sent, query, on an odd cycle, unless its row is
+  // the scanner's row of the cycle before or after or the row of the RP operation issued 2
+  // cycles before (then nothing is issued). NP: a reset (with its RP issue) or else a CE
+  // (no reset waiting, not the scanner's rows, the CNP FIFO not full after the CNP request
+  // of the CE issued 2 cycles before).
+  logic [LOG_N-1:0] rp_row_in, ce_row_in, rst_row, cnp_row, sent_row, qry_row;
+  assign ce_row_in = q_ce_qpn[LOG_N-1:0];
+  assign rst_row = q_rst_qpn[LOG_N-1:0];
+  assign cnp_row = q_cnp_qpn[LOG_N-1:0];
+  assign sent_row = q_sent_qpn[LOG_N-1:0];
+  assign qry_row = q_qry_qpn[LOG_N-1:0];
+
+  // RP pipeline stage registers (declared here for the hazard test)
   logic             p1_valid, p2_valid;
   kind_t            p1_kind, p2_kind;
   logic [LOG_N-1:0] p1_row, p2_row;
+  logic             p2_ext;  // p2 holds an input operation (not the scanner)
+  assign p2_ext = p2_valid && p2_kind != K_SCAN;
 
-  logic rp_go;
-  assign rp_go = ext_slot && rp_kind_in != K_NONE && rp_row_in != s_row && rp_row_in != s_row_next
-                 && !(p2_valid && p2_kind != K_SCAN && p2_row == rp_row_in);
-  assign s_reset_ready = rp_go && rp_kind_in == K_RESET;
-  assign s_cnp_ready = rp_go && rp_kind_in == K_CNP;
-  assign s_sent_ready = rp_go && rp_kind_in == K_SENT;
-  assign s_query_ready = rp_go && rp_kind_in == K_QUERY;
+  // each slot's hazard, side by side; then the priority
+  function automatic logic row_busy(input logic [LOG_N-1:0] r, input logic [LOG_N-1:0] sr,
+                                    input logic [LOG_N-1:0] srn, input logic p2e,
+                                    input logic [LOG_N-1:0] p2r);
+    row_busy = r == sr || r == srn || (p2e && r == p2r);
+  endfunction
+  logic hz_rst, hz_cnp, hz_sent, hz_qry, hz_ce;
+  assign hz_rst = row_busy(rst_row, s_row, s_row_next, p2_ext, p2_row);
+  assign hz_cnp = row_busy(cnp_row, s_row, s_row_next, p2_ext, p2_row);
+  assign hz_sent = row_busy(sent_row, s_row, s_row_next, p2_ext, p2_row);
+  assign hz_qry = row_busy(qry_row, s_row, s_row_next, p2_ext, p2_row);
+  assign hz_ce = ce_row_in == s_row || ce_row_in == s_row_next;
+
+  logic go_rst, go_cnp, go_sent, go_qry, rp_go, go_ce;
+  assign go_rst = ext_slot && q_rst_v && !hz_rst;
+  assign go_cnp = ext_slot && !q_rst_v && q_cnp_v && !hz_cnp;
+  assign go_sent = ext_slot && !q_rst_v && !q_cnp_v && q_sent_v && !hz_sent;
+  assign go_qry = ext_slot && !q_rst_v && !q_cnp_v && !q_sent_v && q_qry_v && !hz_qry;
+  assign rp_go = go_rst || go_cnp || go_sent || go_qry;
 
   logic [1:0] fifo_cnt;
-  assign s_ce_ready = ext_slot && !s_reset_valid && ce_row_in != s_row && ce_row_in != s_row_next
-                      && fifo_cnt <= 2'd1;
-  logic take_ce;
-  assign take_ce = s_ce_valid && s_ce_ready;
+  assign go_ce = ext_slot && q_ce_v && !q_rst_v && !hz_ce && fifo_cnt <= 2'd1;
+
+  // the RP read address and the operation's fields: the first full slot's (the issue only
+  // gates p1_valid)
+  logic [23:0] rp_qpn_in;
+  logic        rp_oor_in;
+  kind_t       rp_kind_in;
+  always_comb begin
+    rp_kind_in = K_QUERY;
+    rp_qpn_in = q_qry_qpn;
+    rp_oor_in = q_qry_oor;
+    if (q_rst_v) begin
+      rp_kind_in = K_RESET;
+      rp_qpn_in = q_rst_qpn;
+      rp_oor_in = q_rst_oor;
+    end else if (q_cnp_v) begin
+      rp_kind_in = K_CNP;
+      rp_qpn_in = q_cnp_qpn;
+      rp_oor_in = q_cnp_oor;
+    end else if (q_sent_v) begin
+      rp_kind_in = K_SENT;
+      rp_qpn_in = q_sent_qpn;
+      rp_oor_in = q_sent_oor;
+    end
+  end
+  assign rp_row_in = rp_qpn_in[LOG_N-1:0];
+
+  always_ff @(posedge clk) begin
+    if (!q_ce_v) begin
+      q_ce_v <= s_ce_valid;
+      q_ce_qpn <= s_ce_qpn;
+      q_ce_oor <= s_ce_qpn[23:LOG_N] != '0;
+    end else if (go_ce) begin
+      q_ce_v <= 1'b0;
+    end
+    if (!q_rst_v) begin
+      q_rst_v <= s_reset_valid;
+      q_rst_qpn <= s_reset_qpn;
+      q_rst_oor <= s_reset_qpn[23:LOG_N] != '0;
+    end else if (go_rst) begin
+      q_rst_v <= 1'b0;
+    end
+    if (!q_cnp_v) begin
+      q_cnp_v <= s_cnp_valid;
+      q_cnp_qpn <= s_cnp_qpn;
+      q_cnp_oor <= s_cnp_qpn[23:LOG_N] != '0;
+    end else if (go_cnp) begin
+      q_cnp_v <= 1'b0;
+    end
+    if (!q_sent_v) begin
+      q_sent_v <= s_sent_valid;
+      q_sent_qpn <= s_sent_qpn;
+      q_sent_oor <= s_sent_qpn[23:LOG_N] != '0;
+      q_sent_bytes <= s_sent_bytes;
+    end else if (go_sent) begin
+      q_sent_v <= 1'b0;
+    end
+    if (!q_qry_v) begin
+      q_qry_v <= s_query_valid;
+      q_qry_qpn <= s_query_qpn;
+      q_qry_oor <= s_query_qpn[23:LOG_N] != '0;
+    end else if (go_qry) begin
+      q_qry_v <= 1'b0;
+    end
+    if (rst || soft_reset) begin
+      q_ce_v <= 1'b0;
+      q_rst_v <= 1'b0;
+      q_cnp_v <= 1'b0;
+      q_sent_v <= 1'b0;
+      q_qry_v <= 1'b0;
+    end
+  end
 
   // ---------------------------------------------------------------- RP table
   (* ram_style = "block" *) logic [RP_W-1:0] rp_mem [N];
@@ -245,8 +338,8 @@ module roce_dcqcn #(
     p1_kind <= scan_slot ? K_SCAN : rp_kind_in;
     p1_row <= scan_slot ? s_row : rp_row_in;
     p1_qpn <= rp_qpn_in;
-    p1_oor <= !scan_slot && rp_qpn_in[23:LOG_N] != '0;
-    p1_bytes <= s_sent_bytes;
+    p1_oor <= !scan_slot && rp_oor_in;
+    p1_bytes <= q_sent_bytes;
     p1_t <= now;
     if (rst || soft_reset) p1_valid <= 1'b0;
   end
@@ -497,7 +590,7 @@ module roce_dcqcn #(
   logic [LOG_N-1:0] np_wa;
   logic [NP_W-1:0]  np_wd;
   logic [LOG_N-1:0] np_row_in;
-  assign np_row_in = s_reset_valid ? s_reset_qpn[LOG_N-1:0] : ce_row_in;
+  assign np_row_in = q_rst_v ? rst_row : ce_row_in;
   always_ff @(posedge clk) begin
     np_rd <= np_mem[scan_slot ? s_row : np_row_in];
     if (np_we) np_mem[np_wa] <= np_wd;
@@ -510,11 +603,11 @@ module roce_dcqcn #(
   logic             n1_oor;
   logic [31:0]      n1_t;
   always_ff @(posedge clk) begin
-    n1_valid <= scan_slot || take_ce || s_reset_ready;
-    n1_kind <= scan_slot ? K_SCAN : s_reset_ready ? K_RESET : K_CE;
+    n1_valid <= scan_slot || go_ce || go_rst;
+    n1_kind <= scan_slot ? K_SCAN : q_rst_v ? K_RESET : K_CE;
     n1_row <= scan_slot ? s_row : np_row_in;
-    n1_qpn <= s_ce_qpn;
-    n1_oor <= !scan_slot && (s_reset_ready ? s_reset_qpn[23:LOG_N] : s_ce_qpn[23:LOG_N]) != '0;
+    n1_qpn <= q_ce_qpn;
+    n1_oor <= !scan_slot && (q_rst_v ? q_rst_oor : q_ce_oor);
     n1_t <= now;
     if (rst || soft_reset) n1_valid <= 1'b0;
   end

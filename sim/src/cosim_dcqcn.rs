@@ -2,15 +2,17 @@
 //! (CE events, QP resets, received CNPs, sent-byte reports, pacing queries), each offered in
 //! its own order after its own idle gaps, configuration changes at given cycles, CNP requests
 //! taken under random backpressure. The HDL's cycle counter (`now_cycle`) stamps every
-//! operation it takes; the model then applies them at those cycles in that order, and the CNP
-//! requests and the pacing answers (with the QP's Rc, Rt and alpha) must be equal, in order,
-//! each answer `PACE_LATENCY` cycles after its query.
+//! operation it takes; the model then runs cycle by cycle with the same inputs taken and the
+//! same `m_cnp_ready` (its input slots issue the operations, the engine functions apply
+//! them), and the CNP requests and the pacing answers (with the QP's Rc, Rt and alpha) must
+//! be equal, in order and at the same cycles; every input must be taken, or refused, where
+//! the model's slot is empty, or full.
 
 use std::path::Path;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use roce_model::blocks::roce_dcqcn::{DcqcnInputs, PaceAnswer, RoceDcqcn, CFG_LATENCY, PACE_LATENCY};
+use roce_model::blocks::roce_dcqcn::{DcqcnIn, DcqcnInputs, PaceAnswer, RoceDcqcn, CFG_LATENCY, PACE_LATENCY};
 use roce_model::engine::dcqcn::Events;
 
 use crate::vl::{Dut, Model, Port};
@@ -183,6 +185,11 @@ pub fn dcqcn_lockstep(
     let mut offered = [false; 5];
     let mut rep = DcqcnReport::default();
     let mut answer_cycles: Vec<u64> = Vec::new();
+    let mut cnp_cycles: Vec<u64> = Vec::new();
+    // per cycle from `first_cycle`: m_cnp_ready; and the refusals (cycle, operation)
+    let mut first_cycle = None;
+    let mut cnp_ready_log: Vec<bool> = Vec::new();
+    let mut refusals: Vec<(u64, usize)> = Vec::new();
     let mut next_cfg = 1;
     let mut idle = 0u64;
     loop {
@@ -212,6 +219,8 @@ pub fn dcqcn_lockstep(
         }
         let take_cnp = rng.random_bool(cnp_ready);
         dut.set_u64(c_ready, u64::from(take_cnp));
+        first_cycle.get_or_insert(now);
+        cnp_ready_log.push(take_cnp);
         dut.eval();
         let mut moved = false;
         for k in 0..5 {
@@ -228,10 +237,12 @@ pub fn dcqcn_lockstep(
                 moved = true;
             } else {
                 rep.refused += 1;
+                refusals.push((now, queues[k][pos[k]]));
             }
         }
         if take_cnp && dut.get_bool(c_valid) {
             rep.cnps.push(dut.get_u64(c_qpn) as u32);
+            cnp_cycles.push(now);
             moved = true;
         }
         if dut.get_bool(pace[0]) {
@@ -263,38 +274,67 @@ pub fn dcqcn_lockstep(
         }
     }
 
-    // the model, at the cycles the HDL took the operations
+    // the model, cycle by cycle, taking the operations at the cycles the HDL took them
+    let as_in = |op: &DcqcnOp| match op.port {
+        DcqcnPort::Ce => DcqcnIn::Ce(op.qpn),
+        DcqcnPort::Reset => DcqcnIn::Reset(op.qpn),
+        DcqcnPort::Cnp => DcqcnIn::Cnp(op.qpn),
+        DcqcnPort::Sent => DcqcnIn::Sent(op.qpn, op.bytes),
+        DcqcnPort::Query => DcqcnIn::Query(op.qpn),
+    };
     let mut m = RoceDcqcn::new(LOG_N, LINE_MBPS, first);
     let mut cfg_i = 1;
-    let (mut cnps, mut answers, mut query_cycles) = (Vec::new(), Vec::new(), Vec::new());
-    for &(at, i) in &rep.taken {
-        while let Some(&(c_at, c)) = cfgs.get(cfg_i) {
-            if c_at + CFG_LATENCY > at {
+    let (mut cnps, mut m_cnp_cycles, mut answers, mut m_answer_cycles) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut ti, mut ri) = (0, 0);
+    let mut taken_now = Vec::new();
+    let c0 = first_cycle.unwrap_or(0);
+    for (c, &ready) in (c0..).zip(&cnp_ready_log) {
+        while let Some(&(c_at, c_new)) = cfgs.get(cfg_i) {
+            if c_at + CFG_LATENCY > c {
                 break;
             }
-            m.configure(c_at + CFG_LATENCY, c);
+            m.configure(c_at + CFG_LATENCY, c_new);
             cfg_i += 1;
         }
-        let op = &ops[i];
-        match op.port {
-            DcqcnPort::Ce => {
-                if m.ce(at, op.qpn) {
-                    cnps.push(op.qpn);
+        taken_now.clear();
+        while let Some(&(at, i)) = rep.taken.get(ti) {
+            if at != c {
+                break;
+            }
+            taken_now.push(as_in(&ops[i]));
+            ti += 1;
+        }
+        while let Some(&(at, i)) = refusals.get(ri) {
+            if at != c {
+                break;
+            }
+            if rep.divergences.is_empty() && m.ready(as_in(&ops[i])) {
+                rep.divergences.push(format!("cycle {c}: the HDL refused {:?}, the model's slot is empty", ops[i]));
+            }
+            ri += 1;
+        }
+        match m.cycle(c, &taken_now, ready) {
+            Ok(out) => {
+                if let Some(a) = out.answer {
+                    answers.push(a);
+                    m_answer_cycles.push(c + PACE_LATENCY);
+                }
+                if let Some(q) = out.cnp {
+                    cnps.push(q);
+                    m_cnp_cycles.push(c);
                 }
             }
-            DcqcnPort::Reset => m.reset_qp(at, op.qpn),
-            DcqcnPort::Cnp => m.cnp(at, op.qpn),
-            DcqcnPort::Sent => m.sent(at, op.qpn, op.bytes),
-            DcqcnPort::Query => {
-                answers.push(m.query(at, op.qpn));
-                query_cycles.push(at + PACE_LATENCY);
+            Err(e) => {
+                rep.divergences.push(format!("the HDL took an operation the model refuses: {e}"));
+                break;
             }
         }
     }
     rep.events = m.events;
     compare(&mut rep.divergences, "CNP request", &rep.cnps, &cnps);
+    compare(&mut rep.divergences, "CNP request cycle", &cnp_cycles, &m_cnp_cycles);
     compare(&mut rep.divergences, "pacing answer", &rep.answers, &answers);
-    compare(&mut rep.divergences, "pacing answer cycle", &answer_cycles, &query_cycles);
+    compare(&mut rep.divergences, "pacing answer cycle", &answer_cycles, &m_answer_cycles);
     Ok(rep)
 }
 

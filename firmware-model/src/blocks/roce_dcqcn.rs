@@ -1,18 +1,87 @@
 //! Model of `hdl/rtl/roce_dcqcn.sv`: the notification point (CNP requests for CE-marked
 //! packets) and the DCQCN reaction point with pacing, per QP, as the engine model has them
 //! ([`engine::dcqcn`](crate::engine::dcqcn): [`rp_cnp`], [`rp_sent`], [`rp_advance`],
-//! [`rp_allowed`], [`np_ce`]). Operation-level: the lockstep test applies each operation at
-//! the cycle the HDL took it (`now_cycle`), in that order; the scanner's visits are the
-//! engine functions' (`Scan`), so the state and every answer are the HDL's.
+//! [`rp_allowed`], [`np_ce`]), applied at the cycle the HDL issues them (`now_cycle`), in
+//! that order; the scanner's visits are the engine functions' ([`Scan`]), so the state and
+//! every answer are the HDL's.
+//!
+//! Cycle level in front of that ([`RoceDcqcn::cycle`]): each input has a one-operation
+//! slot (`s_*_ready` = the slot is empty); the slots issue as the HDL's P0 does (odd
+//! cycles; the RP table takes the first full slot of reset, cnp, sent, query unless its row
+//! is the scanner's row of the cycle before or after or that of the RP operation issued 2
+//! cycles before; the NP table a reset, or a CE when no reset waits, its row is not the
+//! scanner's and the CNP FIFO holds at most 1 request), and the 2-entry CNP FIFO.
+
+use std::collections::VecDeque;
 
 use crate::engine::dcqcn::{np_ce, rp_advance, rp_allowed, rp_cnp, rp_sent, DcqcnConfig, Events, QpCc, Scan};
 
-/// Cycles from a query's acceptance to its answer (`m_pace_valid`).
+/// Cycles from a query's issue to its answer (`m_pace_valid`).
 pub const PACE_LATENCY: u64 = 3;
-/// Cycles from a CE event's acceptance to its CNP request entering the output FIFO.
+/// Cycles from a CE event's issue to its CNP request entering the output FIFO.
 pub const CNP_LATENCY: u64 = 2;
-/// Cycles from a change of the `cfg_*` inputs to the first operation that uses it.
+/// Cycles from a change of the `cfg_*` inputs to the first operation issued that uses it.
 pub const CFG_LATENCY: u64 = 1;
+/// Entries of the CNP request FIFO (`m_cnp_*`).
+pub const CNP_FIFO: usize = 2;
+
+/// An operation on one of the block's inputs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DcqcnIn {
+    /// `s_ce`: a CE-marked packet for the QP.
+    Ce(u32),
+    /// `s_reset`: the QP was created or reset.
+    Reset(u32),
+    /// `s_cnp`: a CNP arrived for the QP.
+    Cnp(u32),
+    /// `s_sent`: the QP sent this many bytes.
+    Sent(u32, u16),
+    /// `s_query`: may the QP send?
+    Query(u32),
+}
+
+impl DcqcnIn {
+    /// The QPN.
+    pub fn qpn(self) -> u32 {
+        match self {
+            DcqcnIn::Ce(q) | DcqcnIn::Reset(q) | DcqcnIn::Cnp(q) | DcqcnIn::Sent(q, _) | DcqcnIn::Query(q) => q,
+        }
+    }
+
+    /// Its input's slot: 0 ce, 1 reset, 2 cnp, 3 sent, 4 query (1..=4 in RP priority order).
+    fn slot(self) -> usize {
+        match self {
+            DcqcnIn::Ce(_) => 0,
+            DcqcnIn::Reset(_) => 1,
+            DcqcnIn::Cnp(_) => 2,
+            DcqcnIn::Sent(..) => 3,
+            DcqcnIn::Query(_) => 4,
+        }
+    }
+}
+
+/// An operation taken on an input whose slot was full (the HDL's ready should have been low).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("cycle {cycle}: {op:?} taken while its input slot is full")]
+pub struct SlotFull {
+    /// The cycle it was taken.
+    pub cycle: u64,
+    /// The operation.
+    pub op: DcqcnIn,
+}
+
+/// What one cycle of [`RoceDcqcn::cycle`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CycleOut {
+    /// Issued to the RP table this cycle.
+    pub rp: Option<DcqcnIn>,
+    /// A CE event issued to the NP table this cycle.
+    pub ce: Option<u32>,
+    /// A query's answer, on `m_pace_*` `PACE_LATENCY` cycles later.
+    pub answer: Option<PaceAnswer>,
+    /// The CNP request taken from `m_cnp_*` this cycle (`m_cnp_valid && m_cnp_ready`).
+    pub cnp: Option<u32>,
+}
 
 /// The block's `cfg_*` inputs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,6 +124,14 @@ pub struct RoceDcqcn {
     line_mbps: u32,
     rows: Vec<QpCc>,
     cfg: DcqcnInputs,
+    /// The input slots (index: [`DcqcnIn::slot`]).
+    slots: [Option<DcqcnIn>; 5],
+    /// Rows of the RP operations issued 1 and 2 cycles ago.
+    rp_hist: [Option<u32>; 2],
+    /// A CNP request from the CE issued last cycle, entering the FIFO at the end of this one.
+    cnp_next: Option<u32>,
+    /// The CNP request FIFO, head first.
+    fifo: VecDeque<u32>,
     /// What happened, for coverage.
     pub events: Events,
 }
@@ -67,6 +144,10 @@ impl RoceDcqcn {
             line_mbps,
             rows: vec![QpCc::default(); 1 << log_n],
             cfg,
+            slots: [None; 5],
+            rp_hist: [None; 2],
+            cnp_next: None,
+            fifo: VecDeque::new(),
             events: Events::default(),
         };
         m.cfg.regs.line_mbps = line_mbps;
@@ -82,6 +163,67 @@ impl RoceDcqcn {
         }
         self.cfg = cfg;
         self.cfg.regs.line_mbps = self.line_mbps;
+    }
+
+    /// `s_*_ready` of `op`'s input this cycle: its slot is empty.
+    pub fn ready(&self, op: DcqcnIn) -> bool {
+        self.slots[op.slot()].is_none()
+    }
+
+    /// One clock cycle `c` (`now_cycle`; cycles come in order, every one after `init_done`):
+    /// `taken` are the operations the inputs take this cycle (each input's slot must be
+    /// empty), `cnp_ready` is `m_cnp_ready`. The operations the slots issue this cycle are
+    /// applied at `c`.
+    pub fn cycle(&mut self, c: u64, taken: &[DcqcnIn], cnp_ready: bool) -> Result<CycleOut, SlotFull> {
+        let mut out = CycleOut::default();
+        if let Some(&op) = taken.iter().find(|op| !self.ready(**op)) {
+            return Err(SlotFull { cycle: c, op });
+        }
+        let mask = (1u32 << self.scan.log_n) - 1;
+        let mut rp_row = None;
+        let mut cnp = None;
+        if c & 1 == 1 {
+            let s_row = ((c >> 1) as u32) & mask;
+            let busy = |r: u32| r == s_row || r == (s_row + 1) & mask;
+            let reset_waits = self.slots[1].is_some();
+            if let Some(op) = self.slots[1..].iter().flatten().next().copied() {
+                let r = op.qpn() & mask;
+                if !busy(r) && self.rp_hist[1] != Some(r) {
+                    self.slots[op.slot()] = None;
+                    rp_row = Some(r);
+                    out.rp = Some(op);
+                    match op {
+                        DcqcnIn::Reset(q) => self.reset_qp(c, q),
+                        DcqcnIn::Cnp(q) => self.cnp(c, q),
+                        DcqcnIn::Sent(q, b) => self.sent(c, q, b),
+                        DcqcnIn::Query(q) => out.answer = Some(self.query(c, q)),
+                        DcqcnIn::Ce(_) => {}
+                    }
+                }
+            }
+            if let Some(DcqcnIn::Ce(q)) = self.slots[0] {
+                if !reset_waits && !busy(q & mask) && self.fifo.len() < CNP_FIFO {
+                    self.slots[0] = None;
+                    out.ce = Some(q);
+                    if self.ce(c, q) {
+                        cnp = Some(q);
+                    }
+                }
+            }
+        }
+        // end of the cycle: the FIFO pops its head and takes the request of the CE issued
+        // last cycle; the RP history moves on; the empty slots take their inputs
+        if cnp_ready {
+            out.cnp = self.fifo.pop_front();
+        }
+        if let Some(q) = std::mem::replace(&mut self.cnp_next, cnp) {
+            self.fifo.push_back(q);
+        }
+        self.rp_hist = [rp_row, self.rp_hist[0]];
+        for &op in taken {
+            self.slots[op.slot()] = Some(op);
+        }
+        Ok(out)
     }
 
     fn row(&mut self, qpn: u32) -> Option<&mut QpCc> {
