@@ -153,10 +153,13 @@ module roce_dcqcn #(
   logic [27:0] cd_ai, cd_hai, cd_min;  // Q20.8
   logic [9:0]  cd_g;
   logic [15:0] cd_init;                // Q0.16
-  logic [31:0] cd_k, cd_t, cd_i;       // cycles
+  logic [31:0] cd_k, cd_t;             // cycles
   logic [31:0] cd_b;
   logic [5:0]  cd_f;
   logic signed [29:0] cd_ai_room, cd_hai_room;  // LINE_Q - cd_ai, LINE_Q - cd_hai
+  logic signed [30:0] cd_rel_ai, cd_rel_hai;    // 2 LINE_Q - 1 - cd_ai, 2 LINE_Q - 1 - cd_hai
+  logic [31:0] cq_i_cycles;                     // the CNP interval in cycles (n1_exp)
+  assign cq_i_cycles = 32'(cq_i) * 32'(cq_us);
   always_ff @(posedge clk) begin
     cq_cnp_en <= cfg_cnp_enable;
     cq_dcqcn_en <= cfg_dcqcn_enable;
@@ -178,6 +181,8 @@ module roce_dcqcn #(
     cd_hai <= {cq_hai, 8'd0};
     cd_ai_room <= $signed({2'b00, LINE_Q}) - $signed({2'b00, cq_ai, 8'd0});
     cd_hai_room <= $signed({2'b00, LINE_Q}) - $signed({2'b00, cq_hai, 8'd0});
+    cd_rel_ai <= $signed({2'b00, LINE_Q, 1'b0}) - 31'sd1 - $signed({3'b000, cq_ai, 8'd0});
+    cd_rel_hai <= $signed({2'b00, LINE_Q, 1'b0}) - 31'sd1 - $signed({3'b000, cq_hai, 8'd0});
     if (cq_min == 20'd0) cd_min <= {20'd1, 8'd0};
     else if (cq_min > LINE_I) cd_min <= LINE_Q;
     else cd_min <= {cq_min, 8'd0};
@@ -185,7 +190,6 @@ module roce_dcqcn #(
     cd_init <= {cq_init, 6'd0};
     cd_k <= 32'(cq_k) * 32'(cq_us);
     cd_t <= 32'(cq_t) * 32'(cq_us);
-    cd_i <= 32'(cq_i) * 32'(cq_us);
     cd_b <= cq_b;
     cd_f <= {1'b0, cq_f};
   end
@@ -221,21 +225,32 @@ module roce_dcqcn #(
   logic             p1_valid, p2_valid;
   kind_t            p1_kind, p2_kind;
   logic [LOG_N-1:0] p1_row, p2_row;
-  logic             p2_ext;  // p2 holds an input operation (not the scanner)
-  assign p2_ext = p2_valid && p2_kind != K_SCAN;
 
-  // each slot's hazard, side by side; then the priority
+  // Each slot's hazard for the next cycle, registered: the slot's row then (this cycle's
+  // input if the slot is empty now) against the scanner rows and the RP operation in P2
+  // then. Only used on odd cycles, so computed on even ones: the scanner rows of the next
+  // (odd) cycle are this cycle's s_row and s_row_next, its P2 operation this cycle's P1.
   function automatic logic row_busy(input logic [LOG_N-1:0] r, input logic [LOG_N-1:0] sr,
-                                    input logic [LOG_N-1:0] srn, input logic p2e,
-                                    input logic [LOG_N-1:0] p2r);
-    row_busy = r == sr || r == srn || (p2e && r == p2r);
+                                    input logic [LOG_N-1:0] srn, input logic p1e,
+                                    input logic [LOG_N-1:0] p1r);
+    row_busy = r == sr || r == srn || (p1e && r == p1r);
   endfunction
+  logic             p1_ext;
+  assign p1_ext = p1_valid && p1_kind != K_SCAN;
+  logic [LOG_N-1:0] rst_row_nx, cnp_row_nx, sent_row_nx, qry_row_nx, ce_row_nx;
+  assign rst_row_nx = q_rst_v ? rst_row : s_reset_qpn[LOG_N-1:0];
+  assign cnp_row_nx = q_cnp_v ? cnp_row : s_cnp_qpn[LOG_N-1:0];
+  assign sent_row_nx = q_sent_v ? sent_row : s_sent_qpn[LOG_N-1:0];
+  assign qry_row_nx = q_qry_v ? qry_row : s_query_qpn[LOG_N-1:0];
+  assign ce_row_nx = q_ce_v ? ce_row_in : s_ce_qpn[LOG_N-1:0];
   logic hz_rst, hz_cnp, hz_sent, hz_qry, hz_ce;
-  assign hz_rst = row_busy(rst_row, s_row, s_row_next, p2_ext, p2_row);
-  assign hz_cnp = row_busy(cnp_row, s_row, s_row_next, p2_ext, p2_row);
-  assign hz_sent = row_busy(sent_row, s_row, s_row_next, p2_ext, p2_row);
-  assign hz_qry = row_busy(qry_row, s_row, s_row_next, p2_ext, p2_row);
-  assign hz_ce = ce_row_in == s_row || ce_row_in == s_row_next;
+  always_ff @(posedge clk) begin
+    hz_rst <= row_busy(rst_row_nx, s_row, s_row_next, p1_ext, p1_row);
+    hz_cnp <= row_busy(cnp_row_nx, s_row, s_row_next, p1_ext, p1_row);
+    hz_sent <= row_busy(sent_row_nx, s_row, s_row_next, p1_ext, p1_row);
+    hz_qry <= row_busy(qry_row_nx, s_row, s_row_next, p1_ext, p1_row);
+    hz_ce <= ce_row_nx == s_row || ce_row_nx == s_row_next;
+  end
 
   logic go_rst, go_cnp, go_sent, go_qry, rp_go, go_ce;
   assign go_rst = ext_slot && q_rst_v && !hz_rst;
@@ -351,9 +366,9 @@ module roce_dcqcn #(
   logic [5:0]  r_ts, r_bs;
   logic [31:0] r_bc, r_da, r_dr, r_debt;
   logic [15:0] r_tp;
-  logic [RP_W-1:0] rp_row;
-  assign rp_row = p1_oor ? '0 : rp_rd;
-  assign {r_lim, r_rc, r_rt, r_alpha, r_ts, r_bs, r_bc, r_da, r_dr, r_debt, r_tp} = rp_row;
+  // (the row as read, also for an out-of-range QPN: its operation writes nothing, and its
+  // answer is "unlimited", made at the output registers)
+  assign {r_lim, r_rc, r_rt, r_alpha, r_ts, r_bs, r_bc, r_da, r_dr, r_debt, r_tp} = rp_rd;
 
   logic [27:0] rc_eff;
   logic [15:0] alpha_eff;
@@ -381,7 +396,13 @@ module roce_dcqcn #(
   assign fire_r = p1_kind == K_SCAN && r_lim && !t_dr[31];
   logic [32:0] bsum;
   assign bsum = {1'b0, r_bc} + {17'd0, p1_bytes};
-  assign fire_b = p1_kind == K_SENT && r_lim && bsum >= {1'b0, cd_b};
+  logic [33:0] b_over;  // bsum - cd_b, as one three-operand sum beside bsum: >= 0 by the sign
+  assign b_over = {2'b00, r_bc} + {18'd0, p1_bytes} - {2'b00, cd_b};
+  assign fire_b = p1_kind == K_SENT && r_lim && !b_over[33];
+  // the deadline tests of P2 (deadline + period - now > 0), as three-operand sums here
+  logic [31:0] da_k_t, dr_k_t;
+  assign da_k_t = r_da + cd_k - p1_t;
+  assign dr_k_t = r_dr + cd_t - p1_t;
 
   // the phase of a rate increase caused by this operation
   logic [5:0] ts1, bs1;
@@ -404,6 +425,20 @@ module roce_dcqcn #(
     else if (ts_le || bs_le) rt_inc = ai_over ? LINE_Q : rt_ai_s[27:0];
     else rt_inc = hai_over ? LINE_Q : rt_hai_s[27:0];
   end
+  // P2's release test, (rt_inc + Rc + 1) / 2 >= LINE_Q, i.e. rt_inc + Rc >= 2 LINE_Q - 1,
+  // for each rt_inc beside it (three-operand sums against constants of the configuration)
+  logic signed [30:0] rel_keep_d, rel_ai_d, rel_hai_d;
+  assign rel_keep_d = $signed({3'b000, r_rt}) + $signed({3'b000, r_rc})
+                      - $signed({2'b00, LINE_Q, 1'b0}) + 31'sd1;
+  assign rel_ai_d = $signed({3'b000, r_rt}) + $signed({3'b000, r_rc}) - cd_rel_ai;
+  assign rel_hai_d = $signed({3'b000, r_rt}) + $signed({3'b000, r_rc}) - cd_rel_hai;
+  logic rel_line, release1;
+  assign rel_line = r_rc >= LINE_Q - 28'd1;
+  always_comb begin
+    if (ts_le && bs_le) release1 = !rel_keep_d[30];
+    else if (ts_le || bs_le) release1 = ai_over ? rel_line : !rel_ai_d[30];
+    else release1 = hai_over ? rel_line : !rel_hai_d[30];
+  end
 
   // P1 -> P2 registers
   logic [23:0] p2_qpn;
@@ -417,7 +452,8 @@ module roce_dcqcn #(
   logic [30:0] p2_cost;
   logic [26:0] p2_cut;
   logic [16:0] p2_da_step;  // (a_op * g) >> 10
-  logic [31:0] p2_t, p2_da_k, p2_dr_k, p2_ta_k, p2_tr_k;
+  logic [31:0] p2_t, p2_da_k, p2_dr_k, p2_ta_k, p2_tr_k, p2_da_k_t, p2_dr_k_t;
+  logic        p2_release;
   always_ff @(posedge clk) begin
     p2_valid <= p1_valid;
     p2_kind <= p1_kind;
@@ -454,6 +490,9 @@ module roce_dcqcn #(
     p2_dr_k <= r_dr + cd_t;
     p2_ta_k <= p1_t + cd_k;
     p2_tr_k <= p1_t + cd_t;
+    p2_da_k_t <= da_k_t;
+    p2_dr_k_t <= dr_k_t;
+    p2_release <= release1;
     if (rst || soft_reset) p2_valid <= 1'b0;
   end
 
@@ -475,14 +514,14 @@ module roce_dcqcn #(
   logic [27:0] rc_avg;
   assign rc_avg = rc_sum[28:1];
   logic release_q;
-  assign release_q = rc_avg >= LINE_Q;
+  assign release_q = p2_release;
   logic [27:0] rc_cut;
   assign rc_cut = p2_rc_eff - {1'b0, p2_cut};
-  logic [31:0] da_next, dr_next, da_k_t, dr_k_t;  // deadline + period - now
-  assign da_k_t = p2_da_k - p2_t;
-  assign dr_k_t = p2_dr_k - p2_t;
-  assign da_next = (!da_k_t[31] && da_k_t != 32'd0) ? p2_da_k : p2_ta_k;
-  assign dr_next = (!dr_k_t[31] && dr_k_t != 32'd0) ? p2_dr_k : p2_tr_k;
+  logic [29:0] cut_low;  // rc_cut - min beside rc_cut: below the minimum by the sign
+  assign cut_low = {2'b00, p2_rc_eff} - {3'b000, p2_cut} - {2'b00, p2_min};
+  logic [31:0] da_next, dr_next;  // deadline + period, or now + period when that is not later
+  assign da_next = (!p2_da_k_t[31] && p2_da_k_t != 32'd0) ? p2_da_k : p2_ta_k;
+  assign dr_next = (!p2_dr_k_t[31] && p2_dr_k_t != 32'd0) ? p2_dr_k : p2_tr_k;
 
   // fields of the new row
   logic        n_lim;
@@ -536,7 +575,7 @@ module roce_dcqcn #(
         n_we = p2_cut_en;
         n_lim = 1'b1;
         n_rt = p2_rc_eff;
-        n_rc = rc_cut < p2_min ? p2_min : rc_cut;
+        n_rc = cut_low[29] ? p2_min : rc_cut;
         n_alpha = p2_alpha_eff + p2_da_step[15:0];
         n_ts = 6'd0;
         n_bs = 6'd0;
@@ -567,11 +606,11 @@ module roce_dcqcn #(
   always_ff @(posedge clk) begin
     m_pace_valid <= p2_valid && p2_kind == K_QUERY;
     m_pace_qpn <= p2_qpn;
-    m_pace_allowed <= !p2_lim || paid;
-    m_pace_limited <= p2_lim;
-    m_pace_rc <= p2_rc;
-    m_pace_rt <= p2_rt;
-    m_pace_alpha <= p2_alpha;
+    m_pace_allowed <= p2_oor || !p2_lim || paid;
+    m_pace_limited <= !p2_oor && p2_lim;
+    m_pace_rc <= p2_oor ? 28'd0 : p2_rc;
+    m_pace_rt <= p2_oor ? 28'd0 : p2_rt;
+    m_pace_alpha <= p2_oor ? 16'd0 : p2_alpha;
     if (rst || soft_reset) m_pace_valid <= 1'b0;
     if (rst) begin
       m_pace_qpn <= 24'd0;
@@ -601,7 +640,7 @@ module roce_dcqcn #(
   logic [LOG_N-1:0] n1_row;
   logic [23:0]      n1_qpn;
   logic             n1_oor;
-  logic [31:0]      n1_t;
+  logic [31:0]      n1_t, n1_exp;  // now, and now + CNP_INTERVAL (cycles, with the cd_* timing)
   always_ff @(posedge clk) begin
     n1_valid <= scan_slot || go_ce || go_rst;
     n1_kind <= scan_slot ? K_SCAN : q_rst_v ? K_RESET : K_CE;
@@ -609,6 +648,7 @@ module roce_dcqcn #(
     n1_qpn <= q_ce_qpn;
     n1_oor <= !scan_slot && (q_rst_v ? q_rst_oor : q_ce_oor);
     n1_t <= now;
+    n1_exp <= now + cq_i_cycles;
     if (rst || soft_reset) n1_valid <= 1'b0;
   end
 
@@ -632,7 +672,7 @@ module roce_dcqcn #(
         K_RESET: np_we = 1'b1;
         default: if (send_cnp) begin
           np_we = 1'b1;
-          np_wd = {1'b1, n1_t + cd_i};
+          np_wd = {1'b1, n1_exp};
         end
       endcase
     end
@@ -685,7 +725,8 @@ module roce_dcqcn #(
 
   logic unused;
   assign unused = ^{prod_cut[16:0], prod_a[9:0], p2_da_step[16], rc_sum[0], t_da[30:0], t_dr[30:0],
-                    p2_bsum[32], e_t_exp[30:0]};
+                    p2_bsum[32], e_t_exp[30:0], b_over[32:0], rel_keep_d[29:0], rel_ai_d[29:0],
+                    rel_hai_d[29:0], cut_low[28:0], p2_t[31:16]};
 
 endmodule
 
