@@ -37,9 +37,11 @@
 //     is roce_regs_pkg::CNT_*. A *_LO read returns bits 31:0 and loads bits 63:32 into the
 //     one latch every *_HI read returns.
 //
-// Latency: a read's address accepted in cycle c is answered (s_axil_rvalid) in cycle c+2,
-//   with the register values of cycle c+1. A write whose address and data are both accepted
-//   by cycle c takes effect at the end of cycle c+1 and is answered in cycle c+2.
+// Latency: a read's address accepted in cycle c is answered (s_axil_rvalid) in cycle c+3,
+//   with the register values of cycle c+1 (the read mux is split over two register stages;
+//   a LO read loads the HI latch at the end of cycle c+1). A write whose address and data
+//   are both accepted by cycle c takes effect at the end of cycle c+1 and is answered in
+//   cycle c+2.
 // Throughput: one read and one write every 2 cycles (with bready/rready held high).
 //
 // Parameters (CAPS; the defaults are the contract's CAPS reset value):
@@ -161,49 +163,97 @@ module roce_regs #(
 
   // ---------------------------------------------------------------- read address
   // (declared first: a counter LO read loads the latch in the write process)
-  logic        ar_full;
-  logic [15:0] ar_addr;
-  logic        rd_go;
-  assign s_axil_arready = !ar_full;
-  assign rd_go = ar_full && !s_axil_rvalid;
-  logic [15:0] ra;
-  assign ra = {ar_addr[15:2], 2'b00};
+  //
+  // The read mux is an AND-OR over every readable word, selected by a one-hot vector that is
+  // decoded from s_axil_araddr as the address is accepted and registered with it (ar_sel),
+  // so the read pipeline only ANDs and ORs (no address compare, no indexed select of the
+  // wide counter array): stage 1 (rd_go) per group of words, stage 2 the groups (below).
+  //
+  // ar_sel, one bit per readable word, from bit 0: the NSC scalar registers (S_* below),
+  // GID[0..GID_N-1], CMD_DATA[0..CD_N-1], counter i's LO register (NCNT), any counter's HI
+  // register (the latch). No bit set: a reserved (or write-only) address, which reads 0.
+  localparam int S_ID = 0, S_VERSION = 1, S_CAPS = 2, S_NEXT = 3, S_CTRL = 4, S_STATUS = 5,
+                 S_IRQ_STATUS = 6, S_IRQ_MASK = 7, S_MAC_LO = 8, S_MAC_HI = 9, S_IPV4 = 10,
+                 S_VLAN = 11, S_TICK = 12, S_US = 13, S_AI = 14, S_HAI = 15, S_RMIN = 16,
+                 S_ALPHA = 17, S_ALPHA_T = 18, S_RATE_T = 19, S_BYTES = 20, S_STAGES = 21,
+                 S_CNP_CFG = 22, S_CNP_INT = 23, S_CMD_STATUS = 24, S_CMD_ARG = 25,
+                 S_QP_INFO = 26, S_CQ_INFO = 27, NSC = 28;
+  localparam int SEL_GID = NSC, SEL_CD = SEL_GID + GID_N, SEL_LO = SEL_CD + CD_N,
+                 SEL_HI = SEL_LO + NCNT_I, NSEL = SEL_HI + 1;
 
-  // Which array the read address falls in, and the word in it, decoded from the address as
-  // it is accepted (so the read mux of the next cycle is a plain indexed select, not a
-  // priority chain of range compares).
-  localparam logic [1:0] RK_SCALAR = 2'd0, RK_GID = 2'd1, RK_CD = 2'd2, RK_CNT = 2'd3;
-  logic [1:0]  ar_kind;
-  logic [5:0]  ar_idx;
-  logic [1:0]  in_kind;
-  logic [5:0]  in_idx;
-  logic [15:0] in_ra, in_gid_off, in_cd_off, in_cnt_off;
+  logic            ar_full;
+  logic [NSEL-1:0] ar_sel;
+  logic            ar_lo;   // a counter LO read: it loads the latch
+  logic            rd_go;   // the read leaves ar_* and samples the registers (stage 1)
+  assign s_axil_arready = !ar_full;
+
+  logic [15:0]     in_ra;
+  logic [NSEL-1:0] in_sel;
   assign in_ra = {s_axil_araddr[15:2], 2'b00};
-  assign in_gid_off = in_ra - roce_regs_pkg::GID_ADDR;
-  assign in_cd_off = in_ra - roce_regs_pkg::CMD_DATA_ADDR;
-  assign in_cnt_off = in_ra - roce_regs_pkg::COUNTERS_ADDR;
   always_comb begin
-    in_kind = RK_SCALAR;
-    in_idx = 6'd0;
-    if (in_ra >= roce_regs_pkg::COUNTERS_ADDR && in_cnt_off < 16'(8 * NCNT)) begin
-      in_kind = RK_CNT;
-      in_idx = in_cnt_off[8:3];
-    end else if (in_ra >= roce_regs_pkg::CMD_DATA_ADDR && in_cd_off < 16'(4 * CD_N)) begin
-      in_kind = RK_CD;
-      in_idx = in_cd_off[7:2];
-    end else if (in_ra >= roce_regs_pkg::GID_ADDR && in_gid_off < 16'(4 * GID_N)) begin
-      in_kind = RK_GID;
-      in_idx = in_gid_off[7:2];
+    in_sel = '0;
+    case (in_ra)
+      roce_regs_pkg::ID_ADDR: in_sel[S_ID] = 1'b1;
+      roce_regs_pkg::VERSION_ADDR: in_sel[S_VERSION] = 1'b1;
+      roce_regs_pkg::CAPS_ADDR: in_sel[S_CAPS] = 1'b1;
+      roce_regs_pkg::NEXT_ADDR: in_sel[S_NEXT] = 1'b1;
+      roce_regs_pkg::CTRL_ADDR: in_sel[S_CTRL] = 1'b1;
+      roce_regs_pkg::STATUS_ADDR: in_sel[S_STATUS] = 1'b1;
+      roce_regs_pkg::IRQ_STATUS_ADDR: in_sel[S_IRQ_STATUS] = 1'b1;
+      roce_regs_pkg::IRQ_MASK_ADDR: in_sel[S_IRQ_MASK] = 1'b1;
+      roce_regs_pkg::MAC_LO_ADDR: in_sel[S_MAC_LO] = 1'b1;
+      roce_regs_pkg::MAC_HI_ADDR: in_sel[S_MAC_HI] = 1'b1;
+      roce_regs_pkg::IPV4_ADDR: in_sel[S_IPV4] = 1'b1;
+      roce_regs_pkg::VLAN_ADDR: in_sel[S_VLAN] = 1'b1;
+      roce_regs_pkg::TICK_CYCLES_ADDR: in_sel[S_TICK] = 1'b1;
+      roce_regs_pkg::US_CYCLES_ADDR: in_sel[S_US] = 1'b1;
+      roce_regs_pkg::DCQCN_RATE_AI_ADDR: in_sel[S_AI] = 1'b1;
+      roce_regs_pkg::DCQCN_RATE_HAI_ADDR: in_sel[S_HAI] = 1'b1;
+      roce_regs_pkg::DCQCN_RATE_MIN_ADDR: in_sel[S_RMIN] = 1'b1;
+      roce_regs_pkg::DCQCN_ALPHA_ADDR: in_sel[S_ALPHA] = 1'b1;
+      roce_regs_pkg::DCQCN_ALPHA_TIMER_ADDR: in_sel[S_ALPHA_T] = 1'b1;
+      roce_regs_pkg::DCQCN_RATE_TIMER_ADDR: in_sel[S_RATE_T] = 1'b1;
+      roce_regs_pkg::DCQCN_BYTE_COUNTER_ADDR: in_sel[S_BYTES] = 1'b1;
+      roce_regs_pkg::DCQCN_STAGES_ADDR: in_sel[S_STAGES] = 1'b1;
+      roce_regs_pkg::CNP_CFG_ADDR: in_sel[S_CNP_CFG] = 1'b1;
+      roce_regs_pkg::CNP_INTERVAL_ADDR: in_sel[S_CNP_INT] = 1'b1;
+      roce_regs_pkg::CMD_STATUS_ADDR: in_sel[S_CMD_STATUS] = 1'b1;
+      roce_regs_pkg::CMD_ARG_ADDR: in_sel[S_CMD_ARG] = 1'b1;
+      roce_regs_pkg::QP_ERR_INFO_ADDR: in_sel[S_QP_INFO] = 1'b1;
+      roce_regs_pkg::CQ_ERR_INFO_ADDR: in_sel[S_CQ_INFO] = 1'b1;
+      default: ;
+    endcase
+    for (int i = 0; i < GID_N; i++)
+      in_sel[SEL_GID + i] = in_ra == roce_regs_pkg::GID_ADDR + 16'(4 * i);
+    for (int i = 0; i < CD_N; i++)
+      in_sel[SEL_CD + i] = in_ra == roce_regs_pkg::CMD_DATA_ADDR + 16'(4 * i);
+    for (int i = 0; i < NCNT_I; i++) begin
+      in_sel[SEL_LO + i] = in_ra == roce_regs_pkg::COUNTERS_ADDR + 16'(8 * i);
+      if (in_ra == roce_regs_pkg::COUNTERS_ADDR + 16'(8 * i + 4)) in_sel[SEL_HI] = 1'b1;
     end
   end
 
-  // counter selected by the read address (its LO/HI pair)
-  logic        rd_cnt;
-  logic [63:0] cnt_lo_hi;
-  logic [64*64-1:0] cnt_all;   // the counters, zero above NCNT: an index past them reads 0
-  assign cnt_all = (64*64)'(cnt_q);
-  assign rd_cnt = ar_kind == RK_CNT;
-  assign cnt_lo_hi = cnt_all[64*ar_idx +: 64];
+  // the HI half of the counter a LO read selects (0 when none is)
+  logic [31:0] cnt_hi_sel;
+  always_comb begin
+    cnt_hi_sel = 32'd0;
+    for (int i = 0; i < NCNT_I; i++)
+      cnt_hi_sel = cnt_hi_sel | (cnt_q[64*i + 32 +: 32] & {32{ar_sel[SEL_LO + i]}});
+  end
+
+  // Counter next values. The 64-bit sum as one carry chain is too deep (a LUT and 8 CARRY8),
+  // so it is a carry-select: the low 32 bits add cnt_add, and their carry-out picks the high
+  // 32 bits or the high 32 bits + 1 (computed in parallel from the register). The value is
+  // the same 64-bit sum in every cycle.
+  logic [NCNT*64-1:0] cnt_next;
+  for (genvar g = 0; g < NCNT_I; g++) begin : g_cnt
+    logic [32:0] lo_sum;
+    logic [31:0] hi, hi_inc;
+    assign lo_sum = {1'b0, cnt_q[64*g +: 32]} + 33'(cnt_add[CNT_ADD_W*g +: CNT_ADD_W]);
+    assign hi = cnt_q[64*g + 32 +: 32];
+    assign hi_inc = hi + 32'd1;
+    assign cnt_next[64*g +: 64] = {lo_sum[32] ? hi_inc : hi, lo_sum[31:0]};
+  end
 
   // ---------------------------------------------------------------- write channel
   logic        aw_full, w_full;
@@ -299,8 +349,7 @@ module roce_regs #(
       cmd_err_q <= cmd_error;
     end
 
-    for (int i = 0; i < NCNT_I; i++)
-      cnt_q[64*i +: 64] <= cnt_q[64*i +: 64] + 64'(cnt_add[CNT_ADD_W*i +: CNT_ADD_W]);
+    cnt_q <= cnt_next;
 
     if (wr_go) begin
       aw_full <= 1'b0;
@@ -396,8 +445,8 @@ module roce_regs #(
       cmd_err_q <= 8'd0;
       cnt_q <= '0;
       hi_latch_q <= 32'd0;
-    end else if (rd_go && rd_cnt && !ar_addr[2]) begin
-      hi_latch_q <= cnt_lo_hi[63:32];
+    end else if (rd_go && ar_lo) begin
+      hi_latch_q <= cnt_hi_sel;
     end
 
     if (rst) begin
@@ -456,72 +505,91 @@ module roce_regs #(
               | ((32'(MAX_MTU) & 32'h7) << roce_regs_pkg::CAPS_MAX_MTU_LSB)
               | ((32'(LOG_DP_BYTES) & 32'hf) << roce_regs_pkg::CAPS_LOG_DP_BYTES_LSB);
 
-  logic [32*64-1:0] cd_all;    // CMD_DATA words, zero above CD_N
-  assign cd_all = (32*64)'(cmd_data_q);
-  logic [31:0] rd_scalar, rd_val;
+  // every readable word, in ar_sel's order
+  logic [32*NSEL-1:0] rd_src;
   always_comb begin
-    rd_scalar = 32'd0;
-    case (ra)
-      roce_regs_pkg::ID_ADDR: rd_scalar = roce_regs_pkg::ID_RESET;
-      roce_regs_pkg::VERSION_ADDR: rd_scalar = roce_regs_pkg::VERSION_RESET;
-      roce_regs_pkg::CAPS_ADDR: rd_scalar = caps;
-      roce_regs_pkg::NEXT_ADDR: rd_scalar = roce_regs_pkg::NEXT_RESET;
-      roce_regs_pkg::CTRL_ADDR: rd_scalar = ctrl_q;
-      roce_regs_pkg::STATUS_ADDR:
-        rd_scalar = (32'(status_ready) << roce_regs_pkg::STATUS_READY_LSB)
-                  | (32'(status_link_up) << roce_regs_pkg::STATUS_LINK_UP_LSB);
-      roce_regs_pkg::IRQ_STATUS_ADDR: rd_scalar = irq_status_q;
-      roce_regs_pkg::IRQ_MASK_ADDR: rd_scalar = irq_mask_q;
-      roce_regs_pkg::MAC_LO_ADDR: rd_scalar = mac_lo_q;
-      roce_regs_pkg::MAC_HI_ADDR: rd_scalar = mac_hi_q;
-      roce_regs_pkg::IPV4_ADDR: rd_scalar = ipv4_q;
-      roce_regs_pkg::VLAN_ADDR: rd_scalar = vlan_q;
-      roce_regs_pkg::TICK_CYCLES_ADDR: rd_scalar = tick_q;
-      roce_regs_pkg::US_CYCLES_ADDR: rd_scalar = us_q;
-      roce_regs_pkg::DCQCN_RATE_AI_ADDR: rd_scalar = ai_q;
-      roce_regs_pkg::DCQCN_RATE_HAI_ADDR: rd_scalar = hai_q;
-      roce_regs_pkg::DCQCN_RATE_MIN_ADDR: rd_scalar = rmin_q;
-      roce_regs_pkg::DCQCN_ALPHA_ADDR: rd_scalar = alpha_q;
-      roce_regs_pkg::DCQCN_ALPHA_TIMER_ADDR: rd_scalar = alpha_t_q;
-      roce_regs_pkg::DCQCN_RATE_TIMER_ADDR: rd_scalar = rate_t_q;
-      roce_regs_pkg::DCQCN_BYTE_COUNTER_ADDR: rd_scalar = bytes_q;
-      roce_regs_pkg::DCQCN_STAGES_ADDR: rd_scalar = stages_q;
-      roce_regs_pkg::CNP_CFG_ADDR: rd_scalar = cnp_cfg_q;
-      roce_regs_pkg::CNP_INTERVAL_ADDR: rd_scalar = cnp_int_q;
-      roce_regs_pkg::CMD_STATUS_ADDR:
-        rd_scalar = (32'(busy_q) << roce_regs_pkg::CMD_STATUS_BUSY_LSB)
-                  | (32'(cmd_err_q) << roce_regs_pkg::CMD_STATUS_ERROR_LSB);
-      roce_regs_pkg::CMD_ARG_ADDR: rd_scalar = cmd_arg_q;
-      roce_regs_pkg::QP_ERR_INFO_ADDR: rd_scalar = qp_info_q;
-      roce_regs_pkg::CQ_ERR_INFO_ADDR: rd_scalar = cq_info_q;
-      default: ;
-    endcase
-    unique case (ar_kind)
-      RK_GID: rd_val = gid_q[32*ar_idx[1:0] +: 32];
-      RK_CD: rd_val = cd_all[32*ar_idx +: 32];
-      RK_CNT: rd_val = ar_addr[2] ? hi_latch_q : cnt_lo_hi[31:0];
-      default: rd_val = rd_scalar;
-    endcase
+    rd_src = '0;
+    rd_src[32*S_ID +: 32] = roce_regs_pkg::ID_RESET;
+    rd_src[32*S_VERSION +: 32] = roce_regs_pkg::VERSION_RESET;
+    rd_src[32*S_CAPS +: 32] = caps;
+    rd_src[32*S_NEXT +: 32] = roce_regs_pkg::NEXT_RESET;
+    rd_src[32*S_CTRL +: 32] = ctrl_q;
+    rd_src[32*S_STATUS +: 32] = (32'(status_ready) << roce_regs_pkg::STATUS_READY_LSB)
+                              | (32'(status_link_up) << roce_regs_pkg::STATUS_LINK_UP_LSB);
+    rd_src[32*S_IRQ_STATUS +: 32] = irq_status_q;
+    rd_src[32*S_IRQ_MASK +: 32] = irq_mask_q;
+    rd_src[32*S_MAC_LO +: 32] = mac_lo_q;
+    rd_src[32*S_MAC_HI +: 32] = mac_hi_q;
+    rd_src[32*S_IPV4 +: 32] = ipv4_q;
+    rd_src[32*S_VLAN +: 32] = vlan_q;
+    rd_src[32*S_TICK +: 32] = tick_q;
+    rd_src[32*S_US +: 32] = us_q;
+    rd_src[32*S_AI +: 32] = ai_q;
+    rd_src[32*S_HAI +: 32] = hai_q;
+    rd_src[32*S_RMIN +: 32] = rmin_q;
+    rd_src[32*S_ALPHA +: 32] = alpha_q;
+    rd_src[32*S_ALPHA_T +: 32] = alpha_t_q;
+    rd_src[32*S_RATE_T +: 32] = rate_t_q;
+    rd_src[32*S_BYTES +: 32] = bytes_q;
+    rd_src[32*S_STAGES +: 32] = stages_q;
+    rd_src[32*S_CNP_CFG +: 32] = cnp_cfg_q;
+    rd_src[32*S_CNP_INT +: 32] = cnp_int_q;
+    rd_src[32*S_CMD_STATUS +: 32] = (32'(busy_q) << roce_regs_pkg::CMD_STATUS_BUSY_LSB)
+                                  | (32'(cmd_err_q) << roce_regs_pkg::CMD_STATUS_ERROR_LSB);
+    rd_src[32*S_CMD_ARG +: 32] = cmd_arg_q;
+    rd_src[32*S_QP_INFO +: 32] = qp_info_q;
+    rd_src[32*S_CQ_INFO +: 32] = cq_info_q;
+    rd_src[32*SEL_GID +: 32*GID_N] = gid_q;
+    rd_src[32*SEL_CD +: 32*CD_N] = cmd_data_q;
+    for (int i = 0; i < NCNT_I; i++)
+      rd_src[32*(SEL_LO + i) +: 32] = cnt_q[64*i +: 32];
+    rd_src[32*SEL_HI +: 32] = hi_latch_q;
   end
+
+  // Stage 1 (the rd_go cycle): the selected word's OR within each of three groups (scalars
+  // and GID; CMD_DATA; the counters' LO registers and the latch), registered in rd_part_q.
+  // Stage 2: the three ORed into s_axil_rdata. (One AND-OR over all NSEL words is too wide
+  // for one cycle: ABC maps it to three levels of 8-input LUTs, LUT6 + MUXF7 + MUXF8 each.)
+  logic [31:0] rd_a, rd_b, rd_c;
+  always_comb begin
+    rd_a = 32'd0;
+    rd_b = 32'd0;
+    rd_c = 32'd0;
+    for (int i = 0; i < SEL_CD; i++)
+      rd_a = rd_a | (rd_src[32*i +: 32] & {32{ar_sel[i]}});
+    for (int i = SEL_CD; i < SEL_LO; i++)
+      rd_b = rd_b | (rd_src[32*i +: 32] & {32{ar_sel[i]}});
+    for (int i = SEL_LO; i < NSEL; i++)
+      rd_c = rd_c | (rd_src[32*i +: 32] & {32{ar_sel[i]}});
+  end
+
+  logic        rd1_q;       // stage 2 holds a read (its data in rd_part_q)
+  logic [95:0] rd_part_q;
+  assign rd_go = ar_full && !rd1_q;
 
   always_ff @(posedge clk) begin
     if (s_axil_arvalid && s_axil_arready) begin
       ar_full <= 1'b1;
-      ar_addr <= s_axil_araddr;
-      ar_kind <= in_kind;
-      ar_idx <= in_idx;
+      ar_sel <= in_sel;
+      ar_lo <= |in_sel[SEL_LO +: NCNT_I];
     end
     if (s_axil_rvalid && s_axil_rready) s_axil_rvalid <= 1'b0;
+    if (rd1_q && !s_axil_rvalid) begin
+      rd1_q <= 1'b0;
+      s_axil_rvalid <= 1'b1;
+      s_axil_rdata <= rd_part_q[31:0] | rd_part_q[63:32] | rd_part_q[95:64];
+    end
     if (rd_go) begin
       ar_full <= 1'b0;
-      s_axil_rvalid <= 1'b1;
-      s_axil_rdata <= rd_val;
+      rd1_q <= 1'b1;
+      rd_part_q <= {rd_c, rd_b, rd_a};
     end
     if (rst) begin
       ar_full <= 1'b0;
-      ar_addr <= 16'd0;
-      ar_kind <= RK_SCALAR;
-      ar_idx <= 6'd0;
+      ar_sel <= '0;
+      ar_lo <= 1'b0;
+      rd1_q <= 1'b0;
+      rd_part_q <= 96'd0;
       s_axil_rvalid <= 1'b0;
       s_axil_rdata <= 32'd0;
     end
@@ -565,11 +633,10 @@ module roce_regs #(
   // Bits of registers no output uses (fields wider than their port, reserved bits that the
   // masks keep at 0, the low address bits).
   logic unused;
-  assign unused = ^{aw_addr[1:0], ar_addr[1:0], mac_hi_q[31:16], tick_q[31:16], us_q[31:12],
+  assign unused = ^{aw_addr[1:0], s_axil_araddr[1:0], mac_hi_q[31:16], tick_q[31:16], us_q[31:12],
                     ai_q[31:20], hai_q[31:20], rmin_q[31:20], alpha_q, alpha_t_q[31:16],
                     rate_t_q[31:16], stages_q[31:5], cnp_cfg_q, cnp_int_q[31:16], vlan_q,
-                    gid_off[1:0], cd_off[1:0], in_gid_off[15:8], in_gid_off[1:0], in_cd_off[15:8],
-                    in_cd_off[1:0], in_cnt_off[15:9], in_cnt_off[2:0], ar_idx[5:2]};
+                    gid_off[1:0], cd_off[1:0]};
 
 endmodule
 

@@ -225,7 +225,8 @@ pub struct RegsOut {
     pub db_kind: u32,
     /// The `cfg_*`, `cmd_arg` and `cmd_data` ports, by name.
     pub cfg: Vec<(&'static str, PortValue)>,
-    /// Not a port: the address of the read answered at the coming clock edge, if any.
+    /// Not a port: the address of the read answered at the coming clock edge (s_axil_rvalid
+    /// rises with its data), if any.
     pub pending_read: Option<u16>,
 }
 
@@ -288,6 +289,9 @@ pub struct RoceRegs {
     bvalid: bool,
     bresp: u32,
     ar: Option<u16>,
+    /// The read in the second stage of the read pipeline: its address and the value it
+    /// sampled (the HDL's `rd1_q` and `rd_part_q`).
+    rd1: Option<(u16, u32)>,
     rvalid: bool,
     rdata: u32,
     db: Option<(u32, u32)>,
@@ -319,6 +323,7 @@ impl RoceRegs {
             bvalid: false,
             bresp: RESP_OKAY,
             ar: None,
+            rd1: None,
             rvalid: false,
             rdata: 0,
             db: None,
@@ -439,7 +444,7 @@ impl RoceRegs {
             db_data,
             db_kind,
             cfg,
-            pending_read: self.ar.filter(|_| !self.rvalid),
+            pending_read: self.rd1.filter(|_| !self.rvalid).map(|(a, _)| a),
         }
     }
 
@@ -548,7 +553,9 @@ impl RoceRegs {
             }
         }
 
-        let rd_go = pre.ar.filter(|_| !pre.rvalid).map(|a| u32::from(a) & !3);
+        // The read leaving the address register samples the registers (stage 1) once the
+        // second stage is free; the second stage answers once s_axil_rvalid is low.
+        let rd_go = pre.ar.filter(|_| pre.rd1.is_none());
         if soft {
             self.soft_reset = true;
             self.words[wi(CTRL)] &= !ctrl::ENABLE.mask();
@@ -560,7 +567,7 @@ impl RoceRegs {
             self.cmd_err = 0;
             self.counters.iter_mut().for_each(|c| *c = 0);
             self.hi_latch = 0;
-        } else if let Some(ra) = rd_go {
+        } else if let Some(ra) = rd_go.map(|a| u32::from(a) & !3) {
             let cbase = RX_FRAMES_LO;
             if ra >= cbase && ra < cbase + 8 * num_counters() as u32 && ra & 4 == 0 {
                 self.hi_latch = (pre.counters[((ra - cbase) / 8) as usize] >> 32) as u32;
@@ -573,10 +580,14 @@ impl RoceRegs {
         if pre.rvalid && i.rready {
             self.rvalid = false;
         }
-        if let Some(ra) = rd_go {
-            self.ar = None;
+        if let Some((_, d)) = pre.rd1.filter(|_| !pre.rvalid) {
+            self.rd1 = None;
             self.rvalid = true;
-            self.rdata = pre.read(ra, i);
+            self.rdata = d;
+        }
+        if let Some(a) = rd_go {
+            self.ar = None;
+            self.rd1 = Some((a, pre.read(u32::from(a) & !3, i)));
         }
     }
 }
