@@ -27,11 +27,12 @@
 //     data (8 bytes) placed the same way (the scatter idle first), the atomic completes. A
 //     later una than where the requester will send from asks for a rewind there. Progress
 //     resets the retry counters and restarts the timer.
-//   timeouts: a scanner visits one QP per cycle (roce_req's second read port s_rd2 and a
-//     copy of una and the timer deadline): with requests outstanding (una != max_sent) and
-//     the later of the two deadlines (ours, roce_req's busy_deadline) passed, the QP's
-//     timeout operation is queued; it checks again, then goes back to una (retry_cnt) or,
-//     with no retries left, completes the head with RETRY_EXC_ERR.
+//   timeouts: a scanner visits one QP per cycle while no timeout is queued (roce_req's
+//     second read port s_rd2 and a copy of una and the timer deadline; three stages): with
+//     requests outstanding (una != max_sent) and the later of the two deadlines (ours,
+//     roce_req's busy_deadline) passed, the QP's timeout operation is queued; it checks
+//     again, then goes back to una (retry_cnt) or, with no retries left, completes the
+//     head with RETRY_EXC_ERR.
 //   kicks from roce_req: complete a malformed WQE at the head (flush 0); flush the WQEs
 //     posted to a QP in ERR (flush 1).
 //   context ops: RESET (row cleared), SET_SQ_PSN (una), ENTER_RTS (retry counters),
@@ -50,7 +51,7 @@
 //
 // Latency: an ACK completing the WQE at the head: its CQE is valid about 12 cycles after
 //   the response is taken (row, roce_req's state and one window entry read); each further
-//   WQE it completes 4 cycles more. A READ response: its first DMA write request about 25
+//   WQE it completes 4 cycles more. A READ response: its first DMA write request about 26
 //   cycles after it is taken (two window entry reads, the SGE walk, the L_Key checks), plus
 //   a DMA latency when its WQE's SGEs were neither given nor kept; in the engine wire ->
 //   first DMA beat 56 cycles for 64 B, 119 for 4 KiB (roce-sim latency; the model 19 / 82).
@@ -59,7 +60,13 @@
 //   4 KiB responses stream at line rate (83.8 cycles) and 1 KiB ones (22) are bound by the
 //   sequencer. HDL<->HDL READs (roce-sim transfer --engine hdl2, depth 16, 1 us link): 64 KiB
 //   96.7 Gb/s (model 96.9), 4 KiB 82.7 (95.1), 64 KiB at MTU 1024 56.6 (88.5), 64 B 3.3 M/s
-//   (3.8).
+//   (3.8). (Measured before the SGE walk took a cycle more per READ response.)
+// Timing: the sequencer is one-hot (48 states); the SGE walk keeps the SGE it is at on
+//   registers; tests that would sit behind a compare in the state that acts on them are
+//   registered a state ahead (S_W_PRE, S_R_AETH) or free-running where their inputs hold
+//   still (the ring address's mask and high half, the kept-SGE test, the RNR back-off); the
+//   body store's valid bit is read in two steps and its writes are registered. 11 logic
+//   levels on UltraScale+ by Yosys's count (boards/synth/REPORT.md).
 //
 // Resources (Yosys 0.23 synth_xilinx -flatten -noiopad -noclkbuf, roce-synth's flow run by
 //   hand, out of context, before place and route, the defaults): UltraScale+ 15932 LUTs,
@@ -334,19 +341,105 @@ module roce_comp #(
   assign init_done = init_idx[LOG_N];
 
   // ---------------------------------------------------------------- FSM
-  typedef enum logic [5:0] {
-    S_IDLE, S_WAIT, S_GO,
-    S_R_START, S_W_NEXT, S_W_CHECK, S_W_DONE, S_R_AETH,
-    S_O_NEXT, S_O_CHECK, S_O_CPL, S_O_CPL2, S_O_DONE,
-    S_R_READ, S_R_ATOM, S_SG, S_SG_RD, S_SG_DATA,
-    S_PC_WALK, S_PC_MRW, S_PC_CHK, S_SCAT_WAIT, S_R_PLACED,
-    S_R_FIN, S_R_FIN2, S_R_FIN3, S_R_FIN4,
-    S_WIN_WAIT, S_CPL, S_CPL_WAIT,
-    S_RW_NEXT, S_RW_CHECK,
-    S_T_GO, S_T_CPL,
-    S_K_GO, S_K_CPL,
-    S_F_NEXT, S_F_CPL, S_U_NEXT, S_U_DATA, S_U_CPL,
-    S_DROP, S_DROP_WAIT, S_WB, S_WAKE
+  // one-hot: each state is a flip-flop, the next-state and datapath muxes decode one bit
+  localparam int NST = 48;
+  localparam int I_IDLE = 0;
+  localparam int I_WAIT = 1;
+  localparam int I_GO = 2;
+  localparam int I_R_START = 3;
+  localparam int I_W_NEXT = 4;
+  localparam int I_W_CHECK = 5;
+  localparam int I_W_DONE = 6;
+  localparam int I_R_AETH = 7;
+  localparam int I_O_NEXT = 8;
+  localparam int I_O_CHECK = 9;
+  localparam int I_O_CPL = 10;
+  localparam int I_O_CPL2 = 11;
+  localparam int I_O_DONE = 12;
+  localparam int I_R_READ = 13;
+  localparam int I_R_ATOM = 14;
+  localparam int I_SG = 15;
+  localparam int I_SG_RD = 16;
+  localparam int I_SG_DATA = 17;
+  localparam int I_PC_SKIP = 18;
+  localparam int I_PC_MRW = 19;
+  localparam int I_PC_CHK = 20;
+  localparam int I_SCAT_WAIT = 21;
+  localparam int I_R_PLACED = 22;
+  localparam int I_R_FIN = 23;
+  localparam int I_R_FIN2 = 24;
+  localparam int I_R_FIN3 = 25;
+  localparam int I_R_FIN4 = 26;
+  localparam int I_WIN_WAIT = 27;
+  localparam int I_CPL = 28;
+  localparam int I_CPL_WAIT = 29;
+  localparam int I_RW_NEXT = 30;
+  localparam int I_RW_CHECK = 31;
+  localparam int I_T_GO = 32;
+  localparam int I_T_CPL = 33;
+  localparam int I_K_GO = 34;
+  localparam int I_K_CPL = 35;
+  localparam int I_F_NEXT = 36;
+  localparam int I_F_CPL = 37;
+  localparam int I_U_NEXT = 38;
+  localparam int I_U_DATA = 39;
+  localparam int I_U_CPL = 40;
+  localparam int I_DROP = 41;
+  localparam int I_DROP_WAIT = 42;
+  localparam int I_WB = 43;
+  localparam int I_WAKE = 44;
+  localparam int I_PC_TAKE = 45;
+  localparam int I_W_PRE = 46;
+  localparam int I_R_AETH2 = 47;
+  typedef enum logic [NST-1:0] {
+    S_IDLE = NST'(1) << I_IDLE,
+    S_WAIT = NST'(1) << I_WAIT,
+    S_GO = NST'(1) << I_GO,
+    S_R_START = NST'(1) << I_R_START,
+    S_W_NEXT = NST'(1) << I_W_NEXT,
+    S_W_CHECK = NST'(1) << I_W_CHECK,
+    S_W_DONE = NST'(1) << I_W_DONE,
+    S_R_AETH = NST'(1) << I_R_AETH,
+    S_O_NEXT = NST'(1) << I_O_NEXT,
+    S_O_CHECK = NST'(1) << I_O_CHECK,
+    S_O_CPL = NST'(1) << I_O_CPL,
+    S_O_CPL2 = NST'(1) << I_O_CPL2,
+    S_O_DONE = NST'(1) << I_O_DONE,
+    S_R_READ = NST'(1) << I_R_READ,
+    S_R_ATOM = NST'(1) << I_R_ATOM,
+    S_SG = NST'(1) << I_SG,
+    S_SG_RD = NST'(1) << I_SG_RD,
+    S_SG_DATA = NST'(1) << I_SG_DATA,
+    S_PC_SKIP = NST'(1) << I_PC_SKIP,
+    S_PC_TAKE = NST'(1) << I_PC_TAKE,
+    S_W_PRE = NST'(1) << I_W_PRE,
+    S_R_AETH2 = NST'(1) << I_R_AETH2,
+    S_PC_MRW = NST'(1) << I_PC_MRW,
+    S_PC_CHK = NST'(1) << I_PC_CHK,
+    S_SCAT_WAIT = NST'(1) << I_SCAT_WAIT,
+    S_R_PLACED = NST'(1) << I_R_PLACED,
+    S_R_FIN = NST'(1) << I_R_FIN,
+    S_R_FIN2 = NST'(1) << I_R_FIN2,
+    S_R_FIN3 = NST'(1) << I_R_FIN3,
+    S_R_FIN4 = NST'(1) << I_R_FIN4,
+    S_WIN_WAIT = NST'(1) << I_WIN_WAIT,
+    S_CPL = NST'(1) << I_CPL,
+    S_CPL_WAIT = NST'(1) << I_CPL_WAIT,
+    S_RW_NEXT = NST'(1) << I_RW_NEXT,
+    S_RW_CHECK = NST'(1) << I_RW_CHECK,
+    S_T_GO = NST'(1) << I_T_GO,
+    S_T_CPL = NST'(1) << I_T_CPL,
+    S_K_GO = NST'(1) << I_K_GO,
+    S_K_CPL = NST'(1) << I_K_CPL,
+    S_F_NEXT = NST'(1) << I_F_NEXT,
+    S_F_CPL = NST'(1) << I_F_CPL,
+    S_U_NEXT = NST'(1) << I_U_NEXT,
+    S_U_DATA = NST'(1) << I_U_DATA,
+    S_U_CPL = NST'(1) << I_U_CPL,
+    S_DROP = NST'(1) << I_DROP,
+    S_DROP_WAIT = NST'(1) << I_DROP_WAIT,
+    S_WB = NST'(1) << I_WB,
+    S_WAKE = NST'(1) << I_WAKE
   } state_t;
   state_t st, ret, rw_ret;
 
@@ -360,7 +453,7 @@ module roce_comp #(
   logic [ROW_W-1:0] row_q;
   logic [LOG_N-1:0] row_raddr;
   logic             row_we;
-  assign row_we = st == S_WB;
+  assign row_we = st[I_WB];
 
   // the comp_rd_t of the row
   logic [CRD_W-1:0] r_pub;
@@ -421,21 +514,41 @@ module roce_comp #(
   logic [LOG_BODY-1:0] bs_ra, bs_wa;
   logic [BS_W-1:0]     bs_q;
   logic                bs_vq;
+  // the valid bit is read in two steps (the group of 32 at bs_ra, then the bit: a 512:1 mux
+  // in one cycle is ~8 levels); bs_hit is first used three cycles after bs_ra is set
+  // (S_O_DONE, S_WIN_WAIT, S_R_READ, then S_SG). A body that arrives in between is seen a
+  // cycle later than its tag in bs_q: a miss then, and the SGEs are read from the ring
+  // (never a stale hit: a clear empties both steps).
+  logic [31:0]         bs_vg;
+  // a body is written a cycle after it comes (its entry's address computed on the way; a
+  // clear in the cycle it comes drops it, as it would have been cleared)
+  logic                bw_v;
+  logic [LOG_BODY-1:0] bw_a;
+  logic [BS_W-1:0]     bw_d;
   assign bs_wa = LOG_BODY'(s_body_idx) + LOG_BODY'({s_body_qpn[LOG_N-1:0], LOG_WIN'(0)});
   always_ff @(posedge clk) begin
+    bw_v <= s_body_valid;
+    bw_a <= bs_wa;
+    bw_d <= {s_body_qpn[LOG_N-1:0], s_body_idx, s_body_sge};
     bs_q <= bs_mem[bs_ra];
-    bs_vq <= bs_v[bs_ra];
-    if (s_body_valid) begin
-      bs_mem[bs_wa] <= {s_body_qpn[LOG_N-1:0], s_body_idx, s_body_sge};
-      bs_v[bs_wa] <= 1'b1;
+    bs_vg <= bs_v[32*bs_ra[LOG_BODY-1:5] +: 32];
+    bs_vq <= bs_vg[bs_ra[4:0]];
+    if (bw_v) begin
+      bs_mem[bw_a] <= bw_d;
+      bs_v[bw_a] <= 1'b1;
     end
-    if (s_body_clr || rst || soft_reset) bs_v <= '0;
+    if (s_body_clr || rst || soft_reset) begin
+      bw_v <= 1'b0;
+      bs_v <= '0;
+      bs_vg <= '0;
+      bs_vq <= 1'b0;
+    end
   end
   logic bs_hit;  // the body of the WQE at the head (q, r.sq_ci) is in the store
   assign bs_hit = bs_vq && bs_q[BS_W-1 -: LOG_N + 32] == {q, r.sq_ci};
 
   // ---------------------------------------------------------------- timer scanner
-  logic [LOG_N-1:0] sc_idx, sc_q1, sc_q2;
+  logic [LOG_N-1:0] sc_idx, sc_q1, sc_q2, sc_q3;
   logic             sc_v1, sc_v2;
   logic [56:0]      sc_t1, sc_t2;
   localparam int TQ = 4;
@@ -445,7 +558,9 @@ module roce_comp #(
   assign tq_used = tq_wr - tq_rd;
   logic [TQ-1:0]    tq_v;   // entry holds a queued QP (a QP is queued at most once)
   logic             sc_run;
-  assign sc_run = init_done && tq_used < 3'd2;
+  // (the scan runs while the queue is empty: the QPs in its three stages may all be pushed,
+  // which fills the TQ entries)
+  assign sc_run = init_done && tq_used == 3'd0;
   assign m_rd2_valid = sc_run;
   assign m_rd2_qpn = 24'(sc_idx);
 
@@ -466,18 +581,19 @@ module roce_comp #(
     sc_exp = sc_v2 && s_rd2_valid && una != sc_rv.max_sent && (dv || sc_rv.busy) &&
              (use_dl ? past_dl : past_bd);
   end
-  // "sc_q2 is queued", found a cycle ahead at sc_q1 by comparing it with the TQ queued
+  // the expiry is registered (sc_e3, stage 3) before the queue push.
+  // "sc_q3 is queued", found a cycle ahead at sc_q2 by comparing it with the TQ queued
   // entries, with this cycle's push and pop forwarded (the pop wins, as in the queue update).
   // (A QP is pushed only when not queued, so the queue stands for a per-QP pending bit
   // without an N-bit vector and its 1-of-N read and write decode.)
-  logic sc_p2, sc_set;
-  assign sc_set = sc_exp && !sc_p2;
+  logic sc_e3, sc_p3, sc_set;
+  assign sc_set = sc_e3 && !sc_p3;
 
   logic tq_pop;
   logic [TQ-1:0] tq_hit, tq_popm;
   always_comb begin
     for (int i = 0; i < TQ; i++) begin
-      tq_hit[i] = tq[i] == sc_q1;
+      tq_hit[i] = tq[i] == sc_q2;
       tq_popm[i] = tq_pop && tq_rd[1:0] == 2'(i);
     end
   end
@@ -489,10 +605,12 @@ module roce_comp #(
     sc_q2 <= sc_q1;
     sc_t2 <= sc_t1;
     if (sc_run) sc_idx <= sc_idx + 1'b1;
-    sc_p2 <= ((tq_v & tq_hit & ~tq_popm) != '0 || (sc_set && sc_q2 == sc_q1)) &&
+    sc_e3 <= sc_exp;
+    sc_q3 <= sc_q2;
+    sc_p3 <= ((tq_v & tq_hit & ~tq_popm) != '0 || (sc_set && sc_q3 == sc_q2)) &&
              (tq_popm & tq_hit) == '0;
     if (sc_set) begin
-      tq[tq_wr[1:0]] <= sc_q2;
+      tq[tq_wr[1:0]] <= sc_q3;
       tq_wr <= tq_wr + 1'b1;
     end
     tq_v <= (tq_v & ~tq_popm) | (sc_set ? TQ'(1) << tq_wr[1:0] : '0);
@@ -501,6 +619,7 @@ module roce_comp #(
       sc_idx <= '0;
       sc_v1 <= 1'b0;
       sc_v2 <= 1'b0;
+      sc_e3 <= 1'b0;
       tq_wr <= '0;
       tq_rd <= '0;
       tq_v <= '0;
@@ -578,6 +697,7 @@ module roce_comp #(
 
   // walk / completion / rewind registers
   logic [23:0] ack_psn, una_w, lost_psn, rw_target;
+  logic        w_adv, w_same;  // S_W_PRE: una_w is after r.una; the lost PSN is the last rewind's
   logic        lost;
   logic [7:0]  fatal;          // 0: none, else the completion status
   logic [7:0]  cpl_status;     // CPL: 0 = the entry's own status
@@ -600,7 +720,7 @@ module roce_comp #(
   logic        rd_at;        // h.psn == rd_exp
   logic [12:0] rd_plen;
   always_ff @(posedge clk) begin
-    if (st == S_WIN_WAIT && s_win_valid) begin
+    if (st[I_WIN_WAIT] && s_win_valid) begin
       logic [31:0] w_len;
       logic [23:0] w_first, w_npkts;
       logic [36:0] off, off1;
@@ -629,31 +749,51 @@ module roce_comp #(
   logic [12:0] pl_len;
   logic [31:0] pl_off;
   logic [2:0]  sgn;            // the WQE's SGEs
-  logic [511:0] sgs;
+  logic [383:0] sgs;           // the WQE's SGEs 1-3 (0 goes to the walk's registers)
+  // the walk over the SGEs (S_PC_SKIP, then S_PC_TAKE), one SGE per cycle, on registers: the
+  // SGE at wk_i is kept in wk_len/wk_key/va_*, the next one is loaded when the walk moves on
   logic [2:0]  wk_i;
-  logic [31:0] wk_skip;
-  logic [12:0] wk_done;
+  logic [31:0] wk_skip;        // S_PC_SKIP: bytes still to skip
+  logic [12:0] wk_rest;        // bytes still to place
+  logic [31:0] wk_len;         // S_PC_SKIP: the SGE's length; S_PC_TAKE: what it has left
+  logic [31:0] wk_key;
+  logic [32:0] va_lo;          // the SGE's address (+ the skip, carry in bit 32)
+  logic [31:0] va_hi, va_hi1;  // its high half, + 1
+  logic        wk_go;          // the walk starts on wk_src
+  logic [514:0] wk_src;
+  logic        sg_kept;        // the SGEs kept for the QP are the head's (r is the same
+  always_ff @(posedge clk)     // since S_O_DONE, two cycles or more before S_SG)
+    sg_kept <= r.sg_v && r.sg_idx == r.sq_ci;
+  // the SQ ring entry of r.sq_ci (base + (index mod size) * 128): the mask and the high
+  // half's + 1 are kept on registers (a is set in S_WAIT, at least two cycles before the
+  // ring is read in S_SG or S_U_NEXT), so only a 22-bit add and a select are left
+  logic [14:0] sq_mask;
+  logic [41:0] sq_hi1;
+  logic [22:0] ring_lo;
+  logic [63:0] ring_addr;
+  always_ff @(posedge clk) begin
+    sq_mask <= (15'd1 << a.sq_log_size) - 15'd1;
+    sq_hi1 <= a.sq_base[63:22] + 42'd1;
+  end
+  assign ring_lo = {1'b0, a.sq_base[21:0]} + {1'b0, r.sq_ci[14:0] & sq_mask, 7'd0};
+  assign ring_addr = {ring_lo[22] ? sq_hi1 : a.sq_base[63:22], ring_lo[21:0]};
+  assign wk_src = st[I_SG_DATA] ? {dr_data[8*roce_desc_pkg::SQ_WQE_NUM_SGE_OFF +: 3],
+                                   dr_data[8*roce_desc_pkg::SQ_WQE_DATA_OFF +: 512]}
+                : sg_kept ? sg_q : bs_q[514:0];
+  assign wk_go = st[I_SG_DATA] || (st[I_SG] && (sg_kept || bs_hit));
   logic [2:0]  pc_n, mr_i, mr_got;
   logic [4*32-1:0] pc_key, pc_len;
   logic [4*64-1:0] pc_va, pc_dma;
   logic [3:0]  pc_ok;
-  logic [63:0] sg_addr;
-  logic [31:0] sg_len, sg_key;
+  logic [127:0] sg_nx;         // the SGE after wk_i
   always_comb begin
-    sg_addr = sgs[63:0];
-    sg_len = sgs[95:64];
-    sg_key = sgs[127:96];
-    for (int k = 1; k < 4; k++) begin
-      if (wk_i == 3'(k)) begin
-        sg_addr = sgs[128*k +: 64];
-        sg_len = sgs[128*k + 64 +: 32];
-        sg_key = sgs[128*k + 96 +: 32];
-      end
-    end
+    sg_nx = sgs[127:0];
+    if (wk_i == 3'd1) sg_nx = sgs[255:128];
+    if (wk_i == 3'd2) sg_nx = sgs[383:256];
   end
-  logic [31:0] wk_rest, wk_n;
-  assign wk_rest = {19'd0, pl_len - wk_done};
-  assign wk_n = (sg_len - wk_skip) < wk_rest ? sg_len - wk_skip : wk_rest;
+  logic wk_stop, wk_lt;
+  assign wk_stop = wk_i == sgn || wk_i == 3'd4 || wk_rest == 13'd0;
+  assign wk_lt = wk_len[31:13] == 19'd0 && wk_len[12:0] < wk_rest;  // the SGE ends first
   always_comb begin
     m_mr_key = pc_key[31:0];
     m_mr_va = pc_va[63:0];
@@ -710,7 +850,7 @@ module roce_comp #(
 
   // ---------------------------------------------------------------- input handshakes
   logic idle;
-  assign idle = st == S_IDLE && init_done;
+  assign idle = st[I_IDLE] && init_done;
   logic tq_go;
   assign tq_go = tq_used != 3'd0;
   assign s_ctx_ready = idle;
@@ -763,6 +903,15 @@ module roce_comp #(
   // written only by S_R_AETH) and now_l (latched in S_IDLE) hold still long before it
   logic rnr_wait;
   always_ff @(posedge clk) rnr_wait <= t_after(r.rnr_until, now_l);
+  // the response is a NAK or an RNR NAK (S_W_DONE: else S_R_AETH is skipped), and the RNR
+  // back-off in cycles: h is loaded as the operation starts
+  logic        aeth_nak;
+  logic [31:0] rnr_dly;
+  always_ff @(posedge clk) begin
+    aeth_nak <= h.opcode == OP_ACK && (h.aeth_syndrome[7:5] == 3'b001 || h.aeth_syndrome[7:5] == 3'b011);
+    rnr_dly <= rnr_us(h.aeth_syndrome[4:0]) * {20'd0, cfg_us_cycles};
+  end
+  logic        aeth_same;  // S_R_AETH: the NAK's PSN is the last rewind's
   assign fin_rw = r.rw_gen != rv.gen ? psn_gt(r.una, r.rw_psn) : psn_gt(r.una, rv.next_psn);
   always_ff @(posedge clk) begin
     ctx_done <= 1'b0;
@@ -795,18 +944,18 @@ module roce_comp #(
         end
       end
     end
-    if (s_rd_valid && st == S_WAIT) begin
+    if (s_rd_valid && st[I_WAIT]) begin
       rv <= s_rd_data;
       got_rv <= 1'b1;
     end
-    if (s_attr_valid && st == S_WAIT) begin
+    if (s_attr_valid && st[I_WAIT]) begin
       a <= s_attr_data;
       a_state <= s_attr_state;
       got_attr <= 1'b1;
     end
 
-    case (st)
-      S_IDLE: if (init_done) begin
+    unique case (1'b1)
+      st[I_IDLE]: if (init_done) begin
         fatal <= 8'd0;
         err_done <= 1'b0;
         lost <= 1'b0;
@@ -860,7 +1009,7 @@ module roce_comp #(
         end
       end
 
-      S_WAIT: begin
+      st[I_WAIT]: begin
         if (row_wait != 2'd2) row_wait <= row_wait + 2'd1;
         if (row_wait == 2'd1) begin
           r <= row_q;
@@ -872,7 +1021,7 @@ module roce_comp #(
         end
       end
 
-      S_GO: begin
+      st[I_GO]: begin
         unique case (kind)
           K_STRD: begin
             strd_done <= 1'b1;
@@ -901,7 +1050,7 @@ module roce_comp #(
       end
 
       // ------------------------------------------------------------ responses
-      S_R_START: begin
+      st[I_R_START]: begin
         // a QP not in RTS/SQD ignores it; a PSN never sent changes nothing but the rules at
         // the end
         st <= (a_state == ST_RTS || a_state == ST_SQD) && !r.dead ? S_R_FIN : S_R_FIN4;
@@ -927,9 +1076,9 @@ module roce_comp #(
       end
 
       // the walk: complete what ack_psn covers
-      S_W_NEXT: begin
+      st[I_W_NEXT]: begin
         if (!idx_before(r.sq_ci, rv.started)) begin
-          st <= S_W_DONE;
+          st <= S_W_PRE;
         end else begin
           m_win_valid <= 1'b1;
           m_win_qpn <= q24;
@@ -938,10 +1087,10 @@ module roce_comp #(
           st <= S_WIN_WAIT;
         end
       end
-      S_W_CHECK: begin
-        st <= S_W_DONE;
+      st[I_W_CHECK]: begin
+        st <= S_W_PRE;
         if (psn_gt(e.first_psn, ack_psn)) begin
-          st <= S_W_DONE;
+          st <= S_W_PRE;
         end else if (e_readlike) begin
           if (!psn_gt(e.first_psn + r.rd_pkts, ack_psn)) begin
             lost <= 1'b1;
@@ -958,9 +1107,15 @@ module roce_comp #(
           una_w <= ack_psn + 24'd1;
         end
       end
-      S_W_DONE: begin
-        st <= S_R_AETH;
-        if (psn_gt(una_w, r.una)) begin
+      // the walk's end: its tests registered first
+      st[I_W_PRE]: begin
+        w_adv <= psn_gt(una_w, r.una);
+        w_same <= r.rewound_v && r.rewound == lost_psn;
+        st <= S_W_DONE;
+      end
+      st[I_W_DONE]: begin
+        st <= aeth_nak ? S_R_AETH : S_R_FIN;
+        if (w_adv) begin
           r.una <= una_w;
           r.retries <= a.retry_cnt;
           r.rnr_left <= a.rnr_retry;
@@ -968,25 +1123,28 @@ module roce_comp #(
           r.dl_v <= a.timeout != 5'd0;
           r.dl <= tick_l + (32'd1 << (a.timeout > 5'd30 ? 5'd30 : a.timeout));
         end
-        if (lost && !(r.rewound_v && r.rewound == lost_psn &&
-                      !(psn_gt(una_w, r.una)))) begin
+        if (lost && !(w_same && !w_adv)) begin
           rw_target <= lost_psn;
           rw_i <= r.sq_ci;
-          rw_ret <= S_R_AETH;
+          rw_ret <= aeth_nak ? S_R_AETH : S_R_FIN;
           st <= S_RW_NEXT;
         end
       end
-      S_R_AETH: begin
+      st[I_R_AETH]: begin
+        aeth_same <= r.rewound_v && r.rewound == h.psn;
+        st <= S_R_AETH2;
+      end
+      st[I_R_AETH2]: begin
         st <= S_R_FIN;
         if (h.opcode == OP_ACK && h.aeth_syndrome[7:5] == 3'b001) begin
           // RNR NAK
-          if (r.rewound_v && r.rewound == h.psn && rnr_wait) begin
+          if (aeth_same && rnr_wait) begin
             st <= S_R_FIN;
           end else if (r.rnr_left == 3'd0) begin
             fatal <= roce_desc_pkg::WC_STATUS_RNR_RETRY_EXC_ERR;
           end else begin
             if (r.rnr_left != 3'd7) r.rnr_left <= r.rnr_left - 3'd1;
-            r.rnr_until <= now_l + rnr_us(h.aeth_syndrome[4:0]) * {20'd0, cfg_us_cycles};
+            r.rnr_until <= now_l + rnr_dly;
             r.rewound_v <= 1'b0;
             rw_target <= h.psn;
             rw_i <= r.sq_ci;
@@ -996,7 +1154,7 @@ module roce_comp #(
         end else if (h.opcode == OP_ACK && h.aeth_syndrome[7:5] == 3'b011) begin
           unique case (h.aeth_syndrome[4:0])
             5'd0: begin
-              if (!(r.rewound_v && r.rewound == h.psn)) begin
+              if (!(aeth_same)) begin
                 if (r.retries == 3'd0) begin
                   fatal <= roce_desc_pkg::WC_STATUS_RETRY_EXC_ERR;
                 end else begin
@@ -1017,7 +1175,7 @@ module roce_comp #(
       end
 
       // the oldest READ/atomic: find it, complete the WQEs before it
-      S_O_NEXT: begin
+      st[I_O_NEXT]: begin
         if (!idx_before(rw_i, rv.started)) begin
           st <= S_R_FIN;  // none
         end else begin
@@ -1028,7 +1186,7 @@ module roce_comp #(
           st <= S_WIN_WAIT;
         end
       end
-      S_O_CHECK: begin
+      st[I_O_CHECK]: begin
         if (e_readlike) begin
           ol_k <= rw_i;
           ol_first <= e.first_psn;
@@ -1038,7 +1196,7 @@ module roce_comp #(
           st <= S_O_NEXT;
         end
       end
-      S_O_CPL: begin  // complete the head until the READ is there
+      st[I_O_CPL]: begin  // complete the head until the READ is there
         if (r.sq_ci == ol_k) begin
           st <= S_O_DONE;
         end else begin
@@ -1049,13 +1207,13 @@ module roce_comp #(
           st <= S_WIN_WAIT;
         end
       end
-      S_O_CPL2: begin
+      st[I_O_CPL2]: begin
         cpl_status <= 8'd0;
         cpl_flush <= 1'b0;
         ret <= S_O_CPL;
         st <= S_CPL;
       end
-      S_O_DONE: begin
+      st[I_O_DONE]: begin
         if (psn_gt(ol_first, r.una)) r.una <= ol_first;
         bs_ra <= LOG_BODY'(r.sq_ci) + LOG_BODY'({q, LOG_WIN'(0)});
         m_win_valid <= 1'b1;
@@ -1066,7 +1224,7 @@ module roce_comp #(
       end
 
       // READ response for the READ at the head (e)
-      S_R_READ: begin
+      st[I_R_READ]: begin
         st <= S_R_FIN;
         if (e.opcode == roce_desc_pkg::SQ_OP_READ) begin
           if (rd_ahead) begin
@@ -1092,7 +1250,7 @@ module roce_comp #(
         end
       end
       // ATOMIC Acknowledge for the atomic at the head (e)
-      S_R_ATOM: if (sc_idle && !cpl_v) begin  // (the atomic's beat replaces the payload input)
+      st[I_R_ATOM]: if (sc_idle && !cpl_v) begin  // (the atomic's beat replaces the payload input)
         st <= S_R_FIN;
         if (e_atomic && e.first_psn == h.psn) begin
           pl_atomic <= 1'b1;
@@ -1103,84 +1261,92 @@ module roce_comp #(
       end
 
       // the WQE's SGEs: kept, or read again from the SQ ring
-      S_SG: begin
-        if (r.sg_v && r.sg_idx == r.sq_ci) begin
-          {sgn, sgs} <= sg_q;
-          wk_i <= 3'd0;
-          wk_skip <= pl_off;
-          wk_done <= 13'd0;
-          pc_n <= 3'd0;
-          st <= S_PC_WALK;
+      st[I_SG]: begin
+        if (sg_kept) begin
+          st <= S_PC_SKIP;  // (wk_go)
         end else if (bs_hit) begin
           // given by roce_req when the WQE arrived: kept from now on as if read again
-          {sgn, sgs} <= bs_q[514:0];
           sg_we <= 1'b1;
           sg_wd <= bs_q[514:0];
           r.sg_v <= 1'b1;
           r.sg_idx <= r.sq_ci;
-          wk_i <= 3'd0;
-          wk_skip <= pl_off;
-          wk_done <= 13'd0;
-          pc_n <= 3'd0;
-          st <= S_PC_WALK;
+          st <= S_PC_SKIP;  // (wk_go)
         end else begin
           m_dma_rd_valid <= 1'b1;
-          m_dma_rd_addr <= a.sq_base + {42'd0, r.sq_ci[14:0] & ((15'd1 << a.sq_log_size) - 15'd1), 7'd0};
+          m_dma_rd_addr <= ring_addr;
           m_dma_rd_len <= 16'd128;
           dr_hi <= 1'b0;
           dr_err <= 1'b0;
           st <= S_SG_RD;
         end
       end
-      S_SG_RD: if (s_dma_rd_tvalid) begin
+      st[I_SG_RD]: if (s_dma_rd_tvalid) begin
         if (!dr_hi) dr_data[511:0] <= s_dma_rd_tdata;
         else dr_data[1023:512] <= s_dma_rd_tdata;
         dr_hi <= 1'b1;
         if (s_dma_rd_tuser) dr_err <= 1'b1;
         if (s_dma_rd_tlast) st <= S_SG_DATA;
       end
-      S_SG_DATA: begin
+      st[I_SG_DATA]: begin
         if (dr_err) cnt_dma_err <= 1'b1;
-        sgn <= dr_data[8*roce_desc_pkg::SQ_WQE_NUM_SGE_OFF +: 3];
-        sgs <= dr_data[8*roce_desc_pkg::SQ_WQE_DATA_OFF +: 512];
         sg_we <= 1'b1;
-        sg_wd <= {dr_data[8*roce_desc_pkg::SQ_WQE_NUM_SGE_OFF +: 3], dr_data[8*roce_desc_pkg::SQ_WQE_DATA_OFF +: 512]};
+        sg_wd <= wk_src;
         r.sg_v <= 1'b1;
         r.sg_idx <= r.sq_ci;
-        wk_i <= 3'd0;
-        wk_skip <= pl_off;
-        wk_done <= 13'd0;
-        pc_n <= 3'd0;
-        st <= S_PC_WALK;
+        st <= S_PC_SKIP;  // (wk_go)
       end
       // pieces of [pl_off, pl_off + pl_len) over the SGEs
-      S_PC_WALK: begin
-        if (wk_i == sgn || wk_done == pl_len || wk_i == 3'd4) begin
+      // skip pl_off bytes: whole SGEs, then into one (the cycle that starts S_PC_TAKE)
+      st[I_PC_SKIP]: begin
+        if (wk_stop) begin
+          mr_i <= 3'd0;
+          mr_got <= 3'd0;
+          pc_ok <= 4'd0;
+          m_mr_valid <= pc_n != 3'd0;
+          st <= S_PC_MRW;
+        end else if (wk_skip >= wk_len) begin
+          wk_skip <= wk_skip - wk_len;
+          wk_i <= wk_i + 3'd1;
+          wk_len <= sg_nx[95:64];
+          wk_key <= sg_nx[127:96];
+          va_lo <= {1'b0, sg_nx[31:0]};
+          va_hi <= sg_nx[63:32];
+        end else begin
+          wk_len <= wk_len - wk_skip;
+          va_lo <= {1'b0, va_lo[31:0]} + {1'b0, wk_skip};
+          va_hi1 <= va_hi + 32'd1;
+          st <= S_PC_TAKE;
+        end
+      end
+      // a piece per SGE (none of an empty one) until pl_len bytes are placed
+      st[I_PC_TAKE]: begin
+        if (wk_stop) begin
           mr_i <= 3'd0;
           mr_got <= 3'd0;
           pc_ok <= 4'd0;
           m_mr_valid <= pc_n != 3'd0;
           st <= S_PC_MRW;
         end else begin
-          if (wk_skip >= sg_len) begin
-            wk_skip <= wk_skip - sg_len;
-          end else begin
+          if (wk_len != 32'd0) begin
             for (int k = 0; k < 4; k++) begin
               if (pc_n == 3'(k)) begin
-                pc_key[32*k +: 32] <= sg_key;
-                pc_va[64*k +: 64] <= sg_addr + {32'd0, wk_skip};
-                pc_len[32*k +: 32] <= wk_n;
+                pc_key[32*k +: 32] <= wk_key;
+                pc_va[64*k +: 64] <= {va_lo[32] ? va_hi1 : va_hi, va_lo[31:0]};
+                pc_len[32*k +: 32] <= wk_lt ? wk_len : {19'd0, wk_rest};
               end
             end
             pc_n <= pc_n + 3'd1;
-            wk_done <= wk_done + wk_n[12:0];
-            wk_skip <= 32'd0;
+            wk_rest <= wk_lt ? wk_rest - wk_len[12:0] : 13'd0;
           end
           wk_i <= wk_i + 3'd1;
+          wk_len <= sg_nx[95:64];
+          wk_key <= sg_nx[127:96];
+          va_lo <= {1'b0, sg_nx[31:0]};
+          va_hi <= sg_nx[63:32];
         end
       end
-      S_PC_MRW: if (!m_mr_valid && mr_got == pc_n) st <= S_PC_CHK;
-      S_PC_CHK: if (!sc_valid && !cpl_v) begin
+      st[I_PC_MRW]: if (!m_mr_valid && mr_got == pc_n) st <= S_PC_CHK;
+      st[I_PC_CHK]: if (!sc_valid && !cpl_v) begin
         logic [3:0] wen;
         logic bad;
         bad = 1'b0;
@@ -1199,13 +1365,13 @@ module roce_comp #(
         if (pl_atomic) at_beat <= 1'b1;
         pay_pending <= 1'b0;
         if (bad) fatal <= roce_desc_pkg::WC_STATUS_LOC_PROT_ERR;
-        else if (wk_done != pl_len) fatal <= roce_desc_pkg::WC_STATUS_LOC_LEN_ERR;
+        else if (wk_rest != 13'd0) fatal <= roce_desc_pkg::WC_STATUS_LOC_LEN_ERR;
         st <= S_SCAT_WAIT;
       end
       // READ data: the scatter places it while the sequencer goes on (completions wait for
       // it); an atomic's beat: wait for it
-      S_SCAT_WAIT: if (!pl_atomic || sc_idle) st <= fatal != 8'd0 ? S_R_FIN : S_R_PLACED;
-      S_R_PLACED: begin
+      st[I_SCAT_WAIT]: if (!pl_atomic || sc_idle) st <= fatal != 8'd0 ? S_R_FIN : S_R_PLACED;
+      st[I_R_PLACED]: begin
         st <= S_R_FIN;
         r.retries <= a.retry_cnt;
         r.rnr_left <= a.rnr_retry;
@@ -1232,7 +1398,7 @@ module roce_comp #(
       end
 
       // after a response: skip what is acknowledged, the error, a malformed WQE at the head
-      S_R_FIN: begin
+      st[I_R_FIN]: begin
         st <= S_R_FIN2;
         if (fatal == 8'd0 && fin_rw) begin
           rw_target <= r.una;
@@ -1241,7 +1407,7 @@ module roce_comp #(
           st <= S_RW_NEXT;
         end
       end
-      S_R_FIN2: begin
+      st[I_R_FIN2]: begin
         st <= S_R_FIN3;
         if (fatal != 8'd0 && idx_before(r.sq_ci, rv.fetched)) begin
           m_win_valid <= 1'b1;
@@ -1253,7 +1419,7 @@ module roce_comp #(
           st <= S_WIN_WAIT;
         end
       end
-      S_R_FIN3: begin
+      st[I_R_FIN3]: begin
         // (after S_CPL, which returns to S_CPL's ret: set below)
         st <= S_R_FIN4;
         if (!err_done && idx_before(r.sq_ci, rv.fetched) && !idx_before(r.sq_ci, rv.started)) begin
@@ -1264,20 +1430,20 @@ module roce_comp #(
           st <= S_WIN_WAIT;
         end
       end
-      S_R_FIN4: st <= pay_pending ? S_DROP : S_WB;
+      st[I_R_FIN4]: st <= pay_pending ? S_DROP : S_WB;
 
       // ------------------------------------------------------------ window entry read
-      S_WIN_WAIT: if (s_win_valid) begin
+      st[I_WIN_WAIT]: if (s_win_valid) begin
         e <= s_win_data;
         e_end <= w_end;
         e_last <= w_last;
         e_nm1 <= w_nm1;
         st <= ret;
-        if (ret == S_CPL) ret <= S_R_FIN3;
+        if (ret[I_CPL]) ret <= S_R_FIN3;
       end
 
       // ------------------------------------------------------------ a completion (entry e)
-      S_CPL: if (!cpl_v && !m_err_valid) begin
+      st[I_CPL]: if (!cpl_v && !m_err_valid) begin
         logic [7:0] stat;
         stat = cpl_status != 8'd0 ? cpl_status :
                cpl_flush && e.status == 8'd0 ? roce_desc_pkg::WC_STATUS_WR_FLUSH_ERR : e.status;
@@ -1300,7 +1466,7 @@ module roce_comp #(
       end
 
       // ------------------------------------------------------------ rewind: find rw_target
-      S_RW_NEXT: begin
+      st[I_RW_NEXT]: begin
         if (!idx_before(rw_i, rv.started)) begin
           st <= rw_ret;
           if (rw_target == rv.max_sent) begin
@@ -1319,7 +1485,7 @@ module roce_comp #(
           st <= S_WIN_WAIT;
         end
       end
-      S_RW_CHECK: begin
+      st[I_RW_CHECK]: begin
         if (!psn_lt(rw_target, e.first_psn) && psn_lt(rw_target, e_end)) begin
           r.rw_psn <= rw_target;
           r.rw_idx <= rw_i;
@@ -1335,7 +1501,7 @@ module roce_comp #(
       end
 
       // ------------------------------------------------------------ timeout
-      S_T_GO: begin
+      st[I_T_GO]: begin
         st <= S_WB;
         if ((a_state == ST_RTS || a_state == ST_SQD) && !r.dead && t_expired) begin
           cnt_timeout <= 1'b1;
@@ -1361,7 +1527,7 @@ module roce_comp #(
           end
         end
       end
-      S_T_CPL: if (s_win_valid) begin
+      st[I_T_CPL]: if (s_win_valid) begin
         e <= s_win_data;
         e_end <= w_end;
         e_last <= w_last;
@@ -1371,7 +1537,7 @@ module roce_comp #(
       end
 
       // ------------------------------------------------------------ kick: a malformed head
-      S_K_GO: begin
+      st[I_K_GO]: begin
         st <= S_WB;
         if (a_state != 3'd6 && !r.dead && idx_before(r.sq_ci, rv.fetched) &&
             !idx_before(r.sq_ci, rv.started)) begin
@@ -1382,7 +1548,7 @@ module roce_comp #(
           st <= S_WIN_WAIT;
         end
       end
-      S_K_CPL: begin
+      st[I_K_CPL]: begin
         st <= kind == K_RSP ? S_R_FIN4 : S_WB;
         if (e.status != 8'd0) begin
           cpl_status <= 8'd0;
@@ -1393,7 +1559,7 @@ module roce_comp #(
       end
 
       // ------------------------------------------------------------ ENTER_ERR: flush
-      S_F_NEXT: begin
+      st[I_F_NEXT]: begin
         if (!idx_before(r.sq_ci, rv.fetched)) begin
           st <= S_U_NEXT;
         end else begin
@@ -1404,14 +1570,14 @@ module roce_comp #(
           st <= S_WIN_WAIT;
         end
       end
-      S_F_CPL: begin
+      st[I_F_CPL]: begin
         cpl_status <= 8'd0;
         cpl_flush <= 1'b1;
         ret <= S_F_NEXT;
         st <= S_CPL;
       end
       // the WQEs posted and not fetched: wr_id from the ring
-      S_U_NEXT: begin
+      st[I_U_NEXT]: begin
         if (!idx_before(r.sq_ci, rv.sq_pi)) begin
           if (kind == K_CTX) begin
             r.rd_pkts <= 24'd0;
@@ -1421,12 +1587,12 @@ module roce_comp #(
           st <= S_WB;
         end else if (!m_dma_rd_valid) begin
           m_dma_rd_valid <= 1'b1;
-          m_dma_rd_addr <= a.sq_base + {42'd0, r.sq_ci[14:0] & ((15'd1 << a.sq_log_size) - 15'd1), 7'd0};
+          m_dma_rd_addr <= ring_addr;
           m_dma_rd_len <= 16'd8;
           st <= S_U_DATA;
         end
       end
-      S_U_DATA: if (s_dma_rd_tvalid) begin
+      st[I_U_DATA]: if (s_dma_rd_tvalid) begin
         e <= '0;
         e_end <= 24'd0;
         e_last <= 24'hFF_FFFF;
@@ -1435,7 +1601,7 @@ module roce_comp #(
         if (s_dma_rd_tuser) cnt_dma_err <= 1'b1;
         st <= S_U_CPL;
       end
-      S_U_CPL: begin
+      st[I_U_CPL]: begin
         cpl_status <= roce_desc_pkg::WC_STATUS_WR_FLUSH_ERR;
         cpl_flush <= 1'b1;
         ret <= S_U_NEXT;
@@ -1443,27 +1609,39 @@ module roce_comp #(
       end
 
       // ------------------------------------------------------------ end of an operation
-      S_DROP: if (!sc_valid && !cpl_v) begin
+      st[I_DROP]: if (!sc_valid && !cpl_v) begin
         sc_valid <= 1'b1;
         sc_pay <= 1'b1;
         sc_we <= 4'd0;
         pay_pending <= 1'b0;
         st <= S_DROP_WAIT;
       end
-      S_DROP_WAIT: if (sc_idle) st <= S_WB;
+      st[I_DROP_WAIT]: if (sc_idle) st <= S_WB;
 
-      S_WB: begin  // the row is written this cycle
+      st[I_WB]: begin  // the row is written this cycle
         ctx_done <= kind == K_CTX;
         st <= r_pub != pub0 && kind != K_CTX ? S_WAKE : S_IDLE;
       end
-      S_WAKE: if (!m_wake_valid) begin
+      st[I_WAKE]: if (!m_wake_valid) begin
         m_wake_valid <= 1'b1;
         m_wake_qpn <= q24;
         st <= S_IDLE;
       end
 
-      default: st <= S_IDLE;
+      default: ;
     endcase
+    if (wk_go) begin  // the walk starts on the SGE at index 0 of wk_src
+      sgn <= wk_src[514:512];
+      sgs <= wk_src[511:128];
+      wk_i <= 3'd0;
+      wk_skip <= pl_off;
+      wk_rest <= pl_len;
+      wk_len <= wk_src[95:64];
+      wk_key <= wk_src[127:96];
+      va_lo <= {1'b0, wk_src[31:0]};
+      va_hi <= wk_src[63:32];
+      pc_n <= 3'd0;
+    end
 
     if (rst || soft_reset) begin
       init_idx <= '0;
