@@ -11,7 +11,9 @@
 //   CNP_INTERVAL are us x cfg_us_cycles. No divider: pacing keeps a debt in 1/US_CYCLES bits
 //   (a sent report of b bytes adds b * 8 * US_CYCLES) that time pays at floor(Rc) per cycle.
 //
-// Two tables of 2^LOG_N rows in block RAM, one read-modify-write pipeline each:
+// Two tables of 2^LOG_N rows in block RAM, one read-modify-write pipeline each (RP: read in
+//   P0, the row's arithmetic in P1 and P2, written from registers in P3; NP: read in P0,
+//   written from n1):
 //   RP (reaction point, 229 bits): limited, Rc, Rt, alpha, timer and byte stage counts (6 bits,
 //     saturating), byte count, alpha and rate deadlines (32-bit cycles), pacing debt (32 bits)
 //     and its settle stamp (16 bits of the cycle). An all-zero row is a QP at line rate.
@@ -34,8 +36,9 @@
 //   Each input has a one-operation slot (register): ready = the slot is empty, so ready is
 //   a register and no input reaches the arbitration. The slots issue on odd cycles: the RP
 //   table takes the first full slot of reset, cnp, sent, query, unless its row is the
-//   scanner's row of the cycle before or after or the row of the RP operation issued 2
-//   cycles before (then none); the NP table takes a reset (with its RP issue), or else a CE
+//   scanner's row of one of the 3 cycles before or the 3 after (rows s - 1 .. s + 2, s the
+//   row of the cycle before) or the row of the RP operation issued 2 cycles before (then
+//   none); the NP table takes a reset (with its RP issue), or else a CE
 //   when no reset waits, its row is not the scanner's of the cycle before or after and the
 //   CNP FIFO holds at most 1 request. With that, every operation sees the writes of all
 //   earlier operations: the model applies them in the order issued, at the cycle issued.
@@ -116,6 +119,7 @@ module roce_dcqcn #(
   localparam int N = 1 << LOG_N;
   localparam logic [27:0] LINE_Q = 28'(LINE_MBPS) << 8;
   localparam logic [19:0] LINE_I = 20'(LINE_MBPS);
+  localparam logic [29:0] REL_Q = {1'b0, LINE_Q, 1'b0} - 30'd1;  // 2 LINE_Q - 1
   // RP row: {lim, rc, rt, alpha, ts, bs, bc, d_alpha, d_rate, debt, tp}
   localparam int RP_W = 1 + 28 + 28 + 16 + 6 + 6 + 32 + 32 + 32 + 32 + 16;
   localparam int NP_W = 33;  // {recent, expiry}
@@ -131,13 +135,22 @@ module roce_dcqcn #(
   logic scan_slot, ext_slot;
   assign scan_slot = init_done && !now[0];
   assign ext_slot = init_done && now[0];
-  logic [LOG_N-1:0] s_row, s_row_next;  // scanner row of this (even) or the previous cycle
+  logic [LOG_N-1:0] s_row;  // scanner row of this (even) or the previous cycle
   assign s_row = now[LOG_N:1];
-  // s_row + 1, a register: now steps by one every cycle (and is 0 after rst), so next
-  // cycle's value is ((now + 1) >> 1) + 1
+  // s_row - 1, s_row + 1, s_row + 2, registers: now steps by one every cycle (and is 0
+  // after rst), so next cycle's s_row is (now + 1) >> 1
+  logic [LOG_N-1:0] s_row_prev, s_row_next, s_row_next2;
+  logic [LOG_N-1:0] s_row_nc;
+  assign s_row_nc = now[LOG_N:1] + LOG_N'(now[0]);
   always_ff @(posedge clk) begin
-    s_row_next <= now[LOG_N:1] + LOG_N'(now[0]) + 1'b1;
-    if (rst) s_row_next <= LOG_N'(1);
+    s_row_prev <= s_row_nc - 1'b1;
+    s_row_next <= s_row_nc + 1'b1;
+    s_row_next2 <= s_row_nc + LOG_N'(2);
+    if (rst) begin
+      s_row_prev <= '1;
+      s_row_next <= LOG_N'(1);
+      s_row_next2 <= LOG_N'(2);
+    end
   end
 
   // ---------------------------------------------------------------- configuration
@@ -155,9 +168,7 @@ module roce_dcqcn #(
   logic [15:0] cd_init;                // Q0.16
   logic [31:0] cd_k, cd_t;             // cycles
   logic [31:0] cd_b;
-  logic [5:0]  cd_f;
   logic signed [29:0] cd_ai_room, cd_hai_room;  // LINE_Q - cd_ai, LINE_Q - cd_hai
-  logic signed [30:0] cd_rel_ai, cd_rel_hai;    // 2 LINE_Q - 1 - cd_ai, 2 LINE_Q - 1 - cd_hai
   logic [31:0] cq_i_cycles;                     // the CNP interval in cycles (n1_exp)
   assign cq_i_cycles = 32'(cq_i) * 32'(cq_us);
   always_ff @(posedge clk) begin
@@ -181,8 +192,6 @@ module roce_dcqcn #(
     cd_hai <= {cq_hai, 8'd0};
     cd_ai_room <= $signed({2'b00, LINE_Q}) - $signed({2'b00, cq_ai, 8'd0});
     cd_hai_room <= $signed({2'b00, LINE_Q}) - $signed({2'b00, cq_hai, 8'd0});
-    cd_rel_ai <= $signed({2'b00, LINE_Q, 1'b0}) - 31'sd1 - $signed({3'b000, cq_ai, 8'd0});
-    cd_rel_hai <= $signed({2'b00, LINE_Q, 1'b0}) - 31'sd1 - $signed({3'b000, cq_hai, 8'd0});
     if (cq_min == 20'd0) cd_min <= {20'd1, 8'd0};
     else if (cq_min > LINE_I) cd_min <= LINE_Q;
     else cd_min <= {cq_min, 8'd0};
@@ -191,7 +200,6 @@ module roce_dcqcn #(
     cd_k <= 32'(cq_k) * 32'(cq_us);
     cd_t <= 32'(cq_t) * 32'(cq_us);
     cd_b <= cq_b;
-    cd_f <= {1'b0, cq_f};
   end
 
   // ---------------------------------------------------------------- input slots
@@ -209,11 +217,12 @@ module roce_dcqcn #(
   assign s_query_ready = !q_qry_v;
 
   // ---------------------------------------------------------------- issue (P0)
-  // RP: the first full slot of reset, cnp, sent, query, on an odd cycle, unless its row is
-  // the scanner's row of the cycle before or after or the row of the RP operation issued 2
-  // cycles before (then nothing is issued). NP: a reset (with its RP issue) or else a CE
-  // (no reset waiting, not the scanner's rows, the CNP FIFO not full after the CNP request
-  // of the CE issued 2 cycles before).
+  // RP: the first full slot of reset, cnp, sent, query, on an odd cycle i, unless its row
+  // is the scanner's of cycle i - 3 or i - 1 (written in P3 in cycles i and i + 2) or i + 1
+  // or i + 3 (read before this operation's write in i + 3), or the row of the RP operation
+  // issued in i - 2 (written in i + 1); then nothing is issued. NP: a reset (with its RP
+  // issue) or else a CE (no reset waiting, not the scanner's rows of i - 1 and i + 1, the
+  // CNP FIFO not full after the CNP request of the CE issued 2 cycles before).
   logic [LOG_N-1:0] rp_row_in, ce_row_in, rst_row, cnp_row, sent_row, qry_row;
   assign ce_row_in = q_ce_qpn[LOG_N-1:0];
   assign rst_row = q_rst_qpn[LOG_N-1:0];
@@ -229,11 +238,12 @@ module roce_dcqcn #(
   // Each slot's hazard for the next cycle, registered: the slot's row then (this cycle's
   // input if the slot is empty now) against the scanner rows and the RP operation in P2
   // then. Only used on odd cycles, so computed on even ones: the scanner rows of the next
-  // (odd) cycle are this cycle's s_row and s_row_next, its P2 operation this cycle's P1.
-  function automatic logic row_busy(input logic [LOG_N-1:0] r, input logic [LOG_N-1:0] sr,
-                                    input logic [LOG_N-1:0] srn, input logic p1e,
+  // (odd) cycle are this cycle's s_row_prev .. s_row_next2, its P2 operation this cycle's P1.
+  function automatic logic row_busy(input logic [LOG_N-1:0] r, input logic [LOG_N-1:0] srp,
+                                    input logic [LOG_N-1:0] sr, input logic [LOG_N-1:0] srn,
+                                    input logic [LOG_N-1:0] srn2, input logic p1e,
                                     input logic [LOG_N-1:0] p1r);
-    row_busy = r == sr || r == srn || (p1e && r == p1r);
+    row_busy = r == srp || r == sr || r == srn || r == srn2 || (p1e && r == p1r);
   endfunction
   logic             p1_ext;
   assign p1_ext = p1_valid && p1_kind != K_SCAN;
@@ -245,10 +255,10 @@ module roce_dcqcn #(
   assign ce_row_nx = q_ce_v ? ce_row_in : s_ce_qpn[LOG_N-1:0];
   logic hz_rst, hz_cnp, hz_sent, hz_qry, hz_ce;
   always_ff @(posedge clk) begin
-    hz_rst <= row_busy(rst_row_nx, s_row, s_row_next, p1_ext, p1_row);
-    hz_cnp <= row_busy(cnp_row_nx, s_row, s_row_next, p1_ext, p1_row);
-    hz_sent <= row_busy(sent_row_nx, s_row, s_row_next, p1_ext, p1_row);
-    hz_qry <= row_busy(qry_row_nx, s_row, s_row_next, p1_ext, p1_row);
+    hz_rst <= row_busy(rst_row_nx, s_row_prev, s_row, s_row_next, s_row_next2, p1_ext, p1_row);
+    hz_cnp <= row_busy(cnp_row_nx, s_row_prev, s_row, s_row_next, s_row_next2, p1_ext, p1_row);
+    hz_sent <= row_busy(sent_row_nx, s_row_prev, s_row, s_row_next, s_row_next2, p1_ext, p1_row);
+    hz_qry <= row_busy(qry_row_nx, s_row_prev, s_row, s_row_next, s_row_next2, p1_ext, p1_row);
     hz_ce <= ce_row_nx == s_row || ce_row_nx == s_row_next;
   end
 
@@ -347,6 +357,8 @@ module roce_dcqcn #(
   logic [23:0] p1_qpn;
   logic        p1_oor;
   logic [15:0] p1_bytes;
+  logic [32:0] p1_b_need;  // BYTE_COUNTER - bytes: the byte count that fires (< 0: any)
+  logic [5:0]  p1_ts_lim, p1_bs_lim;  // STAGES, + 1 unless the operation counts that stage
   logic [31:0] p1_t;
   always_ff @(posedge clk) begin
     p1_valid <= scan_slot || rp_go;
@@ -355,6 +367,9 @@ module roce_dcqcn #(
     p1_qpn <= rp_qpn_in;
     p1_oor <= !scan_slot && rp_oor_in;
     p1_bytes <= q_sent_bytes;
+    p1_b_need <= {1'b0, cq_b} - {17'd0, q_sent_bytes};  // (cq_*: cd_* as P1 sees them)
+    p1_ts_lim <= {1'b0, cq_f} + 6'(!scan_slot);
+    p1_bs_lim <= {1'b0, cq_f} + 6'(scan_slot || rp_kind_in != K_SENT);
     p1_t <= now;
     if (rst || soft_reset) p1_valid <= 1'b0;
   end
@@ -396,13 +411,15 @@ module roce_dcqcn #(
   assign fire_r = p1_kind == K_SCAN && r_lim && !t_dr[31];
   logic [32:0] bsum;
   assign bsum = {1'b0, r_bc} + {17'd0, p1_bytes};
-  logic [33:0] b_over;  // bsum - cd_b, as one three-operand sum beside bsum: >= 0 by the sign
-  assign b_over = {2'b00, r_bc} + {18'd0, p1_bytes} - {2'b00, cd_b};
-  assign fire_b = p1_kind == K_SENT && r_lim && !b_over[33];
-  // the deadline tests of P2 (deadline + period - now > 0), as three-operand sums here
-  logic [31:0] da_k_t, dr_k_t;
-  assign da_k_t = r_da + cd_k - p1_t;
-  assign dr_k_t = r_dr + cd_t - p1_t;
+  // bsum >= cd_b as the count against BYTE_COUNTER - bytes, subtracted in P0
+  assign fire_b = p1_kind == K_SENT && r_lim && (p1_b_need[32] || r_bc >= p1_b_need[31:0]);
+  // P2's deadline tests, x = deadline + period - now > 0, as the sign of x - 1 = deadline +
+  // period + ~now (one three-operand sum): the same but for x = 2^31, and a test is used
+  // only when its deadline has come (now - deadline in [0, 2^31)), so x is in
+  // (period - 2^31, period], period < 2^28
+  logic [31:0] da_k_t1, dr_k_t1;
+  assign da_k_t1 = r_da + cd_k + ~p1_t;
+  assign dr_k_t1 = r_dr + cd_t + ~p1_t;
 
   // the phase of a rate increase caused by this operation
   logic [5:0] ts1, bs1;
@@ -411,34 +428,27 @@ module roce_dcqcn #(
   logic [27:0] rt_ai_s, rt_hai_s;  // (used when they do not pass LINE_Q: no carry out)
   assign rt_ai_s = r_rt + cd_ai;
   assign rt_hai_s = r_rt + cd_hai;
-  // (st_hi <= cd_f and st_lo <= cd_f from ts1 <= cd_f and bs1 <= cd_f, each compared
-  // without the increment; the sums against LINE_Q as r_rt against LINE_Q - increase, kept
+  // (ts1 <= cd_f as r_ts < the limit set in P0: cd_f < 63, so a count at 63 is above it
+  // either way; bs1 alike; the sums against LINE_Q as r_rt against LINE_Q - increase, kept
   // ready with the configuration: the compares run beside the adds, not after them)
   logic ts_le, bs_le, ai_over, hai_over;
-  assign ts_le = (p1_kind == K_SCAN && r_ts != 6'd63) ? r_ts < cd_f : r_ts <= cd_f;
-  assign bs_le = (p1_kind == K_SENT && r_bs != 6'd63) ? r_bs < cd_f : r_bs <= cd_f;
+  assign ts_le = r_ts < p1_ts_lim;
+  assign bs_le = r_bs < p1_bs_lim;
   assign ai_over = $signed({2'b00, r_rt}) > cd_ai_room;
   assign hai_over = $signed({2'b00, r_rt}) > cd_hai_room;
+  // the new Rt, one of four (one-hot selects)
+  logic sel_keep, sel_line, sel_ai, sel_hai;
+  assign sel_keep = ts_le && bs_le;
+  assign sel_line = (ts_le != bs_le && ai_over) || (!ts_le && !bs_le && hai_over);
+  assign sel_ai = ts_le != bs_le && !ai_over;
+  assign sel_hai = !ts_le && !bs_le && !hai_over;
   logic [27:0] rt_inc;
-  always_comb begin
-    if (ts_le && bs_le) rt_inc = r_rt;
-    else if (ts_le || bs_le) rt_inc = ai_over ? LINE_Q : rt_ai_s[27:0];
-    else rt_inc = hai_over ? LINE_Q : rt_hai_s[27:0];
-  end
-  // P2's release test, (rt_inc + Rc + 1) / 2 >= LINE_Q, i.e. rt_inc + Rc >= 2 LINE_Q - 1,
-  // for each rt_inc beside it (three-operand sums against constants of the configuration)
-  logic signed [30:0] rel_keep_d, rel_ai_d, rel_hai_d;
-  assign rel_keep_d = $signed({3'b000, r_rt}) + $signed({3'b000, r_rc})
-                      - $signed({2'b00, LINE_Q, 1'b0}) + 31'sd1;
-  assign rel_ai_d = $signed({3'b000, r_rt}) + $signed({3'b000, r_rc}) - cd_rel_ai;
-  assign rel_hai_d = $signed({3'b000, r_rt}) + $signed({3'b000, r_rc}) - cd_rel_hai;
-  logic rel_line, release1;
-  assign rel_line = r_rc >= LINE_Q - 28'd1;
-  always_comb begin
-    if (ts_le && bs_le) release1 = !rel_keep_d[30];
-    else if (ts_le || bs_le) release1 = ai_over ? rel_line : !rel_ai_d[30];
-    else release1 = hai_over ? rel_line : !rel_hai_d[30];
-  end
+  assign rt_inc = (r_rt & {28{sel_keep}}) | (LINE_Q & {28{sel_line}}) | (rt_ai_s & {28{sel_ai}})
+                  | (rt_hai_s & {28{sel_hai}});
+  // the pacing debt after this operation: debt + cost (a sent report's) - pace, 0 when paid
+  // (pace >= debt, P2) and cost then; the sum here, the difference in P2
+  logic [30:0] d_add;
+  assign d_add = p1_kind == K_SENT ? {cost, 3'd0} : 31'd0;
 
   // P1 -> P2 registers
   logic [23:0] p2_qpn;
@@ -449,11 +459,14 @@ module roce_dcqcn #(
   logic [31:0] p2_bc, p2_debt, p2_da, p2_dr;
   logic [32:0] p2_bsum;
   logic [35:0] p2_prod_pace;
-  logic [30:0] p2_cost;
+  logic [30:0] p2_d_add;
+  logic [32:0] p2_debt_add;
+  logic        p2_debt_zero;  // a CNP's first cut: the debt starts at 0
   logic [26:0] p2_cut;
   logic [16:0] p2_da_step;  // (a_op * g) >> 10
-  logic [31:0] p2_t, p2_da_k, p2_dr_k, p2_ta_k, p2_tr_k, p2_da_k_t, p2_dr_k_t;
-  logic        p2_release;
+  logic [31:0] p2_t, p2_da_k, p2_dr_k, p2_ta_k, p2_tr_k;
+  logic        p2_da_later, p2_dr_later;  // deadline + period > now
+  logic [29:0] p2_rc_room;  // rc_eff - min
   always_ff @(posedge clk) begin
     p2_valid <= p1_valid;
     p2_kind <= p1_kind;
@@ -482,7 +495,6 @@ module roce_dcqcn #(
     p2_da <= r_da;
     p2_dr <= r_dr;
     p2_prod_pace <= prod_pace;
-    p2_cost <= {cost[27:0], 3'd0};
     p2_cut <= prod_cut[43:17];
     p2_da_step <= prod_a[26:10];
     p2_t <= p1_t;
@@ -490,38 +502,40 @@ module roce_dcqcn #(
     p2_dr_k <= r_dr + cd_t;
     p2_ta_k <= p1_t + cd_k;
     p2_tr_k <= p1_t + cd_t;
-    p2_da_k_t <= da_k_t;
-    p2_dr_k_t <= dr_k_t;
-    p2_release <= release1;
+    p2_da_later <= !da_k_t1[31];
+    p2_dr_later <= !dr_k_t1[31];
+    p2_d_add <= d_add;
+    p2_rc_room <= {2'b00, rc_eff} - {2'b00, cd_min};
+    p2_debt_add <= {1'b0, r_debt} + {2'b00, d_add};
+    p2_debt_zero <= p1_kind == K_CNP && !r_lim;
     if (rst || soft_reset) p2_valid <= 1'b0;
   end
 
   // ---------------------------------------------------------------- RP P2: new row, answer
   logic paid;
   assign paid = p2_prod_pace >= {4'd0, p2_debt};
-  logic [31:0] debt_s;
-  assign debt_s = paid ? 32'd0 : p2_debt - p2_prod_pace[31:0];
-  // debt_s + cost, saturated: cost when paid, else debt - pace + cost as one three-operand
-  // sum (a carry-save layer and one carry chain, beside the paid compare, instead of a
-  // second chain behind the first); below 2^33 when not paid (pace < debt < 2^32), so
-  // exact modulo 2^33
+  // debt + cost - pace, saturated (cost is 0 but for a sent report): below 2^33 when not
+  // paid (pace < debt < 2^32), so exact modulo 2^33; beside the paid compare
   logic [32:0] debt_np;
-  assign debt_np = {1'b0, p2_debt} + {2'b0, p2_cost} - p2_prod_pace[32:0];
-  logic [31:0] debt_sent;
-  assign debt_sent = paid ? {1'b0, p2_cost} : debt_np[32] ? 32'hFFFF_FFFF : debt_np[31:0];
+  assign debt_np = p2_debt_add - p2_prod_pace[32:0];
+  logic [31:0] debt_new;
+  assign debt_new = p2_debt_zero ? 32'd0 : paid ? {1'b0, p2_d_add} : debt_np[31:0] | {32{debt_np[32]}};
   logic [28:0] rc_sum;
   assign rc_sum = {1'b0, p2_rt_inc} + {1'b0, p2_rc} + 29'd1;
   logic [27:0] rc_avg;
   assign rc_avg = rc_sum[28:1];
+  // back at line rate: rc_avg >= LINE_Q, i.e. rt_inc + Rc >= 2 LINE_Q - 1, beside rc_sum
+  logic [29:0] rel_d;
+  assign rel_d = {2'b00, p2_rt_inc} + {2'b00, p2_rc} - REL_Q;
   logic release_q;
-  assign release_q = p2_release;
+  assign release_q = !rel_d[29];
   logic [27:0] rc_cut;
   assign rc_cut = p2_rc_eff - {1'b0, p2_cut};
   logic [29:0] cut_low;  // rc_cut - min beside rc_cut: below the minimum by the sign
-  assign cut_low = {2'b00, p2_rc_eff} - {3'b000, p2_cut} - {2'b00, p2_min};
+  assign cut_low = p2_rc_room - {3'b000, p2_cut};
   logic [31:0] da_next, dr_next;  // deadline + period, or now + period when that is not later
-  assign da_next = (!p2_da_k_t[31] && p2_da_k_t != 32'd0) ? p2_da_k : p2_ta_k;
-  assign dr_next = (!p2_dr_k_t[31] && p2_dr_k_t != 32'd0) ? p2_dr_k : p2_tr_k;
+  assign da_next = p2_da_later ? p2_da_k : p2_ta_k;
+  assign dr_next = p2_dr_later ? p2_dr_k : p2_tr_k;
 
   // fields of the new row
   logic        n_lim;
@@ -540,7 +554,7 @@ module roce_dcqcn #(
     n_bc = p2_bc;
     n_da = p2_da;
     n_dr = p2_dr;
-    n_debt = debt_s;
+    n_debt = debt_new;
     n_clear = 1'b0;
     n_we = 1'b0;
     case (p2_kind)
@@ -560,7 +574,6 @@ module roce_dcqcn #(
       end
       K_SENT: begin
         n_we = p2_lim;
-        n_debt = debt_sent;
         if (p2_fire_b) begin
           n_bc = 32'd0;
           n_bs = p2_bs1;
@@ -582,7 +595,6 @@ module roce_dcqcn #(
         n_bc = 32'd0;
         n_da = p2_ta_k;
         n_dr = p2_tr_k;
-        n_debt = p2_lim ? debt_s : 32'd0;
       end
       K_RESET: begin
         n_we = 1'b1;
@@ -592,15 +604,26 @@ module roce_dcqcn #(
     endcase
   end
 
+  // P3: the row write, registered (the all-zero row of a clear or of the init sweep as one
+  // mask on the fields)
+  logic             p3_we, p3_clear;
+  logic [LOG_N-1:0] p3_row;
+  logic [RP_W-1:0]  p3_wd;
+  always_ff @(posedge clk) begin
+    p3_we <= p2_valid && n_we && !p2_oor;
+    p3_row <= p2_row;
+    p3_clear <= n_clear;
+    p3_wd <= {n_lim, n_rc, n_rt, n_alpha, n_ts, n_bs, n_bc, n_da, n_dr, n_debt, p2_t[15:0]};
+    if (rst || soft_reset) p3_we <= 1'b0;
+  end
   always_comb begin
-    rp_we = p2_valid && n_we && !p2_oor;
-    rp_wa = p2_row;
-    rp_wd = n_clear ? '0 : {n_lim, n_rc, n_rt, n_alpha, n_ts, n_bs, n_bc, n_da, n_dr, n_debt, p2_t[15:0]};
+    rp_we = p3_we;
+    rp_wa = p3_row;
     if (!init_done) begin
       rp_we = 1'b1;
       rp_wa = init_idx[LOG_N-1:0];
-      rp_wd = '0;
     end
+    rp_wd = p3_wd & ~{RP_W{p3_clear || !init_done}};
   end
 
   always_ff @(posedge clk) begin
@@ -725,8 +748,7 @@ module roce_dcqcn #(
 
   logic unused;
   assign unused = ^{prod_cut[16:0], prod_a[9:0], p2_da_step[16], rc_sum[0], t_da[30:0], t_dr[30:0],
-                    p2_bsum[32], e_t_exp[30:0], b_over[32:0], rel_keep_d[29:0], rel_ai_d[29:0],
-                    rel_hai_d[29:0], cut_low[28:0], p2_t[31:16]};
+                    p2_bsum[32], e_t_exp[30:0], cd_b, da_k_t1[30:0], dr_k_t1[30:0], rel_d[28:0], cut_low[28:0], p2_t[31:16]};
 
 endmodule
 

@@ -7,10 +7,11 @@
 //!
 //! Cycle level in front of that ([`RoceDcqcn::cycle`]): each input has a one-operation
 //! slot (`s_*_ready` = the slot is empty); the slots issue as the HDL's P0 does (odd
-//! cycles; the RP table takes the first full slot of reset, cnp, sent, query unless its row
-//! is the scanner's row of the cycle before or after or that of the RP operation issued 2
-//! cycles before; the NP table a reset, or a CE when no reset waits, its row is not the
-//! scanner's and the CNP FIFO holds at most 1 request), and the 2-entry CNP FIFO.
+//! cycles i; the RP table takes the first full slot of reset, cnp, sent, query unless its
+//! row is the scanner's row of cycle i - 3, i - 1, i + 1 or i + 3 or that of the RP
+//! operation issued in i - 2; the NP table a reset, or a CE when no reset waits, its row is
+//! not the scanner's of i - 1 or i + 1 and the CNP FIFO holds at most 1 request), and the
+//! 2-entry CNP FIFO.
 
 use std::collections::VecDeque;
 
@@ -184,11 +185,13 @@ impl RoceDcqcn {
         let mut cnp = None;
         if c & 1 == 1 {
             let s_row = ((c >> 1) as u32) & mask;
-            let busy = |r: u32| r == s_row || r == (s_row + 1) & mask;
+            // the scanner's row of cycle i - 1 + 2 d is s_row + d; the RP table keeps d = -1..=2
+            // off (P3 writes: mask + 1 = 0 mod 2^log_n, so d = mask is -1), the NP table d = 0..=1
+            let busy = |r: u32, ds: &[u32]| ds.iter().any(|&d| r == (s_row + d) & mask);
             let reset_waits = self.slots[1].is_some();
             if let Some(op) = self.slots[1..].iter().flatten().next().copied() {
                 let r = op.qpn() & mask;
-                if !busy(r) && self.rp_hist[1] != Some(r) {
+                if !busy(r, &[mask, 0, 1, 2]) && self.rp_hist[1] != Some(r) {
                     self.slots[op.slot()] = None;
                     rp_row = Some(r);
                     out.rp = Some(op);
@@ -202,7 +205,7 @@ impl RoceDcqcn {
                 }
             }
             if let Some(DcqcnIn::Ce(q)) = self.slots[0] {
-                if !reset_waits && !busy(q & mask) && self.fifo.len() < CNP_FIFO {
+                if !reset_waits && !busy(q & mask, &[0, 1]) && self.fifo.len() < CNP_FIFO {
                     self.slots[0] = None;
                     out.ce = Some(q);
                     if self.ce(c, q) {
