@@ -525,17 +525,21 @@ module roce_comp #(
   logic                bw_v;
   logic [LOG_BODY-1:0] bw_a;
   logic [BS_W-1:0]     bw_d;
+  logic [NB/32-1:0]    bw_hi;  // the entry's valid bit, decoded in two halves on the way
+  logic [31:0]         bw_lo;
   assign bs_wa = LOG_BODY'(s_body_idx) + LOG_BODY'({s_body_qpn[LOG_N-1:0], LOG_WIN'(0)});
   always_ff @(posedge clk) begin
     bw_v <= s_body_valid;
     bw_a <= bs_wa;
     bw_d <= {s_body_qpn[LOG_N-1:0], s_body_idx, s_body_sge};
+    bw_hi <= (NB/32)'(1) << bs_wa[LOG_BODY-1:5];
+    bw_lo <= 32'd1 << bs_wa[4:0];
     bs_q <= bs_mem[bs_ra];
     bs_vg <= bs_v[32*bs_ra[LOG_BODY-1:5] +: 32];
     bs_vq <= bs_vg[bs_ra[4:0]];
-    if (bw_v) begin
-      bs_mem[bw_a] <= bw_d;
-      bs_v[bw_a] <= 1'b1;
+    if (bw_v) bs_mem[bw_a] <= bw_d;
+    for (int k = 0; k < NB; k++) begin
+      if (bw_v && bw_hi[k / 32] && bw_lo[k % 32]) bs_v[k] <= 1'b1;
     end
     if (s_body_clr || rst || soft_reset) begin
       bw_v <= 1'b0;
@@ -568,25 +572,34 @@ module roce_comp #(
   roce_rec_pkg::req_rd_t sc_rv;
   /* verilator lint_on UNUSEDSIGNAL */
   assign sc_rv = s_rd2_data;
-  logic        sc_exp;
-  always_comb begin
-    logic dv, use_dl, past_dl, past_bd;
+  // the later deadline has passed: the three differences' signs side by side (as in
+  // S_T_GO), registered in stage 3 with the other tests, combined there
+  logic sc_ok3, sc_dv3, sc_bz3, sc_dlge3, sc_pdl3, sc_pbd3;
+  always_ff @(posedge clk) begin
+    logic dv;
     logic [31:0] dl;
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic [31:0] d_dlbd, d_dl, d_bd;  // (their signs)
+    /* verilator lint_on UNUSEDSIGNAL */
     logic [23:0] una;
     {dv, dl, una} = sc_t2;
-    // the later deadline has passed (the three differences side by side, as in S_T_GO)
-    use_dl = dv && (!sc_rv.busy || $signed(dl - sc_rv.busy_deadline) >= 0);
-    past_dl = $signed(now_tick - dl) >= 0;
-    past_bd = $signed(now_tick - sc_rv.busy_deadline) >= 0;
-    sc_exp = sc_v2 && s_rd2_valid && una != sc_rv.max_sent && (dv || sc_rv.busy) &&
-             (use_dl ? past_dl : past_bd);
+    d_dlbd = dl - sc_rv.busy_deadline;
+    d_dl = now_tick - dl;
+    d_bd = now_tick - sc_rv.busy_deadline;
+    sc_ok3 <= sc_v2 && s_rd2_valid && una != sc_rv.max_sent && (dv || sc_rv.busy);
+    sc_dv3 <= dv;
+    sc_bz3 <= sc_rv.busy;
+    sc_dlge3 <= !d_dlbd[31];
+    sc_pdl3 <= !d_dl[31];
+    sc_pbd3 <= !d_bd[31];
+    if (rst || soft_reset) sc_ok3 <= 1'b0;
   end
-  // the expiry is registered (sc_e3, stage 3) before the queue push.
   // "sc_q3 is queued", found a cycle ahead at sc_q2 by comparing it with the TQ queued
   // entries, with this cycle's push and pop forwarded (the pop wins, as in the queue update).
   // (A QP is pushed only when not queued, so the queue stands for a per-QP pending bit
   // without an N-bit vector and its 1-of-N read and write decode.)
   logic sc_e3, sc_p3, sc_set;
+  assign sc_e3 = sc_ok3 && (sc_dv3 && (!sc_bz3 || sc_dlge3) ? sc_pdl3 : sc_pbd3);
   assign sc_set = sc_e3 && !sc_p3;
 
   logic tq_pop;
@@ -605,7 +618,6 @@ module roce_comp #(
     sc_q2 <= sc_q1;
     sc_t2 <= sc_t1;
     if (sc_run) sc_idx <= sc_idx + 1'b1;
-    sc_e3 <= sc_exp;
     sc_q3 <= sc_q2;
     sc_p3 <= ((tq_v & tq_hit & ~tq_popm) != '0 || (sc_set && sc_q3 == sc_q2)) &&
              (tq_popm & tq_hit) == '0;
@@ -619,7 +631,6 @@ module roce_comp #(
       sc_idx <= '0;
       sc_v1 <= 1'b0;
       sc_v2 <= 1'b0;
-      sc_e3 <= 1'b0;
       tq_wr <= '0;
       tq_rd <= '0;
       tq_v <= '0;
@@ -673,15 +684,14 @@ module roce_comp #(
   logic e_readlike, e_atomic;
   assign e_readlike = e.opcode == roce_desc_pkg::SQ_OP_READ || e_atomic;
   assign e_atomic = e.opcode == roce_desc_pkg::SQ_OP_ATOMIC_CAS || e.opcode == roce_desc_pkg::SQ_OP_ATOMIC_FAA;
-  // e's first PSN after it and its last PSN, registered with e (from the window read): the
+  // e's first PSN after it and its packets - 1, registered with e (from the window read): the
   // adds are off the sequencer's compares
-  logic [23:0] e_end, e_last, e_nm1, w_end, w_last, w_nm1;  // (and its packets - 1)
+  logic [23:0] e_end, e_nm1, w_end, w_nm1;
   always_comb begin
     logic [23:0] wf, wn;
     wf = s_win_data[8*roce_rec_pkg::SQ_WIN_FIRST_PSN_OFF +: 24];
     wn = s_win_data[8*roce_rec_pkg::SQ_WIN_NPKTS_OFF +: 24];
     w_end = wf + wn;
-    w_last = wf + wn - 24'd1;
     w_nm1 = wn - 24'd1;
   end
   logic [7:0] e_cqe_op;
@@ -703,8 +713,18 @@ module roce_comp #(
   logic [7:0]  cpl_status;     // CPL: 0 = the entry's own status
   logic        cpl_flush;      // CPL: a flush completion (byte_len 0, WR_FLUSH_ERR default)
   logic        err_done;       // this operation reported the QP in error
+  // rw_target/rw_i/rw_ret are read only by S_RW_NEXT/S_RW_CHECK (and rw_i by S_O_*): the
+  // states that may start a rewind load them whether or not they go there, so the loads do
+  // not wait for the test that decides it
   logic [31:0] rw_i;
   logic [31:0] ol_k;           // oldest READ
+  // S_O_CPL's "the head is the oldest READ": registered, as r.sq_ci == rw_i when S_O_CHECK
+  // finds it (o_first), else as r.sq_ci + 1 == ol_k (S_CPL's increment, the state before)
+  logic        ci_eq_rw, o_eq, o_eq1, o_first;
+  always_ff @(posedge clk) begin
+    ci_eq_rw <= r.sq_ci == rw_i;
+    o_eq1 <= r.sq_ci + 32'd1 == ol_k;
+  end
   logic [23:0] ol_first;
 
   // READ/atomic placement
@@ -718,6 +738,9 @@ module roce_comp #(
   logic        rd_last;      // r.rd_pkts + 1 == e.npkts
   logic        rd_ahead;     // psn_gt(h.psn, rd_exp)
   logic        rd_at;        // h.psn == rd_exp
+  logic        rd_rw_same;   // the last rewind went to rd_exp
+  logic        rw_in;        // rw_target is in the entry (S_RW_CHECK)
+  logic        wc_first_gt, wc_rd_gt, wc_last_gt;
   logic [12:0] rd_plen;
   always_ff @(posedge clk) begin
     if (st[I_WIN_WAIT] && s_win_valid) begin
@@ -742,9 +765,36 @@ module roce_comp #(
         rd_at <= d == 24'd0;
       end
       rd_last <= r.rd_pkts + 24'd1 == w_npkts;
+      begin
+        logic [23:0] d;  // r.rewound - rd_exp, one three-operand sum
+        d = r.rewound - w_first - r.rd_pkts;
+        rd_rw_same <= r.rewound_v && d == 24'd0;
+      end
+      // S_RW_CHECK: rw_target is one of the entry's PSNs, [first, first + npkts) (npkts is
+      // at most 2^23: !psn_lt(t, first) && psn_lt(t, first + npkts) is this)
+      rw_in <= rw_target - w_first < w_npkts;
+      // S_W_CHECK: the entry's first PSN, its next READ response and its last PSN are after
+      // ack_psn (each one sum's sign and != 0)
+      begin
+        logic [23:0] df, dr, dl;
+        df = w_first - ack_psn;
+        dr = w_first + r.rd_pkts - ack_psn;
+        dl = w_first + w_npkts - 24'd1 - ack_psn;
+        wc_first_gt <= !df[23] && df != 24'd0;
+        wc_rd_gt <= !dr[23] && dr != 24'd0;
+        wc_last_gt <= !dl[23] && dl != 24'd0;
+      end
     end
   end
   assign rd_plen = rd_full ? 13'(32'd1 << log_mtu) : rd_rest[12:0];
+  // S_R_READ's tests of the header, registered (h is loaded as the operation starts, log_mtu
+  // from a in S_WAIT): a LAST/ONLY or a FIRST/MIDDLE response, a payload of an MTU
+  logic h_rd_end, h_rd_mid, h_len_mtu;
+  always_ff @(posedge clk) begin
+    h_rd_end <= h.opcode == OP_RD_LAST || h.opcode == OP_RD_ONLY;
+    h_rd_mid <= h.opcode == OP_RD_FIRST || h.opcode == OP_RD_MIDDLE;
+    h_len_mtu <= h.payload_len == 16'(32'd1 << log_mtu);
+  end
   logic        pl_atomic;      // placing an atomic's 8 bytes (else READ data)
   logic [12:0] pl_len;
   logic [31:0] pl_off;
@@ -780,7 +830,8 @@ module roce_comp #(
   assign wk_src = st[I_SG_DATA] ? {dr_data[8*roce_desc_pkg::SQ_WQE_NUM_SGE_OFF +: 3],
                                    dr_data[8*roce_desc_pkg::SQ_WQE_DATA_OFF +: 512]}
                 : sg_kept ? sg_q : bs_q[514:0];
-  assign wk_go = st[I_SG_DATA] || (st[I_SG] && (sg_kept || bs_hit));
+  // (loaded in S_SG whether or not the SGEs are there: a ring read loads them again)
+  assign wk_go = st[I_SG_DATA] || st[I_SG];
   logic [2:0]  pc_n, mr_i, mr_got;
   logic [4*32-1:0] pc_key, pc_len;
   logic [4*64-1:0] pc_va, pc_dma;
@@ -903,12 +954,38 @@ module roce_comp #(
   // written only by S_R_AETH) and now_l (latched in S_IDLE) hold still long before it
   logic rnr_wait;
   always_ff @(posedge clk) rnr_wait <= t_after(r.rnr_until, now_l);
+  // r.sq_ci's and rw_i's order against roce_req's indices ({sq_pi, fetched, started} and
+  // started), registered a cycle ahead for the value and the value + 1: S_CPL increments
+  // r.sq_ci (ci_inc), S_O_CHECK/S_RW_CHECK rw_i (rw_inc), and the next state reads the
+  // order; rw_i loaded from r.sq_ci (rw_ld) takes r.sq_ci's. rv is loaded in S_WAIT and r
+  // in S_WAIT/S_GO, a cycle or more before any state that reads these.
+  logic       ci_inc, rw_inc, rw_ld;
+  logic [2:0] cb0, cb1, ci_b;
+  logic       rb0, rb1, rw_b;
+  always_ff @(posedge clk) begin
+    cb0 <= {idx_before(r.sq_ci, rv.sq_pi), idx_before(r.sq_ci, rv.fetched), idx_before(r.sq_ci, rv.started)};
+    cb1 <= {idx_before(r.sq_ci + 32'd1, rv.sq_pi), idx_before(r.sq_ci + 32'd1, rv.fetched),
+            idx_before(r.sq_ci + 32'd1, rv.started)};
+    rb0 <= idx_before(rw_i, rv.started);
+    rb1 <= idx_before(rw_i + 32'd1, rv.started);
+  end
+  assign ci_b = ci_inc ? cb1 : cb0;
+  assign rw_b = rw_ld ? ci_b[0] : rw_inc ? rb1 : rb0;
   // the response is a NAK or an RNR NAK (S_W_DONE: else S_R_AETH is skipped), and the RNR
   // back-off in cycles: h is loaded as the operation starts
-  logic        aeth_nak;
+  // back-off in cycles, and the header's kind and the QP's state for S_R_START / S_T_GO: h is
+  // loaded as the operation starts (S_IDLE), a_state and r in S_WAIT, two cycles or more
+  // before any of these reads them
+  logic        aeth_nak, h_ack0, h_rnr, h_nak, h_rsp, qp_live;
   logic [31:0] rnr_dly;
+  assign aeth_nak = h_rnr || h_nak;
   always_ff @(posedge clk) begin
-    aeth_nak <= h.opcode == OP_ACK && (h.aeth_syndrome[7:5] == 3'b001 || h.aeth_syndrome[7:5] == 3'b011);
+    h_ack0 <= h.opcode == OP_ACK && h.aeth_syndrome[7:5] == 3'b000;
+    h_rnr <= h.opcode == OP_ACK && h.aeth_syndrome[7:5] == 3'b001;
+    h_nak <= h.opcode == OP_ACK && h.aeth_syndrome[7:5] == 3'b011;
+    h_rsp <= h.opcode == OP_ATOMIC_ACK || h.opcode == OP_RD_FIRST || h.opcode == OP_RD_MIDDLE ||
+             h.opcode == OP_RD_LAST || h.opcode == OP_RD_ONLY;
+    qp_live <= (a_state == ST_RTS || a_state == ST_SQD) && !r.dead;
     rnr_dly <= rnr_us(h.aeth_syndrome[4:0]) * {20'd0, cfg_us_cycles};
   end
   logic        aeth_same;  // S_R_AETH: the NAK's PSN is the last rewind's
@@ -922,6 +999,9 @@ module roce_comp #(
     cnt_dma_err <= 1'b0;
     sg_we <= 1'b0;
     if (!init_done) init_idx <= init_idx + 1'b1;
+    ci_inc <= 1'b0;
+    rw_ld <= 1'b0;
+    rw_inc <= 1'b0;
     if (m_attr_valid && m_attr_ready) m_attr_valid <= 1'b0;
     if (m_rd_valid) m_rd_valid <= 1'b0;
     if (m_win_valid) m_win_valid <= 1'b0;
@@ -1051,25 +1131,23 @@ module roce_comp #(
 
       // ------------------------------------------------------------ responses
       st[I_R_START]: begin
+        // (rw_*: see their declaration)
+        rw_i <= r.sq_ci;
+        rw_ld <= 1'b1;
         // a QP not in RTS/SQD ignores it; a PSN never sent changes nothing but the rules at
         // the end
-        st <= (a_state == ST_RTS || a_state == ST_SQD) && !r.dead ? S_R_FIN : S_R_FIN4;
-        if ((a_state == ST_RTS || a_state == ST_SQD) && !r.dead && r_in_win) begin
-          if (h.opcode == OP_ACK) begin
-            if (h.aeth_syndrome[7:5] == 3'b000) begin
-              ack_psn <= h.psn;
-              una_w <= r.una;
-              st <= S_W_NEXT;
-            end else if (h.aeth_syndrome[7:5] == 3'b001 || h.aeth_syndrome[7:5] == 3'b011) begin
-              cnt_nak <= 1'b1;
-              cnt_rnr <= h.aeth_syndrome[7:5] == 3'b001;
-              ack_psn <= h.psn - 24'd1;
-              una_w <= r.una;
-              st <= S_W_NEXT;
-            end
-          end else if (h.opcode == OP_ATOMIC_ACK || h.opcode == OP_RD_FIRST || h.opcode == OP_RD_MIDDLE ||
-                       h.opcode == OP_RD_LAST || h.opcode == OP_RD_ONLY) begin
-            rw_i <= r.sq_ci;
+        // (ack_psn and una_w are read only by the ACK walk: loaded whether or not it runs)
+        ack_psn <= h_ack0 ? h.psn : h.psn - 24'd1;
+        una_w <= r.una;
+        st <= qp_live ? S_R_FIN : S_R_FIN4;
+        if (qp_live && r_in_win) begin
+          if (h_ack0) begin
+            st <= S_W_NEXT;
+          end else if (h_rnr || h_nak) begin
+            cnt_nak <= 1'b1;
+            cnt_rnr <= h_rnr;
+            st <= S_W_NEXT;
+          end else if (h_rsp) begin
             st <= S_O_NEXT;
           end
         end
@@ -1077,7 +1155,7 @@ module roce_comp #(
 
       // the walk: complete what ack_psn covers
       st[I_W_NEXT]: begin
-        if (!idx_before(r.sq_ci, rv.started)) begin
+        if (!ci_b[0]) begin
           st <= S_W_PRE;
         end else begin
           m_win_valid <= 1'b1;
@@ -1089,15 +1167,15 @@ module roce_comp #(
       end
       st[I_W_CHECK]: begin
         st <= S_W_PRE;
-        if (psn_gt(e.first_psn, ack_psn)) begin
+        if (wc_first_gt) begin
           st <= S_W_PRE;
         end else if (e_readlike) begin
-          if (!psn_gt(e.first_psn + r.rd_pkts, ack_psn)) begin
+          if (!wc_rd_gt) begin
             lost <= 1'b1;
-            lost_psn <= e.first_psn + r.rd_pkts;
+            lost_psn <= rd_exp;
           end
-          una_w <= e.first_psn + r.rd_pkts;
-        end else if (!psn_gt(e_last, ack_psn)) begin
+          una_w <= rd_exp;
+        end else if (!wc_last_gt) begin
           una_w <= e_end;
           cpl_status <= 8'd0;
           cpl_flush <= 1'b0;
@@ -1114,6 +1192,11 @@ module roce_comp #(
         st <= S_W_DONE;
       end
       st[I_W_DONE]: begin
+        // (rw_*: see their declaration)
+        rw_target <= lost_psn;
+        rw_i <= r.sq_ci;
+        rw_ld <= 1'b1;
+        rw_ret <= aeth_nak ? S_R_AETH : S_R_FIN;
         st <= aeth_nak ? S_R_AETH : S_R_FIN;
         if (w_adv) begin
           r.una <= una_w;
@@ -1124,9 +1207,6 @@ module roce_comp #(
           r.dl <= tick_l + (32'd1 << (a.timeout > 5'd30 ? 5'd30 : a.timeout));
         end
         if (lost && !(w_same && !w_adv)) begin
-          rw_target <= lost_psn;
-          rw_i <= r.sq_ci;
-          rw_ret <= aeth_nak ? S_R_AETH : S_R_FIN;
           st <= S_RW_NEXT;
         end
       end
@@ -1135,8 +1215,13 @@ module roce_comp #(
         st <= S_R_AETH2;
       end
       st[I_R_AETH2]: begin
+        // (rw_*: see their declaration)
+        rw_target <= h.psn;
+        rw_i <= r.sq_ci;
+        rw_ld <= 1'b1;
+        rw_ret <= S_R_FIN;
         st <= S_R_FIN;
-        if (h.opcode == OP_ACK && h.aeth_syndrome[7:5] == 3'b001) begin
+        if (h_rnr) begin
           // RNR NAK
           if (aeth_same && rnr_wait) begin
             st <= S_R_FIN;
@@ -1146,12 +1231,9 @@ module roce_comp #(
             if (r.rnr_left != 3'd7) r.rnr_left <= r.rnr_left - 3'd1;
             r.rnr_until <= now_l + rnr_dly;
             r.rewound_v <= 1'b0;
-            rw_target <= h.psn;
-            rw_i <= r.sq_ci;
-            rw_ret <= S_R_FIN;
             st <= S_RW_NEXT;
           end
-        end else if (h.opcode == OP_ACK && h.aeth_syndrome[7:5] == 3'b011) begin
+        end else if (h_nak) begin
           unique case (h.aeth_syndrome[4:0])
             5'd0: begin
               if (!(aeth_same)) begin
@@ -1159,9 +1241,6 @@ module roce_comp #(
                   fatal <= roce_desc_pkg::WC_STATUS_RETRY_EXC_ERR;
                 end else begin
                   r.retries <= r.retries - 3'd1;
-                  rw_target <= h.psn;
-                  rw_i <= r.sq_ci;
-                  rw_ret <= S_R_FIN;
                   st <= S_RW_NEXT;
                 end
               end
@@ -1176,7 +1255,7 @@ module roce_comp #(
 
       // the oldest READ/atomic: find it, complete the WQEs before it
       st[I_O_NEXT]: begin
-        if (!idx_before(rw_i, rv.started)) begin
+        if (!rw_b) begin
           st <= S_R_FIN;  // none
         end else begin
           m_win_valid <= 1'b1;
@@ -1189,15 +1268,19 @@ module roce_comp #(
       st[I_O_CHECK]: begin
         if (e_readlike) begin
           ol_k <= rw_i;
+          o_eq <= ci_eq_rw;
+          o_first <= 1'b1;
           ol_first <= e.first_psn;
           st <= S_O_CPL;
         end else begin
           rw_i <= rw_i + 32'd1;
+          rw_inc <= 1'b1;
           st <= S_O_NEXT;
         end
       end
       st[I_O_CPL]: begin  // complete the head until the READ is there
-        if (r.sq_ci == ol_k) begin
+        o_first <= 1'b0;
+        if (o_first ? o_eq : o_eq1) begin
           st <= S_O_DONE;
         end else begin
           m_win_valid <= 1'b1;
@@ -1225,25 +1308,25 @@ module roce_comp #(
 
       // READ response for the READ at the head (e)
       st[I_R_READ]: begin
+        // (rw_*: see their declaration)
+        rw_target <= rd_exp;
+        rw_i <= r.sq_ci;
+        rw_ld <= 1'b1;
+        rw_ret <= S_R_FIN;
         st <= S_R_FIN;
+        pl_len <= rd_plen;  // (read only by the walk, which starts from S_SG)
+        pl_off <= rd_off;
         if (e.opcode == roce_desc_pkg::SQ_OP_READ) begin
           if (rd_ahead) begin
             // a response was lost: go back to it
-            if (!(r.rewound_v && r.rewound == rd_exp)) begin
-              rw_target <= rd_exp;
-              rw_i <= r.sq_ci;
-              rw_ret <= S_R_FIN;
+            if (!rd_rw_same) begin
               st <= S_RW_NEXT;
             end
           end else if (rd_at) begin
-            logic op_ok;
-            op_ok = rd_last ? (h.opcode == OP_RD_LAST || h.opcode == OP_RD_ONLY)
-                         : (h.opcode == OP_RD_FIRST || h.opcode == OP_RD_MIDDLE);
-            if (!op_ok || h.payload_len != {3'd0, rd_plen}) begin
+            if (!(rd_last ? h_rd_end : h_rd_mid) ||
+                !(rd_full ? h_len_mtu : h.payload_len == {3'd0, rd_rest})) begin
               fatal <= roce_desc_pkg::WC_STATUS_BAD_RESP_ERR;
             end else begin
-              pl_len <= rd_plen;
-              pl_off <= rd_off;
               st <= S_SG;
             end
           end
@@ -1399,17 +1482,19 @@ module roce_comp #(
 
       // after a response: skip what is acknowledged, the error, a malformed WQE at the head
       st[I_R_FIN]: begin
+        // (rw_*: see their declaration)
+        rw_target <= r.una;
+        rw_i <= r.sq_ci;
+        rw_ld <= 1'b1;
+        rw_ret <= S_R_FIN2;
         st <= S_R_FIN2;
         if (fatal == 8'd0 && fin_rw) begin
-          rw_target <= r.una;
-          rw_i <= r.sq_ci;
-          rw_ret <= S_R_FIN2;
           st <= S_RW_NEXT;
         end
       end
       st[I_R_FIN2]: begin
         st <= S_R_FIN3;
-        if (fatal != 8'd0 && idx_before(r.sq_ci, rv.fetched)) begin
+        if (fatal != 8'd0 && ci_b[1]) begin
           m_win_valid <= 1'b1;
           m_win_qpn <= q24;
           m_win_idx <= r.sq_ci;
@@ -1422,7 +1507,7 @@ module roce_comp #(
       st[I_R_FIN3]: begin
         // (after S_CPL, which returns to S_CPL's ret: set below)
         st <= S_R_FIN4;
-        if (!err_done && idx_before(r.sq_ci, rv.fetched) && !idx_before(r.sq_ci, rv.started)) begin
+        if (!err_done && ci_b[1] && !ci_b[0]) begin
           m_win_valid <= 1'b1;
           m_win_qpn <= q24;
           m_win_idx <= r.sq_ci;
@@ -1436,7 +1521,6 @@ module roce_comp #(
       st[I_WIN_WAIT]: if (s_win_valid) begin
         e <= s_win_data;
         e_end <= w_end;
-        e_last <= w_last;
         e_nm1 <= w_nm1;
         st <= ret;
         if (ret[I_CPL]) ret <= S_R_FIN3;
@@ -1453,6 +1537,7 @@ module roce_comp #(
           m_cpl_tuser <= {2'b00, a.send_cq};
         end
         r.sq_ci <= r.sq_ci + 32'd1;
+        ci_inc <= 1'b1;
         r.rd_pkts <= 24'd0;
         if (stat == 8'd0 && e_readlike) r.rd_done <= r.rd_done + 8'd1;
         if (stat != 8'd0 && !cpl_flush && !err_done && !r.dead) begin
@@ -1467,7 +1552,7 @@ module roce_comp #(
 
       // ------------------------------------------------------------ rewind: find rw_target
       st[I_RW_NEXT]: begin
-        if (!idx_before(rw_i, rv.started)) begin
+        if (!rw_b) begin
           st <= rw_ret;
           if (rw_target == rv.max_sent) begin
             r.rw_psn <= rw_target;
@@ -1486,7 +1571,7 @@ module roce_comp #(
         end
       end
       st[I_RW_CHECK]: begin
-        if (!psn_lt(rw_target, e.first_psn) && psn_lt(rw_target, e_end)) begin
+        if (rw_in) begin
           r.rw_psn <= rw_target;
           r.rw_idx <= rw_i;
           r.rw_pkt <= rw_target - e.first_psn;
@@ -1496,17 +1581,23 @@ module roce_comp #(
           st <= rw_ret;
         end else begin
           rw_i <= rw_i + 32'd1;
+          rw_inc <= 1'b1;
           st <= S_RW_NEXT;
         end
       end
 
       // ------------------------------------------------------------ timeout
       st[I_T_GO]: begin
+        // (rw_*: see their declaration)
+        rw_target <= r.una;
+        rw_i <= r.sq_ci;
+        rw_ld <= 1'b1;
+        rw_ret <= S_WB;
         st <= S_WB;
-        if ((a_state == ST_RTS || a_state == ST_SQD) && !r.dead && t_expired) begin
+        if (qp_live && t_expired) begin
           cnt_timeout <= 1'b1;
           if (r.retries == 3'd0) begin
-            if (idx_before(r.sq_ci, rv.fetched)) begin
+            if (ci_b[1]) begin
               m_win_valid <= 1'b1;
               m_win_qpn <= q24;
               m_win_idx <= r.sq_ci;
@@ -1520,9 +1611,6 @@ module roce_comp #(
             r.rewound_v <= 1'b0;
             r.dl_v <= a.timeout != 5'd0;
             r.dl <= tick_l + (32'd1 << (a.timeout > 5'd30 ? 5'd30 : a.timeout));
-            rw_target <= r.una;
-            rw_i <= r.sq_ci;
-            rw_ret <= S_WB;
             st <= S_RW_NEXT;
           end
         end
@@ -1530,7 +1618,6 @@ module roce_comp #(
       st[I_T_CPL]: if (s_win_valid) begin
         e <= s_win_data;
         e_end <= w_end;
-        e_last <= w_last;
         e_nm1 <= w_nm1;
         ret <= S_WB;
         st <= S_CPL;
@@ -1539,8 +1626,8 @@ module roce_comp #(
       // ------------------------------------------------------------ kick: a malformed head
       st[I_K_GO]: begin
         st <= S_WB;
-        if (a_state != 3'd6 && !r.dead && idx_before(r.sq_ci, rv.fetched) &&
-            !idx_before(r.sq_ci, rv.started)) begin
+        if (a_state != 3'd6 && !r.dead && ci_b[1] &&
+            !ci_b[0]) begin
           m_win_valid <= 1'b1;
           m_win_qpn <= q24;
           m_win_idx <= r.sq_ci;
@@ -1560,7 +1647,7 @@ module roce_comp #(
 
       // ------------------------------------------------------------ ENTER_ERR: flush
       st[I_F_NEXT]: begin
-        if (!idx_before(r.sq_ci, rv.fetched)) begin
+        if (!ci_b[1]) begin
           st <= S_U_NEXT;
         end else begin
           m_win_valid <= 1'b1;
@@ -1578,7 +1665,7 @@ module roce_comp #(
       end
       // the WQEs posted and not fetched: wr_id from the ring
       st[I_U_NEXT]: begin
-        if (!idx_before(r.sq_ci, rv.sq_pi)) begin
+        if (!ci_b[2]) begin
           if (kind == K_CTX) begin
             r.rd_pkts <= 24'd0;
             r.dl_v <= 1'b0;
@@ -1595,7 +1682,6 @@ module roce_comp #(
       st[I_U_DATA]: if (s_dma_rd_tvalid) begin
         e <= '0;
         e_end <= 24'd0;
-        e_last <= 24'hFF_FFFF;
         e_nm1 <= 24'hFF_FFFF;
         e.wr_id <= s_dma_rd_tuser ? 64'd0 : s_dma_rd_tdata[63:0];
         if (s_dma_rd_tuser) cnt_dma_err <= 1'b1;
