@@ -18,15 +18,16 @@
 //     saturating), byte count, alpha and rate deadlines (32-bit cycles), pacing debt (32 bits)
 //     and its settle stamp (16 bits of the cycle). An all-zero row is a QP at line rate.
 //   NP (notification point, 33 bits): recent, CNP expiry cycle.
-// Slots: on even cycles the scanner visits row now_cycle[LOG_N:1] in both tables (every row
-//   every 2^(LOG_N+1) cycles: 8.2 us at LOG_N = 10 and 250 MHz); on odd cycles one input
-//   operation is taken for each table. Scanner, RP table: a limited QP settles its debt; if its
-//   alpha deadline has come, alpha -= alpha * g and the deadline moves on by K (or to now + K
-//   if that is not later than now); if its rate deadline has come, the timer stage count goes
-//   up and a rate increase follows (deadline as for alpha, with T). Scanner, NP table: an
-//   expired stamp clears `recent` (so 32-bit stamps never alias).
+// Cycles: on even cycles the scanner visits row now_cycle[LOG_N:1] in both tables (every
+//   row every 2^(LOG_N+1) cycles: 8.2 us at LOG_N = 10 and 250 MHz); on odd cycles one input
+//   operation is issued to each table (from the input slots, below). Scanner, RP table: a
+//   limited QP settles its debt; if its alpha deadline has come, alpha -= alpha * g and the
+//   deadline moves on by K (or to now + K if that is not later than now); if its rate
+//   deadline has come, the timer stage count goes up and a rate increase follows (deadline
+//   as for alpha, with T). Scanner, NP table: an expired stamp clears `recent` (so 32-bit
+//   stamps never alias).
 // Inputs (valid/ready; qpn >= 2^LOG_N: accepted, no effect, queries answer "unlimited"):
-//   s_reset_*  a QP was created or reset: both rows cleared (takes both odd-cycle slots).
+//   s_reset_*  a QP was created or reset: both rows cleared (issued to both tables at once).
 //   s_cnp_*    a CNP arrived for the QP: with cfg_dcqcn_enable, the rate cut (the first CNP
 //              of an unlimited QP starts from Rc = Rt = line, alpha = ALPHA.INIT).
 //   s_sent_*   the QP sent s_sent_bytes (a limited QP only): debt and the byte counter.
@@ -38,9 +39,9 @@
 //   table takes the first full slot of reset, cnp, sent, query, unless its row is the
 //   scanner's row of one of the 3 cycles before or the 3 after (rows s - 1 .. s + 2, s the
 //   row of the cycle before) or the row of the RP operation issued 2 cycles before (then
-//   none); the NP table takes a reset (with its RP issue), or else a CE
-//   when no reset waits, its row is not the scanner's of the cycle before or after and the
-//   CNP FIFO holds at most 1 request. With that, every operation sees the writes of all
+//   none); the NP table takes a reset (with its RP issue), or else a CE when no reset
+//   waits, its row is not the scanner's of the cycle before or after and the CNP FIFO holds
+//   at most 1 request. With that, every operation sees the writes of all
 //   earlier operations: the model applies them in the order issued, at the cycle issued.
 // Configuration: the cfg_* inputs are registered, then derived (K, T and the interval in
 //   cycles, the minimum rate); an operation issued in cycle c uses the inputs of cycle c - 1.
