@@ -98,13 +98,17 @@ module roce_rd_rsp #(
   // r_big = more than an MTU left, a register: r_lm2 = r_left - 2 * mtu is kept beside
   // r_left (both stepped by the MTU), and after a full packet r_big is its sign and zero
   // test; no compare on the packet path. The beats of both packet kinds are ready beside.
+  // r_left63 = r_left[15:0] + 63 is kept beside r_left too (stepped by the packet length),
+  // so the last packet's beats are its bits [15:6] (exact when r_big is low: r_left is at
+  // most an MTU then), no adder in front of the credit test.
   logic [32:0] r_lm2;
   logic        r_big;
+  logic [15:0] r_left63;
   logic [AW:0] r_mtu_beats, r_left_beats;
   assign g_len = r.atomic ? 16'd0 : (r_big ? r_mtu : r_left[15:0]);
   assign g_last = r.atomic || !r_big;
   assign g_beats = r.atomic ? '0 : r_big ? r_mtu_beats : r_left_beats;
-  assign r_left_beats = (AW + 1)'(({1'b0, r_left[15:0]} + 17'd63) >> 6);
+  assign r_left_beats = (AW + 1)'(r_left63[15:6]);
 
   // descriptor queue: {desc, beats}
   localparam int QE_W = DESC_W + AW + 1;
@@ -114,13 +118,14 @@ module roce_rd_rsp #(
   assign dq_full = dq_wr - dq_rd == (QW + 1)'(DESC_DEPTH);
   assign dq_empty = dq_wr == dq_rd;
 
-  // FIFO credit: beats reserved by issued reads and not yet sent out
-  logic [AW:0] credit_used;
+  // FIFO credit: the beats not reserved by issued reads (DEPTH less the beats reserved and
+  // not yet sent out), so a packet fits when its beats are at most this: one compare
+  logic [AW:0] credit_free;
   logic        fits;
   logic fits_mtu, fits_left;
-  assign fits_mtu = {1'b0, credit_used} + {1'b0, r_mtu_beats} <= (AW + 2)'(DEPTH);
-  assign fits_left = {1'b0, credit_used} + {1'b0, r_left_beats} <= (AW + 2)'(DEPTH);
-  assign fits = r.atomic ? {1'b0, credit_used} <= (AW + 2)'(DEPTH) : r_big ? fits_mtu : fits_left;
+  assign fits_mtu = r_mtu_beats <= credit_free;
+  assign fits_left = r_left_beats <= credit_free;
+  assign fits = r.atomic || (r_big ? fits_mtu : fits_left);
 
   logic go;  // make the next packet this cycle
   assign go = r_busy && !dq_full && fits && (!m_dma_rd_valid || m_dma_rd_ready);
@@ -182,6 +187,7 @@ module roce_rd_rsp #(
       r <= s_rsp_data;
       r_busy <= 1'b1;
       r_left <= s_rsp_data[8*roce_rec_pkg::RD_RSP_LEN_OFF +: 32];
+      r_left63 <= s_rsp_data[8*roce_rec_pkg::RD_RSP_LEN_OFF +: 16] + 16'd63;
       r_psn <= s_rsp_data[8*roce_rec_pkg::RD_RSP_PSN_OFF +: 24];
       r_dma <= s_rsp_data[8*roce_rec_pkg::RD_RSP_DMA_OFF +: 64];
       r_dma_hi1 <= s_rsp_data[8*roce_rec_pkg::RD_RSP_DMA_OFF + 16 +: 48] + 48'd1;
@@ -191,7 +197,9 @@ module roce_rd_rsp #(
         lg = 4'd7 + s_rsp_data[8*roce_rec_pkg::RD_RSP_PATH_MTU_OFF +: 4];
         len = s_rsp_data[8*roce_rec_pkg::RD_RSP_LEN_OFF +: 32];
         r_big <= len > (32'd1 << lg);
-        r_lm2 <= {1'b0, len} - (33'd2 << lg);
+        // 2 * MTU is 2^(8 + code) (codes 1..5): the subtraction on bits 32:8 only
+        r_lm2 <= {{1'b0, len[31:8]} - (25'd1 << s_rsp_data[8*roce_rec_pkg::RD_RSP_PATH_MTU_OFF +: 4]),
+                  len[7:0]};
         r_mtu_beats <= (AW + 1)'(((17'd1 << lg) + 17'd63) >> 6);
       end
       r_first <= 1'b1;
@@ -214,6 +222,7 @@ module roce_rd_rsp #(
         r_dma_hi1 <= r_dma_hi1 + 48'd1;
       end
       r_left <= r_left - {16'd0, g_len};
+      r_left63 <= r_left63 - g_len;
       r_big <= !r_lm2[32] && r_lm2 != 33'd0;  // (meaningless after the last packet)
       r_lm2 <= r_lm2 - {17'd0, r_mtu};
       r_first <= 1'b0;
@@ -265,11 +274,11 @@ module roce_rd_rsp #(
   logic [AW:0] claim;  // beats a descriptor takes from `arrived` when it is offered
   assign claim = (offer && !m_desc_valid) ? h_beats : '0;
   always_ff @(posedge clk) begin
-    credit_used <= credit_used + (go ? g_beats : '0) -
+    credit_free <= credit_free - (go ? g_beats : '0) +
                    ((m_axis_pay_tvalid && m_axis_pay_tready) ? (AW + 1)'(1) : '0);
     arrived <= arrived + (s_dma_rd_tvalid ? (AW + 1)'(1) : '0) - claim;
     if (rst) begin
-      credit_used <= '0;
+      credit_free <= (AW + 1)'(DEPTH);
       arrived <= '0;
     end
   end
