@@ -45,7 +45,7 @@
 //   overlaps the previous payload's streaming. Context ops, state reads and doorbells wait
 //   until the queue and the scatter are empty.
 // Latency (idle block, no backpressure, roce_mr_check's 4 cycles, DMA read latency L): a
-//   WRITE packet's first DMA write request is valid 12 cycles after its record is taken; a
+//   WRITE packet's first DMA write request is valid 13 cycles after its record is taken; a
 //   SEND FIRST/ONLY (a WRITE with immediate's LAST/ONLY) adds 2 cycles when its RQ WQE was
 //   read ahead and has landed (or the rest of that read), else the WQE read (L + 3). A
 //   packet's ACK is valid 3 cycles after its last DMA data beat was taken. In the engine
@@ -282,9 +282,9 @@ module roce_resp #(
   endfunction
 
   // ---------------------------------------------------------------- FSM
-  typedef enum logic [4:0] {
+  typedef enum logic [5:0] {
     S_IDLE, S_RD0, S_RD1, S_DISPATCH,
-    S_EXEC,
+    S_DECIDE, S_EXEC,
     S_RS_ADDR, S_RS_WAIT, S_RS_CMP,
     S_WALK,
     S_MR_ISSUE, S_MR_WAIT, S_MR_DONE,
@@ -294,7 +294,8 @@ module roce_resp #(
     S_FIN, S_SEND_CPL,
     S_OUT, S_WB,
     S_FL_ATTR, S_FL_ATTR_WAIT, S_FL_NEXT, S_FL_CPL,
-    S_PF_HIT, S_PF_ATTR, S_PF_ATTR_WAIT, S_PF_SET
+    S_PF_HIT, S_PF_ATTR, S_PF_ATTR_WAIT, S_PF_SET,
+    S_DMA_PRE, S_DB_PF
   } state_t;
   state_t st;
 
@@ -389,8 +390,10 @@ module roce_resp #(
   logic [LOG_RSRC-1:0] rs_slot;
   logic [RS_W-1:0]     rs_q;
 
-  // DMA read data (first beat) and failure
+  // DMA read data (first beat) and failure (the WQE's reserved bytes are tested as it loads)
+  /* verilator lint_off UNUSEDSIGNAL */
   logic [511:0] rd_data;
+  /* verilator lint_on UNUSEDSIGNAL */
   logic         rd_err, rd_first;
 
   // ---------------------------------------------------------------- RQ WQE prefetch
@@ -428,6 +431,7 @@ module roce_resp #(
   logic [31:0]      pf_mask;   // 2^(RQ log size) - 1, set with the prefetcher's QP
   // the QP's WQE at its rq ci is (or will be) in the ring head
   logic             pf_mine, pf_ready;
+  logic             dq_mine, dq_ready;  // registered in S_DMA_PRE for S_DMA_REQ
   assign pf_mine = pf_act && pf_qpn == qpn && pf_head == c.rq_ci && !pf_none;
   assign pf_ready = {1'b0, pf_alloc[PF_LD:0]} > {1'b0, pf_out};
   // The address of the WQE at pf_nxt, registered (the 64-bit add behind the issue decision
@@ -607,13 +611,14 @@ module roce_resp #(
   end
 
   // ---------------------------------------------------------------- decisions
-  // h.psn against c.epsn: its sign for S_EXEC, registered as S_EXEC is entered: from S_RD1 (c is being loaded from
-  // ctx_q) or S_DISPATCH (c loaded and not changed on the way to S_EXEC); h holds still
+  // h.psn against c.epsn: its sign for S_DECIDE, registered as S_DECIDE is entered: from S_RD1 (c is being loaded
+  // from ctx_q) or S_DISPATCH (c loaded and not changed on the way); h holds still
   /* verilator lint_off UNUSEDSIGNAL */
   ctx_t ctx_qt;
   /* verilator lint_on UNUSEDSIGNAL */
   assign ctx_qt = ctx_q;
-  logic pd_pos, pd_neg;  // h.psn after, before c.epsn in S_EXEC
+  logic pd_pos, pd_neg;  // h.psn after, before c.epsn in S_DECIDE (and after it: c.epsn holds)
+  logic x_dead, x_pos, x_neg, x_nak_sent, x_bad, x_rnr;  // S_DECIDE's, for S_EXEC
   always_ff @(posedge clk) begin
     logic [23:0] ep;
     ep = st == S_RD1 ? ctx_qt.epsn : c.epsn;
@@ -678,6 +683,13 @@ module roce_resp #(
   logic [23:0] e_psn, e_end;  // its first PSN and the PSN after its responses
   logic [63:0] e_orig;
   assign {e_atomic, e_psn, e_end, e_orig} = rs_q;
+  // S_RS_CMP's tests of the entry, registered: rs_q is read at rs_slot every cycle and rs_slot
+  // holds from S_RS_ADDR to S_RS_CMP, so these are the entry's in S_RS_CMP
+  logic rs_in, rs_at;  // a READ in the served range; the entry's first PSN
+  always_ff @(posedge clk) begin
+    rs_in <= !e_atomic && !psn_lt(h.psn, e_psn) && psn_lt(h.psn, e_end);
+    rs_at <= e_psn == h.psn;
+  end
 
   // the SGE the walk is at
   logic [63:0] sg_addr;
@@ -703,9 +715,10 @@ module roce_resp #(
   assign rd_bad = s_dma_rd_tuser || (!rd_first && rd_err);
   // (read in S_DMA_DONE only, where the first beat is in rd_data: S_DMA_DATA and S_PF_HIT,
   // the states before it, have cleared rd_first)
-  logic wqe_bad;  // the receive WQE is malformed (LocQpOpErr)
-  assign wqe_bad = roce_desc_pkg::rq_wqe_bad(rd_data) ||
-                   rd_data[8*roce_desc_pkg::RQ_WQE_NUM_SGE_OFF +: 8] > 8'd3;
+  logic wqe_bad;  // the receive WQE is malformed (LocQpOpErr): registered with rd_data
+  function automatic logic wqe_bad_of(input logic [511:0] d);
+    wqe_bad_of = roce_desc_pkg::rq_wqe_bad(d) || d[8*roce_desc_pkg::RQ_WQE_NUM_SGE_OFF +: 8] > 8'd3;
+  endfunction
 
   // the atomic
   logic [63:0] at_cmp_res;
@@ -867,7 +880,7 @@ module roce_resp #(
 
       S_RD1: begin
         c <= ctx_q;
-        st <= kind == K_PKT ? S_EXEC : S_DISPATCH;
+        st <= kind == K_PKT ? S_DECIDE : S_DISPATCH;
       end
 
       S_DISPATCH: begin
@@ -895,31 +908,45 @@ module roce_resp #(
           K_DB: begin
             c.rq_pi <= db_pi;
             if (pf_act && pf_qpn == qpn) pf_pi <= db_pi;
-            if (c.dead) st <= S_FL_ATTR;
-            // an idle prefetcher starts reading this QP's WQEs (its attributes first)
-            else if (!(pf_act && pf_qpn == qpn) && (!pf_act || pf_none) &&
-                     pf_out == '0 && db_pi != c.rq_ci) st <= S_PF_ATTR;
-            else st <= S_WB;
+            st <= c.dead ? S_FL_ATTR : S_DB_PF;
           end
-          default: st <= S_EXEC;
+          default: st <= S_DECIDE;
         endcase
       end
 
+      // a doorbell: an idle prefetcher starts reading this QP's WQEs (its attributes first)
+      S_DB_PF: begin
+        if (!(pf_act && pf_qpn == qpn) && (!pf_act || pf_none) && pf_out == '0 && c.rq_pi != c.rq_ci)
+          st <= S_PF_ATTR;
+        else
+          st <= S_WB;
+      end
+
       // ------------------------------------------------------------ packet decisions
+      // S_EXEC's tests registered (c, h, a and the op decode hold still from here on)
+      S_DECIDE: begin
+        x_dead <= c.dead;
+        x_pos <= pd_pos;
+        x_neg <= pd_neg;
+        x_nak_sent <= c.nak_sent;
+        x_bad <= !seq_ok || !acc_ok || !len_ok;
+        x_rnr <= (i_send && i_start && rq_empty) || (i_write && i_imm && rq_empty);
+        st <= S_EXEC;
+      end
       S_EXEC: begin
         sc_pay <= i_pay;
         st <= S_SCAT;
-        if (c.dead) begin
+        if (x_dead) begin
           cnt_drop <= 1'b1;
-        end else if (pd_pos) begin
+        end else if (x_pos) begin
           // ahead: one sequence error NAK until the expected PSN comes
-          if (!c.nak_sent) begin
+          if (!x_nak_sent) begin
             c.nak_sent <= 1'b1;
             o_ack <= 1'b1;
             ack_psn <= c.epsn;
             ack_syn <= NAK_SEQ;
           end
-        end else if (pd_neg) begin
+        end else if (x_neg) begin
           cnt_dup <= 1'b1;
           if (i_read || i_atomic) begin
             rs_i <= '0;
@@ -932,16 +959,16 @@ module roce_resp #(
           end
         end else begin
           c.nak_sent <= 1'b0;
-          if (!seq_ok || !acc_ok || !len_ok) begin
+          if (x_bad) begin
             fatal <= 1'b1;
             err_syn <= NAK_INV;
-          end else if ((i_send && i_start && rq_empty) || (i_write && i_imm && rq_empty)) begin
+          end else if (x_rnr) begin
             o_ack <= 1'b1;
             ack_psn <= h.psn;
             ack_syn <= {3'b001, a.min_rnr_timer};
           end else if (i_send && i_start) begin
             rd_for <= RD_SEND_WQE;
-            st <= S_DMA_REQ;
+            st <= S_DMA_PRE;
           end else if (i_send) begin
             wk_i <= 2'd0;
             wk_skip <= c.off;
@@ -1010,13 +1037,13 @@ module roce_resp #(
       // The resources oldest first: a READ inside a served READ's PSN range is served
       // again; an atomic is answered by the first entry of its PSN if that is an atomic.
       S_RS_ADDR: st <= rs_i == c.rs_cnt ? S_SCAT : S_RS_WAIT;
-      S_RS_WAIT: st <= S_RS_CMP;  // rs_q holds entry rs_slot next cycle
+      S_RS_WAIT: st <= S_RS_CMP;  // rs_q holds entry rs_slot next cycle (and S_RS_CMP's tests)
       S_RS_CMP: begin
         rs_i <= rs_i + 1'b1;
         rs_slot <= rs_slot + 1'b1;
         st <= S_RS_ADDR;
         if (i_read) begin
-          if (!e_atomic && !psn_lt(h.psn, e_psn) && psn_lt(h.psn, e_end)) begin
+          if (rs_in) begin
             mr_n <= 2'd1;
             mr_need_r <= ACC_REMOTE_READ;
             mr_key[31:0] <= h.rkey;
@@ -1024,7 +1051,7 @@ module roce_resp #(
             mr_len[31:0] <= h.dma_len;
             st <= S_MR_ISSUE;
           end
-        end else if (e_psn == h.psn) begin
+        end else if (rs_at) begin
           if (e_atomic) begin
             o_rsp <= 1'b1;
             rsp.atomic <= 1'b1;
@@ -1117,7 +1144,7 @@ module roce_resp #(
             fin_wend <= i_end;
           end
         end else if (i_read) begin
-          if (psn_lt(h.psn, c.epsn)) begin
+          if (pd_neg) begin  // (c.epsn unchanged since S_EXEC)
             // a duplicate served again from its PSN, if its range still checks
             if (mr_ok[0]) begin
               o_rsp <= 1'b1;
@@ -1149,18 +1176,27 @@ module roce_resp #(
             err_syn <= NAK_ACC;
           end else begin
             rd_for <= RD_ATOMIC;
-            st <= S_DMA_REQ;
+            st <= S_DMA_PRE;
           end
         end
       end
 
       // ------------------------------------------------------------ DMA reads
-      S_DMA_REQ: if ((rd_for == RD_SEND_WQE || rd_for == RD_IMM_WQE) && pf_mine) begin
+      // the prefetcher's tests registered (only S_DMA_REQ and the other FSM states move the
+      // ring head or stop the prefetcher; an issue meanwhile only adds a WQE in flight)
+      S_DMA_PRE: begin
+        dq_mine <= (rd_for == RD_SEND_WQE || rd_for == RD_IMM_WQE) && pf_mine;
+        dq_ready <= pf_ready;
+        st <= S_DMA_REQ;
+      end
+      S_DMA_REQ: if (dq_mine) begin
         // the receive WQE is the prefetch ring's head: take it once its read has landed
-        if (pf_ready) begin
+        if (dq_ready) begin
           c.rq_ci <= c.rq_ci + 32'd1;
           pf_head <= pf_head + 32'd1;
           st <= S_PF_HIT;
+        end else begin
+          st <= S_DMA_PRE;
         end
       end else if (!m_dma_rd_valid) begin
         m_dma_rd_valid <= 1'b1;
@@ -1193,17 +1229,20 @@ module roce_resp #(
       S_PF_HIT: begin  // pf_q, pf_eq: the head's body as it was before the pop
         rd_first <= 1'b0;
         rd_data <= pf_q;
+        wqe_bad <= wqe_bad_of(pf_q);
         rd_err <= pf_eq;
         if (pf_eq) cnt_dma_err <= 1'b1;
         st <= S_DMA_DONE;
       end
       S_DMA_DATA: if (fsm_beat) begin
         rd_first <= 1'b0;
-        if (rd_first) rd_data <= s_dma_rd_tdata;
+        if (rd_first) begin
+          rd_data <= s_dma_rd_tdata;
+          wqe_bad <= wqe_bad_of(s_dma_rd_tdata);
+        end
         if (s_dma_rd_tuser) rd_err <= 1'b1;
         if (s_dma_rd_tlast) st <= S_DMA_DONE;
         if (s_dma_rd_tlast) begin
-          if (rd_first) rd_data <= s_dma_rd_tdata;
           rd_err <= rd_bad;
           if (rd_bad) cnt_dma_err <= 1'b1;
         end
@@ -1342,7 +1381,7 @@ module roce_resp #(
           c.cur <= CUR_NONE;
           if (i_imm) begin
             rd_for <= RD_IMM_WQE;
-            st <= S_DMA_REQ;
+            st <= S_DMA_PRE;
           end else begin
             c.msn <= c.msn + 24'd1;
           end
@@ -1428,7 +1467,7 @@ module roce_resp #(
           st <= S_WB;
         end else begin
           rd_for <= RD_FLUSH_WQE;
-          st <= S_DMA_REQ;
+          st <= S_DMA_PRE;
         end
       end
       S_FL_CPL: if (!m_cpl_valid) st <= S_FL_NEXT;
