@@ -45,20 +45,22 @@
 //
 // Latency: attribute ports: a request (valid, qpn) in cycle t gives {attr, state} in cycle
 //   t+2 (BRAM read, output register); a qpn beyond the table reads as the default attributes
-//   in Reset. Commands and errors: accepted in cycle c, checked in c+1 (CQ validity,
-//   qp_ctx_bad, the rules, the udp_sport hash), decided in c+2 (new entry, ops); the ops are
-//   presented from c+4 on, each in the cycle after the previous one's acknowledgement, the
-//   state read in c+3. With every handshake answered at once, cmd_done is visible in c+5+n
-//   for n ops (QP_WRITE c+8, QP_MODIFY c+5..c+7), QP_READ c+5 (never written: c+4), a
-//   refused command c+4; an error that enters Err raises qp_err_valid in c+6, one that does
-//   not leaves the block idle in c+3 (tests/tests/qp_ctx_cosim.rs checks these).
+//   in Reset. Commands and errors: accepted in cycle c (the opcode decoded, the QP_MODIFY
+//   rules for each of the 8 states and the reserved bytes' test prepared from the ports),
+//   checked in c+1 (CQ validity, qp_ctx_bad, the rules for the state read, the udp_sport
+//   hash), decided in c+2 (new entry, ops); the ops are presented from c+4 on, each in the
+//   cycle after the previous one's acknowledgement, the state read in c+3. With every
+//   handshake answered at once, cmd_done is visible in c+5+n for n ops (QP_WRITE c+8,
+//   QP_MODIFY c+5..c+7), QP_READ c+5 (never written: c+4), a refused command c+4; an error
+//   that enters Err raises qp_err_valid in c+6, one that does not leaves the block idle in
+//   c+3 (tests/tests/qp_ctx_cosim.rs checks these).
 // Throughput: attribute ports one read per cycle each, always; commands and errors one at a
 //   time (errors first when both are offered).
 //
 // Resources (roce-synth, Yosys 0.23 synth_xilinx out of context, before place and route, the
-//   defaults): UltraScale+ 1796 LUTs, 3417 FFs, 48 LUTRAM, 42 RAMB36 (3 copies x 14), 2 DSP;
-//   7-series 1755 LUTs, 3417 FFs, 42 RAMB36. About 2100 of the FFs are the latched command
-//   (cmd_data) and the QP_READ image (cmd_rdata).
+//   defaults): UltraScale+ 1654 LUTs, 3176 FFs, 48 LUTRAM, 42 RAMB36 (3 copies x 14), 2 DSP;
+//   7-series 1642 LUTs, 3176 FFs, 42 RAMB36. About 1800 of the FFs are the latched command
+//   (cmd_data without its reserved bytes) and the QP_READ image (cmd_rdata).
 //
 // Parameters:
 //   LOG_N    log2 of the number of QPs (CAPS.LOG_MAX_QP; default 10 = 1024; at most 16).
@@ -289,7 +291,7 @@ module roce_qp_ctx #(
   assign take_cmd = cmd_valid && cmd_ready;
 
   logic          k_is_err;   // a transport error (else a command)
-  logic [7:0]    k_op;
+  logic          k_wr, k_mod, k_rd;  // the command's opcode, decoded when it is taken
   logic [23:0]   k_index;
   logic [31:0]   k_arg;
   logic [7:0]    k_cause;
@@ -342,6 +344,19 @@ module roce_qp_ctx #(
   assign send_cq_ok = 32'(d.send_cq) < NCQ && cq_grp_s[d.send_cq[3:0]];
   assign recv_cq_ok = 32'(d.recv_cq) < NCQ && cq_grp_r[d.recv_cq[3:0]];
 
+  // prepared when the operation is taken (the command's fields, from the ports): the
+  // QP_MODIFY transition check for each of the 8 states the QP can be in (S_CHECK picks the
+  // one the table read gives), and the reserved bytes of the context, ORed in 8 groups
+  // (S_CHECK adds the field checks of qp_ctx_bad)
+  localparam int RSV_G = 36;  // rsvd_92 is 288 bits: 8 groups
+  logic [63:0] pre_mod;   // bits 8f+7:8f: qp_modify_error(f, state, mask)
+  logic [7:0]  pre_rsvd;
+  roce_desc_pkg::qp_ctx_t d_nr;  // k_data without its reserved bytes
+  always_comb begin
+    d_nr = k_data;
+    d_nr.rsvd_92 = '0;
+  end
+
   // decision
   logic [7:0]    dc_err;
   ent_t          dc_ent;
@@ -361,77 +376,75 @@ module roce_qp_ctx #(
     if (k_is_err) begin
       dc_ops[OP_ENTER_ERR] = ck_enter;
     end else begin
-      case (k_op)
-        roce_regs_pkg::CMD_OP_QP_WRITE: begin
-          if (ck_bad) dc_err = roce_regs_pkg::CMD_ERR_BAD_ATTR;
-          else if (!ck_idx_ok || ck_rsvd) dc_err = roce_regs_pkg::CMD_ERR_BAD_INDEX;
-          else if (ck_busy) dc_err = roce_regs_pkg::CMD_ERR_BAD_STATE;
-          else if (!ck_cq_ok) dc_err = roce_regs_pkg::CMD_ERR_BAD_ATTR;
-          else if (ck_wr_state) dc_err = roce_regs_pkg::CMD_ERR_BAD_STATE;
-          else if (ck_type) dc_err = roce_regs_pkg::CMD_ERR_BAD_ATTR;
-          dc_ops[OP_RESET] = 1'b1;
-          dc_ops[OP_SET_RQ_PSN] = 1'b1;
-          dc_ops[OP_SET_SQ_PSN] = 1'b1;
-          dc_ent.path_mtu = d.path_mtu[2:0];
+      if (k_wr) begin
+        if (ck_bad) dc_err = roce_regs_pkg::CMD_ERR_BAD_ATTR;
+        else if (!ck_idx_ok || ck_rsvd) dc_err = roce_regs_pkg::CMD_ERR_BAD_INDEX;
+        else if (ck_busy) dc_err = roce_regs_pkg::CMD_ERR_BAD_STATE;
+        else if (!ck_cq_ok) dc_err = roce_regs_pkg::CMD_ERR_BAD_ATTR;
+        else if (ck_wr_state) dc_err = roce_regs_pkg::CMD_ERR_BAD_STATE;
+        else if (ck_type) dc_err = roce_regs_pkg::CMD_ERR_BAD_ATTR;
+        dc_ops[OP_RESET] = 1'b1;
+        dc_ops[OP_SET_RQ_PSN] = 1'b1;
+        dc_ops[OP_SET_SQ_PSN] = 1'b1;
+        dc_ent.path_mtu = d.path_mtu[2:0];
+        dc_ent.encap = d.encap[1:0];
+        dc_ent.timeout = d.timeout;
+        dc_ent.retry_cnt = d.retry_cnt;
+        dc_ent.rnr_retry = d.rnr_retry;
+        dc_ent.min_rnr_timer = d.min_rnr_timer;
+        dc_ent.max_rd_atomic = d.max_rd_atomic;
+        dc_ent.max_dest_rd_atomic = d.max_dest_rd_atomic;
+        dc_ent.pd = d.pd;
+        dc_ent.access = d.access[3:0];
+        dc_ent.dest_qpn = d.dest_qpn;
+        dc_ent.send_cq = d.send_cq;
+        dc_ent.recv_cq = d.recv_cq;
+        dc_ent.sq_base = d.sq_base;
+        dc_ent.rq_base = d.rq_base;
+        dc_ent.sq_log_size = d.sq_log_size;
+        dc_ent.rq_log_size = d.rq_log_size;
+        dc_ent.dscp = d.dscp;
+        dc_ent.hop_limit = d.hop_limit;
+        dc_ent.udp_sport = udp_in;
+        dc_ent.vlan = d.vlan[roce_desc_pkg::VLAN_TAG_VALID_BIT] ? d.vlan : 16'd0;
+        dc_ent.dest_mac = d.dest_mac;
+        dc_ent.flow_label = d.flow_label;
+        dc_ent.dest_ip = dest_ip_in;
+      end else if (k_mod) begin
+        if (ck_bad || ck_mask_undef) dc_err = roce_regs_pkg::CMD_ERR_BAD_ATTR;
+        else if (!ck_idx_ok || !e_written) dc_err = roce_regs_pkg::CMD_ERR_BAD_INDEX;
+        else if (ck_mod_err != roce_regs_pkg::CMD_ERR_OK) dc_err = ck_mod_err;
+        else if (ck_mtu) dc_err = roce_regs_pkg::CMD_ERR_BAD_ATTR;
+        if (mask[roce_regs_pkg::QP_ATTR_ACCESS_FLAGS_BIT]) dc_ent.access = d.access[3:0];
+        if (mask[roce_regs_pkg::QP_ATTR_PATH_MTU_BIT]) dc_ent.path_mtu = d.path_mtu[2:0];
+        if (mask[roce_regs_pkg::QP_ATTR_DEST_QPN_BIT]) dc_ent.dest_qpn = d.dest_qpn;
+        if (mask[roce_regs_pkg::QP_ATTR_AV_BIT]) begin
           dc_ent.encap = d.encap[1:0];
-          dc_ent.timeout = d.timeout;
-          dc_ent.retry_cnt = d.retry_cnt;
-          dc_ent.rnr_retry = d.rnr_retry;
-          dc_ent.min_rnr_timer = d.min_rnr_timer;
-          dc_ent.max_rd_atomic = d.max_rd_atomic;
-          dc_ent.max_dest_rd_atomic = d.max_dest_rd_atomic;
-          dc_ent.pd = d.pd;
-          dc_ent.access = d.access[3:0];
-          dc_ent.dest_qpn = d.dest_qpn;
-          dc_ent.send_cq = d.send_cq;
-          dc_ent.recv_cq = d.recv_cq;
-          dc_ent.sq_base = d.sq_base;
-          dc_ent.rq_base = d.rq_base;
-          dc_ent.sq_log_size = d.sq_log_size;
-          dc_ent.rq_log_size = d.rq_log_size;
+          dc_ent.dest_mac = d.dest_mac;
+          dc_ent.vlan = d.vlan[roce_desc_pkg::VLAN_TAG_VALID_BIT] ? d.vlan : 16'd0;
           dc_ent.dscp = d.dscp;
           dc_ent.hop_limit = d.hop_limit;
-          dc_ent.udp_sport = udp_in;
-          dc_ent.vlan = d.vlan[roce_desc_pkg::VLAN_TAG_VALID_BIT] ? d.vlan : 16'd0;
-          dc_ent.dest_mac = d.dest_mac;
           dc_ent.flow_label = d.flow_label;
+          dc_ent.udp_sport = udp_in;
           dc_ent.dest_ip = dest_ip_in;
         end
-        roce_regs_pkg::CMD_OP_QP_MODIFY: begin
-          if (ck_bad || ck_mask_undef) dc_err = roce_regs_pkg::CMD_ERR_BAD_ATTR;
-          else if (!ck_idx_ok || !e_written) dc_err = roce_regs_pkg::CMD_ERR_BAD_INDEX;
-          else if (ck_mod_err != roce_regs_pkg::CMD_ERR_OK) dc_err = ck_mod_err;
-          else if (ck_mtu) dc_err = roce_regs_pkg::CMD_ERR_BAD_ATTR;
-          if (mask[roce_regs_pkg::QP_ATTR_ACCESS_FLAGS_BIT]) dc_ent.access = d.access[3:0];
-          if (mask[roce_regs_pkg::QP_ATTR_PATH_MTU_BIT]) dc_ent.path_mtu = d.path_mtu[2:0];
-          if (mask[roce_regs_pkg::QP_ATTR_DEST_QPN_BIT]) dc_ent.dest_qpn = d.dest_qpn;
-          if (mask[roce_regs_pkg::QP_ATTR_AV_BIT]) begin
-            dc_ent.encap = d.encap[1:0];
-            dc_ent.dest_mac = d.dest_mac;
-            dc_ent.vlan = d.vlan[roce_desc_pkg::VLAN_TAG_VALID_BIT] ? d.vlan : 16'd0;
-            dc_ent.dscp = d.dscp;
-            dc_ent.hop_limit = d.hop_limit;
-            dc_ent.flow_label = d.flow_label;
-            dc_ent.udp_sport = udp_in;
-            dc_ent.dest_ip = dest_ip_in;
-          end
-          if (mask[roce_regs_pkg::QP_ATTR_TIMEOUT_BIT]) dc_ent.timeout = d.timeout;
-          if (mask[roce_regs_pkg::QP_ATTR_RETRY_CNT_BIT]) dc_ent.retry_cnt = d.retry_cnt;
-          if (mask[roce_regs_pkg::QP_ATTR_RNR_RETRY_BIT]) dc_ent.rnr_retry = d.rnr_retry;
-          if (mask[roce_regs_pkg::QP_ATTR_MIN_RNR_TIMER_BIT]) dc_ent.min_rnr_timer = d.min_rnr_timer;
-          if (mask[roce_regs_pkg::QP_ATTR_MAX_QP_RD_ATOMIC_BIT]) dc_ent.max_rd_atomic = d.max_rd_atomic;
-          if (mask[roce_regs_pkg::QP_ATTR_MAX_DEST_RD_ATOMIC_BIT])
-            dc_ent.max_dest_rd_atomic = d.max_dest_rd_atomic;
-          dc_ops[OP_RESET] = d.state[2:0] == ST_RESET;
-          dc_ops[OP_SET_RQ_PSN] = mask[roce_regs_pkg::QP_ATTR_RQ_PSN_BIT];
-          dc_ops[OP_SET_SQ_PSN] = mask[roce_regs_pkg::QP_ATTR_SQ_PSN_BIT];
-          dc_ops[OP_ENTER_RTS] = e_state == ST_RTR && d.state[2:0] == ST_RTS;
-          dc_ops[OP_ENTER_ERR] = d.state[2:0] == ST_ERR && e_state != ST_ERR;
-        end
-        roce_regs_pkg::CMD_OP_QP_READ:
-          if (!ck_idx_ok) dc_err = roce_regs_pkg::CMD_ERR_BAD_INDEX;
-        default: dc_err = roce_regs_pkg::CMD_ERR_BAD_OPCODE;
-      endcase
+        if (mask[roce_regs_pkg::QP_ATTR_TIMEOUT_BIT]) dc_ent.timeout = d.timeout;
+        if (mask[roce_regs_pkg::QP_ATTR_RETRY_CNT_BIT]) dc_ent.retry_cnt = d.retry_cnt;
+        if (mask[roce_regs_pkg::QP_ATTR_RNR_RETRY_BIT]) dc_ent.rnr_retry = d.rnr_retry;
+        if (mask[roce_regs_pkg::QP_ATTR_MIN_RNR_TIMER_BIT]) dc_ent.min_rnr_timer = d.min_rnr_timer;
+        if (mask[roce_regs_pkg::QP_ATTR_MAX_QP_RD_ATOMIC_BIT]) dc_ent.max_rd_atomic = d.max_rd_atomic;
+        if (mask[roce_regs_pkg::QP_ATTR_MAX_DEST_RD_ATOMIC_BIT])
+          dc_ent.max_dest_rd_atomic = d.max_dest_rd_atomic;
+        dc_ops[OP_RESET] = d.state[2:0] == ST_RESET;
+        dc_ops[OP_SET_RQ_PSN] = mask[roce_regs_pkg::QP_ATTR_RQ_PSN_BIT];
+        dc_ops[OP_SET_SQ_PSN] = mask[roce_regs_pkg::QP_ATTR_SQ_PSN_BIT];
+        dc_ops[OP_ENTER_RTS] = e_state == ST_RTR && d.state[2:0] == ST_RTS;
+        dc_ops[OP_ENTER_ERR] = d.state[2:0] == ST_ERR && e_state != ST_ERR;
+      end else if (k_rd) begin
+        if (!ck_idx_ok) dc_err = roce_regs_pkg::CMD_ERR_BAD_INDEX;
+      end else begin
+        dc_err = roce_regs_pkg::CMD_ERR_BAD_OPCODE;
+      end
     end
   end
 
@@ -536,7 +549,13 @@ module roce_qp_ctx #(
         if (take_err || take_cmd) begin
           fsm <= S_CHECK;
           k_is_err <= take_err;
-          k_op <= cmd_opcode;
+          k_wr <= cmd_opcode == roce_regs_pkg::CMD_OP_QP_WRITE;
+          k_mod <= cmd_opcode == roce_regs_pkg::CMD_OP_QP_MODIFY;
+          k_rd <= cmd_opcode == roce_regs_pkg::CMD_OP_QP_READ;
+          for (int f = 0; f < 8; f++)
+            pre_mod[8*f +: 8] <= roce_regs_pkg::qp_modify_error(8'(f), cd.state, cmd_arg);
+          for (int g = 0; g < 8; g++)
+            pre_rsvd[g] <= cd.rsvd_92[RSV_G*g +: RSV_G] != '0;
           k_index <= take_err ? err_qpn : cmd_index;
           k_arg <= cmd_arg;
           k_cause <= err_cause;
@@ -546,7 +565,7 @@ module roce_qp_ctx #(
         end
       S_CHECK: begin
         fsm <= S_DECIDE;
-        ck_bad <= roce_desc_pkg::qp_ctx_bad(k_data);
+        ck_bad <= roce_desc_pkg::qp_ctx_bad(d_nr) || pre_rsvd != '0;
         ck_idx_ok <= 32'(k_index) < N;
         ck_rsvd <= k_index < 24'd2;
         ck_cq_ok <= send_cq_ok && recv_cq_ok;
@@ -555,7 +574,7 @@ module roce_qp_ctx #(
         ck_wr_state <= roce_regs_pkg::qp_write_error(roce_desc_pkg::QP_STATE_RESET, d.state)
                        != roce_regs_pkg::CMD_ERR_OK;
         ck_type <= d.qp_type != roce_desc_pkg::QP_TYPE_RC;
-        ck_mod_err <= roce_regs_pkg::qp_modify_error({5'd0, e_state}, d.state, k_arg);
+        ck_mod_err <= pre_mod[8*e_state +: 8];
         ck_mtu <= k_arg[roce_regs_pkg::QP_ATTR_PATH_MTU_BIT] && d.path_mtu > 8'(MAX_MTU);
         ck_enter <= 32'(k_index) < N && e_written && roce_regs_pkg::qp_error_enters_err({5'd0, e_state});
         ck_hash <= {2'b11, hash};
@@ -577,7 +596,7 @@ module roce_qp_ctx #(
           end
         end else if (dc_err != roce_regs_pkg::CMD_ERR_OK) begin
           fsm <= S_COMMIT;
-        end else if (k_op == roce_regs_pkg::CMD_OP_QP_READ) begin
+        end else if (k_rd) begin
           if (e_written) begin
             st_rd_valid <= 1'b1;
             fsm <= S_STRD;
@@ -622,7 +641,7 @@ module roce_qp_ctx #(
         end else begin
           cmd_done <= 1'b1;
           cmd_error <= r_err;
-          cmd_rdata_we <= k_op == roce_regs_pkg::CMD_OP_QP_READ && r_err == roce_regs_pkg::CMD_ERR_OK;
+          cmd_rdata_we <= k_rd && r_err == roce_regs_pkg::CMD_ERR_OK;
           cmd_rdata <= img;
         end
       end
