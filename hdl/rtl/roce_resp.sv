@@ -51,7 +51,7 @@
 //   packet's ACK is valid 3 cycles after its last DMA data beat was taken. In the engine
 //   (roce-sim latency --op send, L = 250): wire -> DMA done of a 4 KiB SEND 172 cycles
 //   (423 when every WQE was read on arrival; a WRITE 167).
-// Throughput: a packet costs max(about 14 cycles of header work, its payload beats + 4)
+// Throughput: a packet costs max(about 15 cycles of header work, its payload beats + 4)
 //   (measured by resp_cosim: 4096-byte WRITE packets back to back 68 cycles each, 1024-byte
 //   packets 20, both faster than 100 Gb/s delivers them: 83.8 and 22.9). Duplicates scan the
 //   resources (3 cycles each); atomics wait for their DMA read. SENDs on one QP: the read-
@@ -295,7 +295,7 @@ module roce_resp #(
     S_OUT, S_WB,
     S_FL_ATTR, S_FL_ATTR_WAIT, S_FL_NEXT, S_FL_CPL,
     S_PF_HIT, S_PF_ATTR, S_PF_ATTR_WAIT, S_PF_SET,
-    S_DMA_PRE, S_DB_PF
+    S_DMA_PRE, S_DB_PF, S_WALK_TAKE
   } state_t;
   state_t st;
 
@@ -374,9 +374,16 @@ module roce_resp #(
   logic [2:0]  mr_ok;
 
   // SGE walk
+  // the SEND's SGE walk (S_WALK skips c.off bytes, S_WALK_TAKE places plen), one SGE per
+  // cycle on registers: the SGE at wk_i in wk_len/wk_key/wk_lo/wk_hi, the next one loaded as
+  // the walk moves on
   logic [1:0]  wk_i, wk_nchunk;
-  logic [31:0] wk_skip;
-  logic [15:0] wk_done;
+  logic [31:0] wk_skip;        // S_WALK: bytes still to skip
+  logic [15:0] wk_rest;        // bytes still to place
+  logic [31:0] wk_len;         // S_WALK: the SGE's length; S_WALK_TAKE: what it has left
+  logic [31:0] wk_key;
+  logic [32:0] wk_lo;          // the SGE's address (+ the skip, carry in bit 32)
+  logic [31:0] wk_hi, wk_hi1;  // its high half, + 1
   logic [3*16-1:0] wk_clen;
 
   // scatter command
@@ -422,6 +429,10 @@ module roce_resp #(
   assign pf_alloc = pf_nxt - pf_head;
   logic             pf_none;   // pf_alloc == 0, without the subtraction
   assign pf_none = pf_nxt == pf_head;
+  // registered for S_DB_PF: pf_nxt and pf_head move only by an issue (which also makes
+  // pf_out nonzero, so the test fails either way) and by other FSM states
+  logic             pf_none_q;
+  always_ff @(posedge clk) pf_none_q <= pf_none;
   logic             pf_beat;   // a read-data beat that is the prefetcher's
   assign pf_beat = s_dma_rd_tvalid && pf_out != '0;
   logic             fsm_beat;
@@ -691,24 +702,12 @@ module roce_resp #(
     rs_at <= e_psn == h.psn;
   end
 
-  // the SGE the walk is at
-  logic [63:0] sg_addr;
-  logic [31:0] sg_len, sg_key;
-  always_comb begin
-    sg_addr = c.sge[63:0];
-    sg_len = c.sge[95:64];
-    sg_key = c.sge[127:96];
-    for (int i = 1; i < 3; i++) begin
-      if (wk_i == 2'(i)) begin
-        sg_addr = c.sge[128*i +: 64];
-        sg_len = c.sge[128*i + 64 +: 32];
-        sg_key = c.sge[128*i + 96 +: 32];
-      end
-    end
-  end
-  logic [31:0] wk_rest, wk_n;
-  assign wk_rest = {16'd0, plen - wk_done};
-  assign wk_n = (sg_len - wk_skip) < wk_rest ? sg_len - wk_skip : wk_rest;
+  // the SGE after wk_i, and the walk's tests
+  logic [127:0] sg_nx;
+  assign sg_nx = wk_i == 2'd0 ? c.sge[255:128] : c.sge[383:256];
+  logic wk_stop, wk_lt;
+  assign wk_stop = wk_i == c.nsge || wk_rest == 16'd0;
+  assign wk_lt = wk_len[31:16] == 16'd0 && wk_len[15:0] < wk_rest;  // the SGE ends first
 
   // DMA read result (first beat, failure over all beats)
   logic         rd_bad;
@@ -916,7 +915,7 @@ module roce_resp #(
 
       // a doorbell: an idle prefetcher starts reading this QP's WQEs (its attributes first)
       S_DB_PF: begin
-        if (!(pf_act && pf_qpn == qpn) && (!pf_act || pf_none) && pf_out == '0 && c.rq_pi != c.rq_ci)
+        if (!(pf_act && pf_qpn == qpn) && (!pf_act || pf_none_q) && pf_out == '0 && c.rq_pi != c.rq_ci)
           st <= S_PF_ATTR;
         else
           st <= S_WB;
@@ -972,7 +971,11 @@ module roce_resp #(
           end else if (i_send) begin
             wk_i <= 2'd0;
             wk_skip <= c.off;
-            wk_done <= 16'd0;
+            wk_rest <= plen;
+            wk_len <= c.sge[95:64];
+            wk_key <= c.sge[127:96];
+            wk_lo <= {1'b0, c.sge[31:0]};
+            wk_hi <= c.sge[63:32];
             wk_nchunk <= 2'd0;
             st <= S_WALK;
           end else if (i_write) begin
@@ -1065,28 +1068,50 @@ module roce_resp #(
 
       // ------------------------------------------------------------ SEND: the SGE walk
       S_WALK: begin
-        if (wk_i == c.nsge || wk_done == plen) begin
-          len_err <= wk_done != plen;
+        if (wk_stop) begin
+          len_err <= wk_rest != 16'd0;
+          mr_n <= wk_nchunk;
+          mr_need_r <= ACC_LOCAL_WRITE;
+          st <= wk_nchunk == 2'd0 ? S_MR_DONE : S_MR_ISSUE;
+        end else if (wk_skip >= wk_len) begin
+          wk_skip <= wk_skip - wk_len;
+          wk_i <= wk_i + 1'b1;
+          wk_len <= sg_nx[95:64];
+          wk_key <= sg_nx[127:96];
+          wk_lo <= {1'b0, sg_nx[31:0]};
+          wk_hi <= sg_nx[63:32];
+        end else begin  // into this SGE
+          wk_len <= wk_len - wk_skip;
+          wk_lo <= {1'b0, wk_lo[31:0]} + {1'b0, wk_skip};
+          wk_hi1 <= wk_hi + 32'd1;
+          st <= S_WALK_TAKE;
+        end
+      end
+      // a chunk per SGE (none of an empty one) until plen bytes are placed
+      S_WALK_TAKE: begin
+        if (wk_stop) begin
+          len_err <= wk_rest != 16'd0;
           mr_n <= wk_nchunk;
           mr_need_r <= ACC_LOCAL_WRITE;
           st <= wk_nchunk == 2'd0 ? S_MR_DONE : S_MR_ISSUE;
         end else begin
-          if (wk_skip >= sg_len) begin
-            wk_skip <= wk_skip - sg_len;
-          end else begin
+          if (wk_len != 32'd0) begin
             for (int i = 0; i < 3; i++) begin
               if (wk_nchunk == 2'(i)) begin
-                mr_key[32*i +: 32] <= sg_key;
-                mr_va[64*i +: 64] <= sg_addr + {32'd0, wk_skip};
-                mr_len[32*i +: 32] <= wk_n;
-                wk_clen[16*i +: 16] <= wk_n[15:0];
+                mr_key[32*i +: 32] <= wk_key;
+                mr_va[64*i +: 64] <= {wk_lo[32] ? wk_hi1 : wk_hi, wk_lo[31:0]};
+                mr_len[32*i +: 32] <= wk_lt ? wk_len : {16'd0, wk_rest};
+                wk_clen[16*i +: 16] <= wk_lt ? wk_len[15:0] : wk_rest;
               end
             end
             wk_nchunk <= wk_nchunk + 1'b1;
-            wk_done <= wk_done + wk_n[15:0];
-            wk_skip <= 32'd0;
+            wk_rest <= wk_lt ? wk_rest - wk_len[15:0] : 16'd0;
           end
           wk_i <= wk_i + 1'b1;
+          wk_len <= sg_nx[95:64];
+          wk_key <= sg_nx[127:96];
+          wk_lo <= {1'b0, sg_nx[31:0]};
+          wk_hi <= sg_nx[63:32];
         end
       end
 
@@ -1263,7 +1288,11 @@ module roce_resp #(
               c.sge <= rd_data[8*roce_desc_pkg::RQ_WQE_SGE_OFF +: 384];
               wk_i <= 2'd0;
               wk_skip <= 32'd0;
-              wk_done <= 16'd0;
+              wk_rest <= plen;
+              wk_len <= rd_data[8*roce_desc_pkg::RQ_WQE_SGE_OFF + 64 +: 32];
+              wk_key <= rd_data[8*roce_desc_pkg::RQ_WQE_SGE_OFF + 96 +: 32];
+              wk_lo <= {1'b0, rd_data[8*roce_desc_pkg::RQ_WQE_SGE_OFF +: 32]};
+              wk_hi <= rd_data[8*roce_desc_pkg::RQ_WQE_SGE_OFF + 32 +: 32];
               wk_nchunk <= 2'd0;
               st <= S_WALK;
             end
