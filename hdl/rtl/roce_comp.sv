@@ -60,13 +60,15 @@
 //   4 KiB responses stream at line rate (83.8 cycles) and 1 KiB ones (22) are bound by the
 //   sequencer. HDL<->HDL READs (roce-sim transfer --engine hdl2, depth 16, 1 us link): 64 KiB
 //   96.7 Gb/s (model 96.9), 4 KiB 82.7 (95.1), 64 KiB at MTU 1024 56.6 (88.5), 64 B 3.3 M/s
-//   (3.8). (Measured before the SGE walk took a cycle more per READ response.)
+//   (3.8). (Measured before the SGE walk took a cycle more per READ response; on c635af3
+//   4 KiB 82.4 Gb/s, 64 KiB at MTU 1024 55.1: 0.998 and 0.973 of 0719e4a's in one run.)
 // Timing: the sequencer is one-hot (48 states); the SGE walk keeps the SGE it is at on
 //   registers; tests that would sit behind a compare in the state that acts on them are
 //   registered a state ahead (S_W_PRE, S_R_AETH) or free-running where their inputs hold
 //   still (the ring address's mask and high half, the kept-SGE test, the RNR back-off); the
-//   body store's valid bit is read in two steps and its writes are registered. 11 logic
-//   levels on UltraScale+ by Yosys's count (boards/synth/REPORT.md).
+//   body store's valid bit is read in two steps and its writes are registered. 11-12 logic
+//   levels on UltraScale+ by Yosys's count, as ABC maps it (boards/synth/REPORT.md); the
+//   deepest is then the payload scatter's fit path (8 in its own configuration).
 //
 // Resources (Yosys 0.23 synth_xilinx -flatten -noiopad -noclkbuf, roce-synth's flow run by
 //   hand, out of context, before place and route, the defaults): UltraScale+ 15932 LUTs,
