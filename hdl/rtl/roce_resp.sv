@@ -297,7 +297,9 @@ module roce_resp #(
     S_PF_HIT, S_PF_ATTR, S_PF_ATTR_WAIT, S_PF_SET,
     S_DMA_PRE, S_DB_PF, S_WALK_TAKE
   } state_t;
-  state_t st;
+  // one-hot asked of Yosys: its fsm_recode makes FSMs of 32 states or more binary (st has
+  // 35), whose next-state logic mapped to 3 chained LUT6+MUXF7/8/9 (14 levels on xcup)
+  (* fsm_encoding = "one-hot" *) state_t st;
 
   typedef enum logic [1:0] { K_PKT, K_DB, K_CTX, K_STRD } kind_t;
   kind_t kind;
