@@ -441,7 +441,7 @@ module roce_resp #(
   assign fsm_beat = s_dma_rd_tvalid && pf_out == '0;
   logic [PF_LD-1:0] pf_land;   // the ring slot of the read landing now
   assign pf_land = pf_nxt[PF_LD-1:0] - pf_out[PF_LD-1:0];
-  logic [31:0]      pf_mask;   // 2^(RQ log size) - 1, set with the prefetcher's QP
+  logic [14:0]      pf_mask;   // 2^(RQ log size) - 1, set with the prefetcher's QP
   // the QP's WQE at its rq ci is (or will be) in the ring head
   logic             pf_mine, pf_ready;
   logic             dq_mine, dq_ready;  // registered in S_DMA_PRE for S_DMA_REQ
@@ -454,6 +454,8 @@ module roce_resp #(
   // pf_room (a WQE to read and a free ring slot) is registered the same way: it only lags
   // by that cycle, or by one after a doorbell or a consumed head (which only add room).
   logic [63:0]      pf_addr;
+  logic [21:0]      pf_lo;
+  assign pf_lo = {1'b0, pf_base[20:0]} + {1'b0, pf_nxt[14:0] & pf_mask, 6'd0};
   logic             pf_fresh;
   logic             pf_room;
   logic             pf_issue;
@@ -464,7 +466,8 @@ module roce_resp #(
   // when k_pi is below the low half (a compare beside an increment, not two chained adds)
   assign db_pi = {k_pi < c.rq_pi[15:0] ? c.rq_pi[31:16] + 16'd1 : c.rq_pi[31:16], k_pi};
   always_ff @(posedge clk) begin
-    pf_addr <= pf_base + {26'd0, pf_nxt & pf_mask, 6'd0};
+    // (pf_mask < 2^15: rq_log_size is 4 bits; the add carry-selected as for rq_slot_addr)
+    pf_addr <= {pf_lo[21] ? pf_base[63:21] + 43'd1 : pf_base[63:21], pf_lo[20:0]};
     pf_room <= pf_nxt != pf_pi && pf_alloc < 32'(PF_D);
     pf_q <= pf_body[pf_head[PF_LD-1:0]];
     pf_eq <= pf_berr[pf_head[PF_LD-1:0]];
@@ -655,22 +658,30 @@ module roce_resp #(
   always_ff @(posedge clk) len_ok_r <= !(i_send || i_write) || (i_end ? plen <= mtu : plen == mtu);
 
   // WRITE: the packet against the RETH length (c.off/c.dma_len as set for this message)
-  // registered: read in S_MR_DONE, and c (set in S_EXEC) and h hold still through the two or
-  // more S_MR_WAIT cycles before it (m_mr_valid is high in the first)
-  logic [31:0] w_end;
+  // registered in two steps (the end, then its compares): read in S_MR_DONE, and c (set in
+  // S_EXEC) and h hold still through the two or more S_MR_WAIT cycles before it
+  // (m_mr_valid is high in the first, the answer counts in the cycle after it comes)
+  logic [32:0] w_end;
   logic        w_len_bad;
   always_ff @(posedge clk) begin
-    logic [32:0] e;
-    e = {1'b0, c.off} + {17'd0, plen};
-    w_end <= e[31:0];
-    w_len_bad <= e > {1'b0, c.dma_len} || (i_end && e != {1'b0, c.dma_len});
+    w_end <= {1'b0, c.off} + {17'd0, plen};
+    w_len_bad <= w_end > {1'b0, c.dma_len} || (i_end && w_end != {1'b0, c.dma_len});
   end
 
   // READ: response packets = max(1, ceil(len / mtu))
+  // in two registered steps (the 33-bit add, then the shift): h and mtu hold still from
+  // S_RD1 on, rd_np_s is the sum from S_DECIDE on, rd_np the count from S_EXEC on (read in
+  // S_MR_DONE)
+  logic [32:0] rd_np_s;
+  logic        rd_np_z;
   logic [32:0] rd_np_x;  // below 2^25; kept modulo 2^24 like every PSN count
-  assign rd_np_x = ({1'b0, h.dma_len} + {17'd0, mtu} - 33'd1) >> log_mtu;
-  logic [23:0] rd_np;  // registered: h and mtu hold still from S_RD1 on, read from S_EXEC on
-  always_ff @(posedge clk) rd_np <= h.dma_len == 32'd0 ? 24'd1 : rd_np_x[23:0];
+  assign rd_np_x = rd_np_s >> log_mtu;
+  logic [23:0] rd_np;
+  always_ff @(posedge clk) begin
+    rd_np_s <= {1'b0, h.dma_len} + {17'd0, mtu} - 33'd1;
+    rd_np_z <= h.dma_len == 32'd0;
+    rd_np <= rd_np_z ? 24'd1 : rd_np_x[23:0];
+  end
   logic unused_np;
   assign unused_np = ^rd_np_x[32:24];
 
@@ -721,9 +732,20 @@ module roce_resp #(
     wqe_bad_of = roce_desc_pkg::rq_wqe_bad(d) || d[8*roce_desc_pkg::RQ_WQE_NUM_SGE_OFF +: 8] > 8'd3;
   endfunction
 
-  // the atomic
-  logic [63:0] at_cmp_res;
-  assign at_cmp_res = rd_data[63:0] == h.compare ? h.swap_add : rd_data[63:0];
+  // the atomic's result in two registered steps, as the FSM moves S_DMA_DONE (rd_data
+  // holds the original) -> S_AT_WAIT -> S_AT_WR (at_new is presented from there on): the
+  // halves' sums and the compare, then the high half's carry and the pick. rd_data and h
+  // hold still until the write is out.
+  logic [32:0] at_lo;
+  logic [31:0] at_hi;
+  logic        at_eq;
+  always_ff @(posedge clk) begin
+    at_lo <= {1'b0, rd_data[31:0]} + {1'b0, h.swap_add[31:0]};
+    at_hi <= rd_data[63:32] + h.swap_add[63:32];
+    at_eq <= rd_data[63:0] == h.compare;
+    at_new <= i_cas ? (at_eq ? h.swap_add : rd_data[63:0]) :
+                      {at_hi + {31'd0, at_lo[32]}, at_lo[31:0]};
+  end
 
   // the scatter is done: command taken, idle again, its last write handed over
   logic sc_idle;
@@ -738,6 +760,15 @@ module roce_resp #(
     endcase
   end
 
+  // a WRITE's next VA, c.va + c.off, registered for S_EXEC (c holds from S_RD1 until S_EXEC),
+  // the high half carry-selected
+  logic [63:0] x_va;
+  always_ff @(posedge clk) begin
+    logic [32:0] lo;
+    lo = {1'b0, c.va[31:0]} + {1'b0, c.off};
+    x_va <= {lo[32] ? c.va[63:32] + 32'd1 : c.va[63:32], lo[31:0]};
+  end
+
   // rq_base + (rq_ci mod 2^rq_log_size) * 64: the mask as a thermometer (no subtraction) and
   // the add carry-selected (the offset is below 2^21: low 21 bits added, high 43 bits as
   // they are or incremented)
@@ -749,6 +780,10 @@ module roce_resp #(
     lo = {1'b0, a.rq_base[20:0]} + {1'b0, c.rq_ci[14:0] & m, 6'd0};
     rq_slot_addr = {lo[21] ? a.rq_base[63:21] + 43'd1 : a.rq_base[63:21], lo[20:0]};
   end
+  // registered for S_DMA_REQ: S_DMA_PRE is always the cycle before it, and a and c.rq_ci hold
+  // still in both
+  logic [63:0] rq_slot_addr_q;
+  always_ff @(posedge clk) rq_slot_addr_q <= rq_slot_addr;
 
   // ---------------------------------------------------------------- the sequencer
   always_ff @(posedge clk) begin
@@ -1000,7 +1035,7 @@ module roce_resp #(
               mr_len[31:0] <= h.dma_len;
             end else begin
               mr_key[31:0] <= c.rkey;
-              mr_va[63:0] <= c.va + {32'd0, c.off};
+              mr_va[63:0] <= x_va;
               mr_len[31:0] <= {16'd0, plen};
               // an empty middle/last packet checks nothing (len 0 passes)
             end
@@ -1235,7 +1270,7 @@ module roce_resp #(
           m_dma_rd_len <= 16'd8;
         end else begin
           // a receive WQE: consumed whatever it holds
-          m_dma_rd_addr <= rq_slot_addr;
+          m_dma_rd_addr <= rq_slot_addr_q;
           m_dma_rd_len <= 16'd64;
           c.rq_ci <= c.rq_ci + 32'd1;
           if (rd_for != RD_FLUSH_WQE && pf_out == '0) begin
@@ -1247,7 +1282,7 @@ module roce_resp #(
             pf_fresh <= 1'b0;
             pf_pi <= c.rq_pi;
             pf_base <= a.rq_base;
-            pf_mask <= (32'd1 << a.rq_log_size) - 32'd1;
+            pf_mask <= 15'((32'd1 << a.rq_log_size) - 32'd1);
           end else if (pf_qpn == qpn) begin
             pf_act <= 1'b0;
           end
@@ -1322,7 +1357,6 @@ module roce_resp #(
               st <= S_SCAT;
             end else begin
               at_orig <= rd_data[63:0];
-              at_new <= i_cas ? at_cmp_res : rd_data[63:0] + h.swap_add;
               st <= S_AT_WAIT;
             end
           end
@@ -1523,7 +1557,7 @@ module roce_resp #(
           pf_fresh <= 1'b0;
           pf_pi <= c.rq_pi;
           pf_base <= a.rq_base;
-          pf_mask <= (32'd1 << a.rq_log_size) - 32'd1;
+          pf_mask <= 15'((32'd1 << a.rq_log_size) - 32'd1);
         end
         st <= S_WB;
       end
