@@ -427,14 +427,11 @@ module roce_resp #(
   logic [PF_LD:0]   pf_out;    // prefetch reads in flight
   logic [511:0]     pf_q;      // the head's body (registered read)
   logic             pf_eq;
-  logic [31:0]      pf_alloc;  // WQEs read or being read, from the head
-  assign pf_alloc = pf_nxt - pf_head;
-  logic             pf_none;   // pf_alloc == 0, without the subtraction
-  assign pf_none = pf_nxt == pf_head;
-  // registered for S_DB_PF: pf_nxt and pf_head move only by an issue (which also makes
-  // pf_out nonzero, so the test fails either way) and by other FSM states
-  logic             pf_none_q;
-  always_ff @(posedge clk) pf_none_q <= pf_none;
+  // WQEs read or being read, from the head: pf_nxt - pf_head (at most PF_D), kept as a count
+  // beside them (+1 by an issue, -1 by a pop, 0 by a (re)start), not a 32-bit subtraction
+  logic [PF_LD:0]   pf_alloc;
+  logic             pf_none;
+  assign pf_none = pf_alloc == '0;
   logic             pf_beat;   // a read-data beat that is the prefetcher's
   assign pf_beat = s_dma_rd_tvalid && pf_out != '0;
   logic             fsm_beat;
@@ -445,7 +442,11 @@ module roce_resp #(
   // the QP's WQE at its rq ci is (or will be) in the ring head
   logic             pf_mine, pf_ready;
   logic             dq_mine, dq_ready;  // registered in S_DMA_PRE for S_DMA_REQ
-  assign pf_mine = pf_act && pf_qpn == qpn && pf_head == c.rq_ci && !pf_none;
+  // (pf_at: its compares registered for S_DMA_PRE: the states before it (S_EXEC, S_FIN,
+  // S_FL_NEXT, S_MR_DONE, S_DMA_REQ waiting) move neither pf_qpn, pf_head, qpn nor c.rq_ci)
+  logic             pf_at;
+  always_ff @(posedge clk) pf_at <= pf_qpn == qpn && pf_head == c.rq_ci;
+  assign pf_mine = pf_act && pf_at && !pf_none;
   assign pf_ready = {1'b0, pf_alloc[PF_LD:0]} > {1'b0, pf_out};
   // The address of the WQE at pf_nxt, registered (the 64-bit add behind the issue decision
   // was 24 logic levels): it follows pf_nxt/pf_base/pf_mask a cycle late, which is never
@@ -468,7 +469,7 @@ module roce_resp #(
   always_ff @(posedge clk) begin
     // (pf_mask < 2^15: rq_log_size is 4 bits; the add carry-selected as for rq_slot_addr)
     pf_addr <= {pf_lo[21] ? pf_base[63:21] + 43'd1 : pf_base[63:21], pf_lo[20:0]};
-    pf_room <= pf_nxt != pf_pi && pf_alloc < 32'(PF_D);
+    pf_room <= pf_nxt != pf_pi && !pf_alloc[PF_LD];
     pf_q <= pf_body[pf_head[PF_LD-1:0]];
     pf_eq <= pf_berr[pf_head[PF_LD-1:0]];
     if (pf_beat && s_dma_rd_tlast) pf_body[pf_land] <= s_dma_rd_tdata;
@@ -857,6 +858,7 @@ module roce_resp #(
       m_dma_rd_addr <= pf_addr;
       m_dma_rd_len <= 16'd64;
       pf_nxt <= pf_nxt + 32'd1;
+      pf_alloc <= pf_alloc + 1'b1;
     end
     pf_out <= pf_out + (PF_LD + 1)'(pf_issue) - (PF_LD + 1)'(pf_beat && s_dma_rd_tlast);
     pf_fresh <= 1'b1;
@@ -952,7 +954,7 @@ module roce_resp #(
 
       // a doorbell: an idle prefetcher starts reading this QP's WQEs (its attributes first)
       S_DB_PF: begin
-        if (!(pf_act && pf_qpn == qpn) && (!pf_act || pf_none_q) && pf_out == '0 && c.rq_pi != c.rq_ci)
+        if (!(pf_act && pf_qpn == qpn) && (!pf_act || pf_none) && pf_out == '0 && c.rq_pi != c.rq_ci)
           st <= S_PF_ATTR;
         else
           st <= S_WB;
@@ -1256,6 +1258,7 @@ module roce_resp #(
         if (dq_ready) begin
           c.rq_ci <= c.rq_ci + 32'd1;
           pf_head <= pf_head + 32'd1;
+          pf_alloc <= pf_alloc - 1'b1;
           st <= S_PF_HIT;
         end else begin
           st <= S_DMA_PRE;
@@ -1279,6 +1282,7 @@ module roce_resp #(
             pf_qpn <= qpn;
             pf_head <= c.rq_ci + 32'd1;
             pf_nxt <= c.rq_ci + 32'd1;
+            pf_alloc <= '0;
             pf_fresh <= 1'b0;
             pf_pi <= c.rq_pi;
             pf_base <= a.rq_base;
@@ -1554,6 +1558,7 @@ module roce_resp #(
           pf_qpn <= qpn;
           pf_head <= c.rq_ci;
           pf_nxt <= c.rq_ci;
+          pf_alloc <= '0;
           pf_fresh <= 1'b0;
           pf_pi <= c.rq_pi;
           pf_base <= a.rq_base;
@@ -1576,6 +1581,7 @@ module roce_resp #(
       wr_done <= '0;
       pf_act <= 1'b0;
       pf_out <= '0;
+      pf_alloc <= '0;
       m_mr_valid <= 1'b0;
       m_dma_rd_valid <= 1'b0;
       sc_valid <= 1'b0;
