@@ -18,6 +18,8 @@
 // Structure: the table (2^LOG_N x 58 bits, BRAM) and the FIFO (2^LOG_N QPNs: a QP is in it
 // at most once (the entry's queued bit), so it never overflows) serve one operation at a time: a request or a clear
 // is read, merged and written back; a send pops the FIFO and reads and clears the entry.
+// The table's write is registered (made the cycle after the operation decides it, with the
+// written entry forwarded to a read of it in that cycle).
 // Latency: a request taken in cycle c is on m_desc in c+6 (empty queue, no other input).
 // Throughput: one request or clear per 2 cycles (also while an ACK waits on m_desc); one
 //   ACK sent per 4 cycles (the responder makes at most one request per packet, more than
@@ -57,6 +59,7 @@ module roce_ack_q #(
   localparam int N = 1 << LOG_N;
   // entry: {queued (in the FIFO), valid (owes one), psn, syndrome, msn}
   localparam int E_W = 2 + 24 + 8 + 24;
+  localparam int E_VALID = E_W - 2, E_PSN = 32, E_SYN = 24;  // field offsets
 
   (* ram_style = "block" *) logic [E_W-1:0] tab [N];
   (* ram_style = "block" *) logic [LOG_N-1:0] fifo [N];
@@ -74,16 +77,38 @@ module roce_ack_q #(
   logic [LOG_N-1:0] q;          // the QP of the operation
   logic [23:0]      k_psn, k_msn;
   logic [7:0]       k_syn;
+  // the write this cycle decides, decoded a cycle ahead from the state: made whatever the
+  // entry (the init sweep, S_CLR, S_SEND, S_REQ of a NAK/RNR NAK), or S_REQ of an ACK (made
+  // unless the owed NAK stays)
+  logic             we_fix, req_ack;
 
-  // table port: read address now, data next cycle; writes in the same port
+  // table port: read address now, data next cycle. The write an operation decides (its
+  // enable in three parts, t_waddr, t_wdata) is registered (w_*) and made in the next
+  // cycle, so the merge rule's PSN compare ends at registers, not at the BRAM's write
+  // enable; a read in the cycle of that write to the same entry gets the written entry
+  // (fwd).
   logic [LOG_N-1:0] t_raddr;
   logic [E_W-1:0]   t_q;
-  logic             t_we;
+  logic             t_we_pre, t_neg_t, t_neg_w;
   logic [LOG_N-1:0] t_waddr;
   logic [E_W-1:0]   t_wdata;
+  logic             w_pre, w_neg_t, w_neg_w, w_en, fwd;
+  logic [LOG_N-1:0] w_addr;
+  logic [E_W-1:0]   w_data;
+  assign w_en = w_pre && !w_neg_t && !w_neg_w;
   always_ff @(posedge clk) begin
     t_q <= tab[t_raddr];
-    if (t_we) tab[t_waddr] <= t_wdata;
+    if (w_en) tab[w_addr] <= w_data;
+    fwd <= w_en && w_addr == i_raddr;
+    w_pre <= t_we_pre;
+    w_neg_t <= t_neg_t;
+    w_neg_w <= t_neg_w;
+    // loaded only in the states that decide a write, so it still holds the written entry
+    // in the cycle after the write (where fwd selects it)
+    if (!init_done || st == S_REQ || st == S_CLR || st == S_SEND) begin
+      w_addr <= t_waddr;
+      w_data <= t_wdata;
+    end
   end
 
   logic             f_we;
@@ -99,47 +124,59 @@ module roce_ack_q #(
   assign s_clr_ready = idle;
   assign s_ack_ready = idle && !s_clr_valid;
 
+  // the read an input operation makes in S_IDLE: the only read a write can be pending for
+  // (a write is made in the cycle after S_REQ, S_CLR or S_SEND, which is S_IDLE; S_POP_RD's
+  // read follows S_IDLE and S_POP, which write nothing)
+  logic [LOG_N-1:0] i_raddr;
+  assign i_raddr = s_clr_valid ? s_clr_qpn[LOG_N-1:0] : s_ack_qpn[LOG_N-1:0];
   always_comb begin
     t_raddr = q;
-    if (idle) begin
-      if (s_clr_valid) t_raddr = s_clr_qpn[LOG_N-1:0];
-      else t_raddr = s_ack_qpn[LOG_N-1:0];
-    end
+    if (idle) t_raddr = i_raddr;
     if (st == S_POP_RD) t_raddr = f_q;
   end
 
   // the owed entry and the merge rule
+  // The entry read (S_REQ, S_CLR): its queued bit from t_q or forwarded. S_SEND's entry is
+  // t_q as read (no write is pending for S_POP_RD's read), so the rest is not forwarded.
   logic        e_queued, e_valid;
   logic [23:0] e_psn, e_msn;
   logic [7:0]  e_syn;
-  assign {e_queued, e_valid, e_psn, e_syn, e_msn} = t_q;
-  logic keep_nak;  // a NAK/RNR NAK stays against an ACK that is not newer
-  logic [23:0] d_psn;
-  assign d_psn = k_psn - e_psn;
-  assign keep_nak = e_valid && (e_syn & 8'h60) != 8'h00 && (k_syn & 8'h60) == 8'h00 &&
-                    (d_psn[23] || d_psn == 24'd0);
+  assign e_queued = fwd ? w_data[E_W-1] : t_q[E_W-1];
+  assign {e_valid, e_psn, e_syn, e_msn} = t_q[E_W-2:0];
+  // A NAK/RNR NAK stays against an ACK that is not newer: k_psn - e_psn negative or zero.
+  // Worked out for both candidates of e (the entry read, t_q; the one forwarded, w_data),
+  // each ANDed with its select, and registered in three parts (the write unless equal PSNs
+  // keep the NAK; a negative difference to either candidate keeps it), so that behind each
+  // subtraction's carry chain is one small function: ABC takes a carry chain's output for
+  // an early input and buries it under the rest of a cone it shares.
+  logic [23:0] d_psn_t, d_psn_w;
+  assign d_psn_t = k_psn - t_q[E_PSN +: 24];
+  assign d_psn_w = k_psn - w_data[E_PSN +: 24];
+  logic nak_t, nak_w;  // an ACK request against an owed NAK (syndrome & 0x60), per candidate
+  assign nak_t = !fwd && req_ack && t_q[E_VALID] && t_q[E_SYN + 5 +: 2] != 2'b00;
+  assign nak_w = fwd && req_ack && w_data[E_VALID] && w_data[E_SYN + 5 +: 2] != 2'b00;
+  assign t_we_pre = we_fix || (req_ack && !(nak_t && k_psn == t_q[E_PSN +: 24]) &&
+                               !(nak_w && k_psn == w_data[E_PSN +: 24]));
+  assign t_neg_t = nak_t && d_psn_t[23];
+  assign t_neg_w = nak_w && d_psn_w[23];
 
   always_comb begin
-    t_we = 1'b0;
     t_waddr = q;
     t_wdata = '0;
     f_we = 1'b0;
     f_wdata = q;
     if (!init_done) begin
-      t_we = 1'b1;
       t_waddr = init_idx[LOG_N-1:0];
     end else begin
       case (st)
         S_REQ: begin
-          t_we = !keep_nak;
           t_wdata = {2'b11, k_psn, k_syn, k_msn};
           f_we = !e_queued;
         end
         S_CLR: begin  // forgotten, but its FIFO place stays (skipped when it comes up)
-          t_we = 1'b1;
           t_wdata = {e_queued, {(E_W - 1){1'b0}}};
         end
-        S_SEND: t_we = 1'b1;  // popped: neither queued nor owed
+        S_SEND: ;  // popped: neither queued nor owed
         default: ;
       endcase
     end
@@ -147,17 +184,22 @@ module roce_ack_q #(
 
   always_ff @(posedge clk) begin
     if (!init_done) init_idx <= init_idx + 1'b1;
+    we_fix <= !init_done && init_idx[LOG_N-1:0] != '1;  // the sweep goes on
+    req_ack <= 1'b0;
     if (m_desc_valid && m_desc_ready) m_desc_valid <= 1'b0;
     case (st)
       S_IDLE: begin
         if (init_done) begin
           if (s_clr_valid) begin
             q <= s_clr_qpn[LOG_N-1:0];
+            we_fix <= 1'b1;
             st <= S_CLR;
           end else if (s_ack_valid) begin
             q <= s_ack_qpn[LOG_N-1:0];
             k_psn <= s_ack_psn;
             k_syn <= s_ack_syndrome;
+            req_ack <= (s_ack_syndrome & 8'h60) == 8'h00;
+            we_fix <= (s_ack_syndrome & 8'h60) != 8'h00;
             k_msn <= s_ack_msn;
             st <= S_REQ;
           end else if (!fifo_empty && !m_desc_valid) begin
@@ -165,7 +207,7 @@ module roce_ack_q #(
           end
         end
       end
-      S_REQ: begin  // t_q is the entry; merged and written this cycle
+      S_REQ: begin  // t_q (or w_data) is the entry; merged, written next cycle
         if (!e_queued) tail <= tail + 1'b1;
         st <= S_IDLE;
       end
@@ -174,9 +216,10 @@ module roce_ack_q #(
       S_POP_RD: begin         // the entry is read
         q <= f_q;
         head <= head + 1'b1;
+        we_fix <= 1'b1;
         st <= S_SEND;
       end
-      S_SEND: begin           // t_q is the entry: send it (cleared this cycle)
+      S_SEND: begin           // t_q is the entry: send it (cleared next cycle)
         if (e_valid) begin
           m_desc_valid <= 1'b1;
           m_desc <= '0;
@@ -196,11 +239,13 @@ module roce_ack_q #(
       tail <= '0;
       st <= S_IDLE;
       m_desc_valid <= 1'b0;
+      we_fix <= 1'b1;
+      req_ack <= 1'b0;
     end
   end
 
   logic unused;
-  assign unused = ^s_ack_qpn[23:LOG_N] ^ ^s_clr_qpn[23:LOG_N];
+  assign unused = ^s_ack_qpn[23:LOG_N] ^ ^s_clr_qpn[23:LOG_N] ^ ^d_psn_t[22:0] ^ ^d_psn_w[22:0];
 
 endmodule
 
