@@ -1380,39 +1380,25 @@ module roce_comp #(
         r.sg_idx <= r.sq_ci;
         st <= S_PC_SKIP;  // (wk_go)
       end
-      // pieces of [pl_off, pl_off + pl_len) over the SGEs
-      // skip pl_off bytes: whole SGEs, then into one (the cycle that starts S_PC_TAKE)
-      st[I_PC_SKIP]: begin
+      // pieces of [pl_off, pl_off + pl_len) over the SGEs, one SGE a cycle: S_PC_SKIP skips
+      // pl_off bytes (whole SGEs, then into one: the cycle that starts S_PC_TAKE), S_PC_TAKE
+      // places a piece per SGE (none of an empty one) until pl_len bytes are placed
+      st[I_PC_SKIP], st[I_PC_TAKE]: begin
         if (wk_stop) begin
           mr_i <= 3'd0;
           mr_got <= 3'd0;
           pc_ok <= 4'd0;
           m_mr_valid <= pc_n != 3'd0;
           st <= S_PC_MRW;
-        end else if (wk_skip >= wk_len) begin
-          wk_skip <= wk_skip - wk_len;
-          wk_i <= wk_i + 3'd1;
-          wk_len <= sg_nx[95:64];
-          wk_key <= sg_nx[127:96];
-          va_lo <= {1'b0, sg_nx[31:0]};
-          va_hi <= sg_nx[63:32];
-        end else begin
+        end else if (st[I_PC_SKIP] && wk_skip < wk_len) begin
           wk_len <= wk_len - wk_skip;
           va_lo <= {1'b0, va_lo[31:0]} + {1'b0, wk_skip};
           va_hi1 <= va_hi + 32'd1;
           st <= S_PC_TAKE;
-        end
-      end
-      // a piece per SGE (none of an empty one) until pl_len bytes are placed
-      st[I_PC_TAKE]: begin
-        if (wk_stop) begin
-          mr_i <= 3'd0;
-          mr_got <= 3'd0;
-          pc_ok <= 4'd0;
-          m_mr_valid <= pc_n != 3'd0;
-          st <= S_PC_MRW;
-        end else begin
-          if (wk_len != 32'd0) begin
+        end else begin  // on to the next SGE
+          if (st[I_PC_SKIP]) begin
+            wk_skip <= wk_skip - wk_len;
+          end else if (wk_len != 32'd0) begin
             for (int k = 0; k < 4; k++) begin
               if (pc_n == 3'(k)) begin
                 pc_key[32*k +: 32] <= wk_key;
