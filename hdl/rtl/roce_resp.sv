@@ -60,7 +60,7 @@
 //   96.1 when every WQE was read on arrival). QPs that alternate miss the ring and read
 //   their WQEs on arrival as before (the prefetcher follows one QP at a time).
 // Resources: per-QP state in BRAM (ctx_mem, rs_mem). Yosys 0.23 synth_xilinx, xcup, out of
-//   context, defaults: 11.7k LUTs, 6.0k FFs, 24 RAMB36 + 38 RAMB18, 37 RAM32M16; the
+//   context, defaults: 12.6k LUTs, 10.3k FFs, 52 RAMB36 + 41 RAMB18, 37 RAM32M16; the
 //   prefetch adds the 37 RAM32M16 (the 16 x 512-bit ring), about 0.8k LUTs and 0.7k FFs
 //   (mostly the ring head's 512-bit register), no BRAM.
 //
@@ -501,7 +501,7 @@ module roce_resp #(
     logic             err_v;
     logic [7:0]       err_cause;
   } oq_t;
-  oq_t        oq [4];
+  oq_t        oq0, oq1, oq2, oq3;
   oq_t        oq_in;
   logic       oq_we;
   logic [2:0] oq_wp, oq_rp;
@@ -509,7 +509,14 @@ module roce_resp #(
   logic [15:0] wr_issued, wr_done;  // DMA writes issued / out
   assign oq_full = (oq_wp - oq_rp + {2'b00, oq_we}) >= 3'd4;
   oq_t        oq_head;
-  assign oq_head = oq[oq_rp[1:0]];
+  always_comb begin
+    case (oq_rp[1:0])
+      2'd0: oq_head = oq0;
+      2'd1: oq_head = oq1;
+      2'd2: oq_head = oq2;
+      default: oq_head = oq3;
+    endcase
+  end
   logic [15:0] oq_wait;
   assign oq_wait = wr_done - oq_head.need;  // >= 0 (as signed): its writes are out
   logic       oq_release;
@@ -826,10 +833,13 @@ module roce_resp #(
 
     // output queue: push (staged by S_OUT), present the head once its writes are out, pop
     oq_we <= 1'b0;
-    if (oq_we) begin
-      oq[oq_wp[1:0]] <= oq_in;
-      oq_wp <= oq_wp + 3'd1;
-    end
+    if (oq_we) oq_wp <= oq_wp + 3'd1;
+    // (four registers, not oq_t oq [4]: Yosys 0.23 drops the unpacked dimension of an array
+    // of a struct type, so it built one 700-bit vector, written and read a bit at a time)
+    if (oq_we && oq_wp[1:0] == 2'd0) oq0 <= oq_in;
+    if (oq_we && oq_wp[1:0] == 2'd1) oq1 <= oq_in;
+    if (oq_we && oq_wp[1:0] == 2'd2) oq2 <= oq_in;
+    if (oq_we && oq_wp[1:0] == 2'd3) oq3 <= oq_in;
     if (m_axis_dma_wr_tvalid && m_axis_dma_wr_tready && m_axis_dma_wr_tlast) wr_done <= wr_done + 16'd1;
     if (oq_release) begin
       presenting <= 1'b1;
