@@ -459,6 +459,7 @@ module roce_resp #(
   assign pf_lo = {1'b0, pf_base[20:0]} + {1'b0, pf_nxt[14:0] & pf_mask, 6'd0};
   logic             pf_fresh;
   logic             pf_room;
+  logic [31:0]      pf_nxt1, pf_head1, rq_ci1;
   logic             pf_issue;
   assign pf_issue = pf_act && pf_fresh && pf_room &&
                     !m_dma_rd_valid && st != S_DMA_REQ && st != S_DMA_DATA && st != S_PF_SET;
@@ -470,6 +471,12 @@ module roce_resp #(
     // (pf_mask < 2^15: rq_log_size is 4 bits; the add carry-selected as for rq_slot_addr)
     pf_addr <= {pf_lo[21] ? pf_base[63:21] + 43'd1 : pf_base[63:21], pf_lo[20:0]};
     pf_room <= pf_nxt != pf_pi && !pf_alloc[PF_LD];
+    // the increments, registered the same way: pf_nxt1 is read by an issue (pf_nxt moved
+    // only by an issue or a start in the cycle before, both of which forbid one), rq_ci1 and
+    // pf_head1 in S_DMA_REQ (S_DMA_PRE before it moves neither)
+    pf_nxt1 <= pf_nxt + 32'd1;
+    pf_head1 <= pf_head + 32'd1;
+    rq_ci1 <= c.rq_ci + 32'd1;
     pf_q <= pf_body[pf_head[PF_LD-1:0]];
     pf_eq <= pf_berr[pf_head[PF_LD-1:0]];
     if (pf_beat && s_dma_rd_tlast) pf_body[pf_land] <= s_dma_rd_tdata;
@@ -788,10 +795,12 @@ module roce_resp #(
     lo = {1'b0, a.rq_base[20:0]} + {1'b0, c.rq_ci[14:0] & m, 6'd0};
     rq_slot_addr = {lo[21] ? a.rq_base[63:21] + 43'd1 : a.rq_base[63:21], lo[20:0]};
   end
-  // registered for S_DMA_REQ: S_DMA_PRE is always the cycle before it, and a and c.rq_ci hold
-  // still in both
-  logic [63:0] rq_slot_addr_q;
-  always_ff @(posedge clk) rq_slot_addr_q <= rq_slot_addr;
+  // the FSM's read address, registered for S_DMA_REQ: S_DMA_PRE is always the cycle before
+  // it, and rd_for, mr_dma, a and c.rq_ci hold still in both
+  logic [63:0] fsm_rd_addr;
+  always_ff @(posedge clk) fsm_rd_addr <= rd_for == RD_ATOMIC ? mr_dma[63:0] : rq_slot_addr;
+  logic fsm_rd;  // S_DMA_REQ issues the FSM's read (never with a prefetch issue)
+  assign fsm_rd = st == S_DMA_REQ && !dq_mine && !m_dma_rd_valid;
 
   // ---------------------------------------------------------------- the sequencer
   always_ff @(posedge clk) begin
@@ -865,13 +874,20 @@ module roce_resp #(
     // the prefetcher: a read out when the port is free, a read landed
     if (pf_issue) begin
       m_dma_rd_valid <= 1'b1;
-      m_dma_rd_addr <= pf_addr;
-      m_dma_rd_len <= 16'd64;
-      pf_nxt <= pf_nxt + 32'd1;
+      pf_nxt <= pf_nxt1;
       pf_alloc <= pf_alloc + 1'b1;
     end
-    pf_out <= pf_out + (PF_LD + 1)'(pf_issue) - (PF_LD + 1)'(pf_beat && s_dma_rd_tlast);
+    if (pf_issue && !(pf_beat && s_dma_rd_tlast)) pf_out <= pf_out + 1'b1;
+    else if (!pf_issue && pf_beat && s_dma_rd_tlast) pf_out <= pf_out - 1'b1;
     pf_fresh <= 1'b1;
+    // the read request's address and length: the FSM's (S_DMA_REQ) or the prefetcher's
+    if (fsm_rd) begin
+      m_dma_rd_addr <= fsm_rd_addr;
+      m_dma_rd_len <= rd_for == RD_ATOMIC ? 16'd8 : 16'd64;
+    end else if (pf_issue) begin
+      m_dma_rd_addr <= pf_addr;
+      m_dma_rd_len <= 16'd64;
+    end
 
     case (st)
       S_IDLE: if (init_done) begin
@@ -1266,8 +1282,8 @@ module roce_resp #(
       S_DMA_REQ: if (dq_mine) begin
         // the receive WQE is the prefetch ring's head: take it once its read has landed
         if (dq_ready) begin
-          c.rq_ci <= c.rq_ci + 32'd1;
-          pf_head <= pf_head + 32'd1;
+          c.rq_ci <= rq_ci1;
+          pf_head <= pf_head1;
           pf_alloc <= pf_alloc - 1'b1;
           st <= S_PF_HIT;
         end else begin
@@ -1278,20 +1294,15 @@ module roce_resp #(
         rd_first <= 1'b1;
         rd_err <= 1'b0;
         st <= S_DMA_DATA;
-        if (rd_for == RD_ATOMIC) begin
-          m_dma_rd_addr <= mr_dma[63:0];
-          m_dma_rd_len <= 16'd8;
-        end else begin
-          // a receive WQE: consumed whatever it holds
-          m_dma_rd_addr <= rq_slot_addr_q;
-          m_dma_rd_len <= 16'd64;
-          c.rq_ci <= c.rq_ci + 32'd1;
+        if (rd_for != RD_ATOMIC) begin
+          // a receive WQE (fsm_rd_addr: its slot): consumed whatever it holds
+          c.rq_ci <= rq_ci1;
           if (rd_for != RD_FLUSH_WQE && pf_out == '0) begin
             // read this QP's next WQEs ahead from now on
             pf_act <= 1'b1;
             pf_qpn <= qpn;
-            pf_head <= c.rq_ci + 32'd1;
-            pf_nxt <= c.rq_ci + 32'd1;
+            pf_head <= rq_ci1;
+            pf_nxt <= rq_ci1;
             pf_alloc <= '0;
             pf_fresh <= 1'b0;
             pf_pi <= c.rq_pi;
