@@ -82,6 +82,7 @@ module roce_cq #(
   localparam int N = 1 << LOG_N;
   // entry: {valid, irq, armed, arm_sol, overrun, log_size[3:0], base[63:0], pi[31:0], ci[31:0]}
   localparam int E_W = 5 + 4 + 64 + 64;
+  localparam int E_LOG = 128;  // log_size's offset
 
   (* ram_style = "block" *) logic [E_W-1:0] mem [N];
 
@@ -125,12 +126,14 @@ module roce_cq #(
   // a read in the cycle of the write-back to the same entry: the written context
   logic           fwd;
   logic [E_W-1:0] fwd_data;
+  logic [31:0]    fwd_mask;  // its size - 1
   always_ff @(posedge clk) begin
     if (can) rd_q <= mem[in_index[LOG_N-1:0]];
     if (wr_en) mem[wr_addr] <= wr_data;
     if (can) begin
       fwd <= wr_en && wr_addr == in_index[LOG_N-1:0];
       fwd_data <= wr_data;
+      fwd_mask <= ~(32'hFFFF_FFFF << wr_data[E_LOG +: 4]);
     end
   end
 
@@ -148,16 +151,28 @@ module roce_cq #(
   logic idx_ok;
   assign idx_ok = k_index[23:LOG_N] == '0;
   // completion
-  logic [31:0] used, mask;
-  // both candidates' differences, selected after (AND-OR: Yosys's opt_share would turn a ?:
-  // of two subtractions into one subtractor behind the select)
-  logic [31:0] used_rd, used_fwd;
+  // size - 1 for both candidates of e, the context read (one LUT per bit) and the one
+  // forwarded (registered with it): what is computed from the mask is worked out for each
+  // and selected after
+  logic [31:0] mask_rd, mask_fwd;
+  assign mask_rd = ~(32'hFFFF_FFFF << rd_q[E_LOG +: 4]);
+  assign mask_fwd = fwd_mask;
+  // the ring is full when pi - ci >= size: the difference's bits from log_size up. Both
+  // candidates' differences, selected after (AND-OR: Yosys's opt_share would turn a ?: of
+  // two subtractions into one subtractor behind the select), so one LUT per bit follows
+  // the carry chains; stage B ORs them
+  logic [31:0] used_rd, used_fwd, used_hi;
   assign used_rd = rd_q[63:32] - rd_q[31:0];
   assign used_fwd = fwd_data[63:32] - fwd_data[31:0];
-  assign used = (used_fwd & {32{fwd}}) | (used_rd & {32{!fwd}});
-  assign mask = ~(32'hFFFF_FFFF << e_log);  // size - 1, one LUT per bit
-  logic [37:0] slot_lo;  // the slot address's 37 low bits and their carry
-  assign slot_lo = {1'b0, e_base[36:0]} + {1'b0, e_pi & mask, 5'd0};
+  assign used_hi = (used_fwd & ~mask_fwd & {32{fwd}}) | (used_rd & ~mask_rd & {32{!fwd}});
+  // the slot address base + (pi mod size) * 32: pi mod size < 2^15 (log_size <= 15), so
+  // the sum's 20 low bits and their carry here, bits 20-36 and 37-63 incremented beside
+  // them and picked in stage B
+  logic [14:0] pi_mod;  // pi mod size
+  assign pi_mod = (fwd_data[46:32] & mask_fwd[14:0] & {15{fwd}}) |
+                  (rd_q[46:32] & mask_rd[14:0] & {15{!fwd}});
+  logic [20:0] slot_lo;  // the slot address's 20 low bits and their carry
+  assign slot_lo = {1'b0, e_base[19:0]} + {1'b0, pi_mod, 5'd0};
   logic c_sol, c_err;
   assign c_sol = k_data[8 * roce_desc_pkg::CQE_FLAGS_OFF + roce_desc_pkg::CQE_FLAG_SOLICITED_BIT];
   assign c_err = k_data[8 * 21 +: 8] != 8'd0;
@@ -170,9 +185,11 @@ module roce_cq #(
   // the stage's registers (read in stage B)
   logic [E_W-1:0] a_e;        // the context
   logic           present;    // a valid CQ
-  logic [31:0]    a_used, a_mask;  // pi - ci, size - 1
-  logic [37:0]    a_slot_lo;
-  logic [26:0]    a_base_hi1;
+  logic [31:0]    a_used_hi;  // pi - ci, its bits below log_size cleared
+  logic [20:0]    a_slot_lo;
+  logic [16:0]    a_base_mid1;  // base[36:20] + 1
+  logic           a_mid_ones;   // base[36:20] all ones (the + 1 carries on)
+  logic [26:0]    a_base_hi1;   // base[63:37] + 1
   logic           phase;
   logic           c_fire;
   logic [31:0]    a_pi1;
@@ -181,9 +198,10 @@ module roce_cq #(
   always_ff @(posedge clk) begin
     a_e <= e;
     present <= idx_ok && e_valid;
-    a_used <= used;
-    a_mask <= mask;
+    a_used_hi <= used_hi;
     a_slot_lo <= slot_lo;
+    a_base_mid1 <= e_base[36:20] + 17'd1;
+    a_mid_ones <= &e_base[36:20];
     a_base_hi1 <= e_base[63:37] + 27'd1;
     phase <= !e_pi[{1'b0, e_log}];
     c_fire <= e_armed && (!e_sol || c_sol || c_err);
@@ -201,9 +219,10 @@ module roce_cq #(
   logic unused_b;  // stage A decided presence from it
   assign unused_b = b_valid;
   logic [63:0] slot_addr;
-  assign slot_addr = {a_slot_lo[37] ? a_base_hi1 : b_base[63:37], a_slot_lo[36:0]};
+  assign slot_addr = {a_slot_lo[20] && a_mid_ones ? a_base_hi1 : b_base[63:37],
+                       a_slot_lo[20] ? a_base_mid1 : b_base[36:20], a_slot_lo[19:0]};
   logic full;
-  assign full = b_over || (a_used & ~a_mask) != 32'd0;  // overrun, or used >= size
+  assign full = b_over || a_used_hi != 32'd0;  // overrun, or used >= size
 
   // commands: CqCtx fields
   logic [63:0] d_base;
@@ -215,12 +234,14 @@ module roce_cq #(
   assign d_valid = k_data[8*roce_desc_pkg::CQ_CTX_VALID_OFF];
   // what CqCtx::decode refuses (generated from the contract), and a CQ_WRITE that writes:
   // registered in stage A (k_data and k_index are held from the accept to stage B)
-  logic d_bad_attr, d_write;
+  // (a CQ_WRITE to a valid index and the reserved bits' check in separate registers: the
+  // check's cone stays its own)
+  logic d_bad_attr, d_write_ok, d_write;
   always_ff @(posedge clk) begin
     d_bad_attr <= roce_desc_pkg::cq_ctx_bad(k_data);
-    d_write <= k_kind == K_CMD && k_op == roce_regs_pkg::CMD_OP_CQ_WRITE &&
-               !roce_desc_pkg::cq_ctx_bad(k_data) && idx_ok;
+    d_write_ok <= k_kind == K_CMD && k_op == roce_regs_pkg::CMD_OP_CQ_WRITE && idx_ok;
   end
+  assign d_write = d_write_ok && !d_bad_attr;
   // cq_valid's bit for the CQ of stage B, decoded (not a shifted write)
   logic [N-1:0] k_hot;
   always_ff @(posedge clk) begin
