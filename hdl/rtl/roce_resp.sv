@@ -60,7 +60,7 @@
 //   96.1 when every WQE was read on arrival). QPs that alternate miss the ring and read
 //   their WQEs on arrival as before (the prefetcher follows one QP at a time).
 // Resources: per-QP state in BRAM (ctx_mem, rs_mem). Yosys 0.23 synth_xilinx, xcup, out of
-//   context, defaults: 12.6k LUTs, 10.3k FFs, 52 RAMB36 + 41 RAMB18, 37 RAM32M16; the
+//   context, defaults: 12.2k LUTs, 10.4k FFs, 52 RAMB36 + 41 RAMB18, 37 RAM32M16; the
 //   prefetch adds the 37 RAM32M16 (the 16 x 512-bit ring), about 0.8k LUTs and 0.7k FFs
 //   (mostly the ring head's 512-bit register), no BRAM.
 //
@@ -514,7 +514,13 @@ module roce_resp #(
   logic [2:0] oq_wp, oq_rp;
   logic       oq_full, presenting;
   logic [15:0] wr_issued, wr_done;  // DMA writes issued / out
-  assign oq_full = (oq_wp - oq_rp + {2'b00, oq_we}) >= 3'd4;
+  // entries queued or staged (oq_wp - oq_rp + oq_we), counted beside the pointers: S_OUT's
+  // test is then one register bit
+  logic [2:0] oq_used;
+  logic       oq_push, oq_pop;
+  assign oq_full = oq_used[2];
+  assign oq_push = st == S_OUT && !oq_full;
+  assign oq_pop = presenting && !m_ack_valid && !m_rsp_valid && !m_cpl_valid && !m_err_valid;
   oq_t        oq_head;
   always_comb begin
     case (oq_rp[1:0])
@@ -866,10 +872,12 @@ module roce_resp #(
       m_err_qpn <= oq_head.ack_qpn;
       m_err_cause <= oq_head.err_cause;
     end
-    if (presenting && !m_ack_valid && !m_rsp_valid && !m_cpl_valid && !m_err_valid) begin
+    if (oq_pop) begin
       presenting <= 1'b0;
       oq_rp <= oq_rp + 3'd1;
     end
+    if (oq_push && !oq_pop) oq_used <= oq_used + 3'd1;
+    else if (!oq_push && oq_pop) oq_used <= oq_used - 3'd1;
 
     // the prefetcher: a read out when the port is free, a read landed
     if (pf_issue) begin
@@ -1596,6 +1604,7 @@ module roce_resp #(
       st <= S_IDLE;
       oq_wp <= '0;
       oq_rp <= '0;
+      oq_used <= '0;
       oq_we <= 1'b0;
       presenting <= 1'b0;
       wr_issued <= '0;
