@@ -126,7 +126,7 @@ pub fn markdown(results: &[RunResult], p: &Provenance) -> String {
         let _ = writeln!(w, "## Xilinx resource estimates\n");
         let _ = writeln!(
             w,
-            "`synth_xilinx -flatten -noiopad -noclkbuf -family F` (out of context), before \
+            "`synth_xilinx -flatten -noiopad -noclkbuf -nowidelut -family F` (out of context), before \
              place and route. FFs = FDRE/FDSE/FDCE/FDPE; BRAM = RAMB36/RAMB18; runtime = \
              wall (CPU) of that Yosys run.\n"
         );
