@@ -659,17 +659,29 @@ module roce_comp #(
 
   logic [3:0]  log_mtu;    // registered: a is loaded as an operation starts, read in S_WIN_WAIT
   always_ff @(posedge clk) log_mtu <= 4'd7 + a.path_mtu[3:0];
-
-  // S_T_GO: the later of the QP's two deadlines has passed. Registered from S_GO, which
-  // always precedes S_T_GO and changes none of r, rv and tick_l for a timeout; the three
-  // differences side by side rather than a subtraction from the one picked by another.
-  logic t_expired;
+  // the local ACK timer's new deadline, tick_l + 2^min(timeout, 30), registered in two
+  // steps (the step, then the sum): a and tick_l are set in S_IDLE and S_WAIT and hold from
+  // the cycle S_WAIT ends in, and its readers (S_W_DONE, S_R_PLACED, S_T_GO) come two
+  // cycles after it at the earliest (S_GO between)
+  logic [31:0] dl_step, dl_new;
   always_ff @(posedge clk) begin
-    logic use_dl, past_dl, past_bd;
-    use_dl = r.dl_v && (!rv.busy || $signed(r.dl - rv.busy_deadline) >= 0);
-    past_dl = $signed(tick_l - r.dl) >= 0;
-    past_bd = $signed(tick_l - rv.busy_deadline) >= 0;
-    t_expired <= r.una != rv.max_sent && (r.dl_v || rv.busy) && (use_dl ? past_dl : past_bd);
+    dl_step <= 32'd1 << (a.timeout > 5'd30 ? 5'd30 : a.timeout);
+    dl_new <= tick_l + dl_step;
+  end
+
+  // S_T_GO: the later of the QP's two deadlines has passed. Registered in two steps (the
+  // three differences' signs and the PSN compare side by side, then the pick): r, rv and
+  // tick_l hold from the cycle S_WAIT ends in (r is loaded two cycles before, rv and the
+  // exit's got_rv at once), through S_GO (which changes none of them for a timeout), to
+  // S_T_GO.
+  logic t_expired, t_dl_later, t_past_dl, t_past_bd, t_una_ne;
+  always_ff @(posedge clk) begin
+    t_dl_later <= $signed(r.dl - rv.busy_deadline) >= 0;
+    t_past_dl <= $signed(tick_l - r.dl) >= 0;
+    t_past_bd <= $signed(tick_l - rv.busy_deadline) >= 0;
+    t_una_ne <= r.una != rv.max_sent;
+    t_expired <= t_una_ne && (r.dl_v || rv.busy) &&
+                 (r.dl_v && (!rv.busy || t_dl_later) ? t_past_dl : t_past_bd);
   end
   // S_R_START (also entered only from S_GO): the response's PSN was sent and is not older than
   // una - 1
@@ -744,6 +756,17 @@ module roce_comp #(
   logic        rw_in;        // rw_target is in the entry (S_RW_CHECK)
   logic        wc_first_gt, wc_rd_gt, wc_last_gt;
   logic [12:0] rd_plen;
+  // the window answer's operands that do not come with it, registered: r.rd_pkts's offset
+  // and the next one's, ack_psn - r.rd_pkts. log_mtu and ack_psn are set, and r.rd_pkts
+  // written (S_CPL, S_R_DATA) or loaded (S_WAIT), at least a state before any state that
+  // issues a window read, whose answer comes a cycle after the request at the earliest.
+  logic [36:0] rd_off_q, rd_off1_q;
+  logic [23:0] ack_m_rdp;
+  always_ff @(posedge clk) begin
+    rd_off_q <= {13'd0, r.rd_pkts} << log_mtu;
+    rd_off1_q <= ({13'd0, r.rd_pkts} + 37'd1) << log_mtu;
+    ack_m_rdp <= ack_psn - r.rd_pkts;
+  end
   always_ff @(posedge clk) begin
     if (st[I_WIN_WAIT] && s_win_valid) begin
       logic [31:0] w_len;
@@ -753,8 +776,8 @@ module roce_comp #(
       w_len = s_win_data[8*roce_rec_pkg::SQ_WIN_LEN_OFF +: 32];
       w_first = s_win_data[8*roce_rec_pkg::SQ_WIN_FIRST_PSN_OFF +: 24];
       w_npkts = s_win_data[8*roce_rec_pkg::SQ_WIN_NPKTS_OFF +: 24];
-      off = {13'd0, r.rd_pkts} << log_mtu;
-      off1 = ({13'd0, r.rd_pkts} + 37'd1) << log_mtu;
+      off = rd_off_q;
+      off1 = rd_off1_q;
       rest = w_len[12:0] - off[12:0];
       rd_off <= off[31:0];
       rd_rest <= off >= {5'd0, w_len} ? 13'd0 : rest;
@@ -776,14 +799,18 @@ module roce_comp #(
       // at most 2^23: !psn_lt(t, first) && psn_lt(t, first + npkts) is this)
       rw_in <= rw_target - w_first < w_npkts;
       // S_W_CHECK: the entry's first PSN, its next READ response and its last PSN are after
-      // ack_psn (each one sum's sign and != 0)
+      // ack_psn (each one sum's sign and != 0; an operand compare beside the carry chain
+      // where there are two operands)
       begin
-        logic [23:0] df, dr, dl;
+        /* verilator lint_off UNUSEDSIGNAL */
+        logic [23:0] df, dr;
+        /* verilator lint_on UNUSEDSIGNAL */
+        logic [23:0] dl;
         df = w_first - ack_psn;
-        dr = w_first + r.rd_pkts - ack_psn;
+        dr = w_first - ack_m_rdp;
         dl = w_first + w_npkts - 24'd1 - ack_psn;
-        wc_first_gt <= !df[23] && df != 24'd0;
-        wc_rd_gt <= !dr[23] && dr != 24'd0;
+        wc_first_gt <= !df[23] && w_first != ack_psn;
+        wc_rd_gt <= !dr[23] && w_first != ack_m_rdp;
         wc_last_gt <= !dl[23] && dl != 24'd0;
       end
     end
@@ -1206,7 +1233,7 @@ module roce_comp #(
           r.rnr_left <= a.rnr_retry;
           r.rewound_v <= 1'b0;
           r.dl_v <= a.timeout != 5'd0;
-          r.dl <= tick_l + (32'd1 << (a.timeout > 5'd30 ? 5'd30 : a.timeout));
+          r.dl <= dl_new;
         end
         if (lost && !(w_same && !w_adv)) begin
           st <= S_RW_NEXT;
@@ -1448,7 +1475,7 @@ module roce_comp #(
         r.rnr_left <= a.rnr_retry;
         r.rewound_v <= 1'b0;
         r.dl_v <= a.timeout != 5'd0;
-        r.dl <= tick_l + (32'd1 << (a.timeout > 5'd30 ? 5'd30 : a.timeout));
+        r.dl <= dl_new;
         if (pl_atomic) begin
           r.una <= h.psn + 24'd1;
           cpl_status <= 8'd0;
@@ -1598,7 +1625,7 @@ module roce_comp #(
             r.retries <= r.retries - 3'd1;
             r.rewound_v <= 1'b0;
             r.dl_v <= a.timeout != 5'd0;
-            r.dl <= tick_l + (32'd1 << (a.timeout > 5'd30 ? 5'd30 : a.timeout));
+            r.dl <= dl_new;
             st <= S_RW_NEXT;
           end
         end
