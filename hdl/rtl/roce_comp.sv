@@ -731,13 +731,14 @@ module roce_comp #(
   // states that may start a rewind load them whether or not they go there, so the loads do
   // not wait for the test that decides it
   logic [31:0] rw_i;
-  logic [31:0] ol_k;           // oldest READ
+  logic [31:0] ol_km1;         // oldest READ's index - 1
   // S_O_CPL's "the head is the oldest READ": registered, as r.sq_ci == rw_i when S_O_CHECK
-  // finds it (o_first), else as r.sq_ci + 1 == ol_k (S_CPL's increment, the state before)
+  // finds it (o_first), else as r.sq_ci + 1 == the oldest READ's index (S_CPL's increment,
+  // the state before; kept as r.sq_ci == ol_km1, no add before the compare)
   logic        ci_eq_rw, o_eq, o_eq1, o_first;
   always_ff @(posedge clk) begin
     ci_eq_rw <= r.sq_ci == rw_i;
-    o_eq1 <= r.sq_ci + 32'd1 == ol_k;
+    o_eq1 <= r.sq_ci == ol_km1;
   end
   logic [23:0] ol_first;
 
@@ -761,12 +762,20 @@ module roce_comp #(
   // written (S_CPL, S_R_DATA) or loaded (S_WAIT), at least a state before any state that
   // issues a window read, whose answer comes a cycle after the request at the earliest.
   logic [36:0] rd_off_q, rd_off1_q;
-  logic [23:0] ack_m_rdp;
+  logic [23:0] ack_m_rdp, ack1;
   always_ff @(posedge clk) begin
     rd_off_q <= {13'd0, r.rd_pkts} << log_mtu;
     rd_off1_q <= ({13'd0, r.rd_pkts} + 37'd1) << log_mtu;
     ack_m_rdp <= ack_psn - r.rd_pkts;
+    ack1 <= ack_psn + 24'd1;
   end
+  // x + y == k without a carry chain: if the sum is k, bit i's carry in is x ^ y ^ k at i,
+  // so each bit checks that against the carry bit i - 1 makes (one LUT6 per bit, then an AND)
+  function automatic logic sum_eq(input logic [23:0] x, input logic [23:0] y, input logic [23:0] k);
+    logic [23:0] c;
+    c = {(x[22:0] & y[22:0]) | ((x[22:0] ^ y[22:0]) & ~k[22:0]), 1'b0};
+    sum_eq = (x ^ y ^ k) == c;
+  endfunction
   always_ff @(posedge clk) begin
     if (st[I_WIN_WAIT] && s_win_valid) begin
       logic [31:0] w_len;
@@ -799,19 +808,18 @@ module roce_comp #(
       // at most 2^23: !psn_lt(t, first) && psn_lt(t, first + npkts) is this)
       rw_in <= rw_target - w_first < w_npkts;
       // S_W_CHECK: the entry's first PSN, its next READ response and its last PSN are after
-      // ack_psn (each one sum's sign and != 0; an operand compare beside the carry chain
-      // where there are two operands)
+      // ack_psn (each one sum's sign and != 0, the != 0 beside the carry chain: an operand
+      // compare, or sum_eq for the three-operand one)
       begin
         /* verilator lint_off UNUSEDSIGNAL */
-        logic [23:0] df, dr;
+        logic [23:0] df, dr, dl;
         /* verilator lint_on UNUSEDSIGNAL */
-        logic [23:0] dl;
         df = w_first - ack_psn;
         dr = w_first - ack_m_rdp;
-        dl = w_first + w_npkts - 24'd1 - ack_psn;
+        dl = w_first + w_npkts - ack1;
         wc_first_gt <= !df[23] && w_first != ack_psn;
         wc_rd_gt <= !dr[23] && w_first != ack_m_rdp;
-        wc_last_gt <= !dl[23] && dl != 24'd0;
+        wc_last_gt <= !dl[23] && !sum_eq(w_first, w_npkts, ack1);
       end
     end
   end
@@ -1296,7 +1304,7 @@ module roce_comp #(
       end
       st[I_O_CHECK]: begin
         if (e_readlike) begin
-          ol_k <= rw_i;
+          ol_km1 <= rw_i - 32'd1;
           o_eq <= ci_eq_rw;
           o_first <= 1'b1;
           ol_first <= e.first_psn;
