@@ -1140,35 +1140,24 @@ module roce_resp #(
       end
 
       // ------------------------------------------------------------ SEND: the SGE walk
-      S_WALK: begin
+      // one SGE a cycle: S_WALK skips c.off bytes (whole SGEs, then into one: the cycle that
+      // starts S_WALK_TAKE), S_WALK_TAKE places a chunk per SGE (none of an empty one) until
+      // plen bytes are placed
+      S_WALK, S_WALK_TAKE: begin
         if (wk_stop) begin
           len_err <= wk_rest != 16'd0;
           mr_n <= wk_nchunk;
           mr_need_r <= ACC_LOCAL_WRITE;
           st <= wk_nchunk == 2'd0 ? S_MR_DONE : S_MR_ISSUE;
-        end else if (wk_skip >= wk_len) begin
-          wk_skip <= wk_skip - wk_len;
-          wk_i <= wk_i + 1'b1;
-          wk_len <= sg_nx[95:64];
-          wk_key <= sg_nx[127:96];
-          wk_lo <= {1'b0, sg_nx[31:0]};
-          wk_hi <= sg_nx[63:32];
-        end else begin  // into this SGE
+        end else if (st == S_WALK && wk_skip < wk_len) begin  // into this SGE
           wk_len <= wk_len - wk_skip;
           wk_lo <= {1'b0, wk_lo[31:0]} + {1'b0, wk_skip};
           wk_hi1 <= wk_hi + 32'd1;
           st <= S_WALK_TAKE;
-        end
-      end
-      // a chunk per SGE (none of an empty one) until plen bytes are placed
-      S_WALK_TAKE: begin
-        if (wk_stop) begin
-          len_err <= wk_rest != 16'd0;
-          mr_n <= wk_nchunk;
-          mr_need_r <= ACC_LOCAL_WRITE;
-          st <= wk_nchunk == 2'd0 ? S_MR_DONE : S_MR_ISSUE;
-        end else begin
-          if (wk_len != 32'd0) begin
+        end else begin  // on to the next SGE
+          if (st == S_WALK) begin
+            wk_skip <= wk_skip - wk_len;
+          end else if (wk_len != 32'd0) begin
             for (int i = 0; i < 3; i++) begin
               if (wk_nchunk == 2'(i)) begin
                 mr_key[32*i +: 32] <= wk_key;
