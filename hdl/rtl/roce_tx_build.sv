@@ -317,7 +317,16 @@ module roce_tx_build #(
   logic          q_ne;        // qrem != 0
   logic          q_l1;        // qrem == 1
   logic          need_in;     // the beat being made needs a payload beat
-  logic [17:0]   lo, hi;      // header length, header + payload length, relative to beat k
+  // Beat k+1's payload lanes: those j with hlen <= 64(k+1)+j < hend (hend = hlen +
+  // payload_len). They end before lane 0 when hend/64 <= k, cover the beat when
+  // hend/64 >= k+2, and end at lane hend mod 64 when hend/64 == k+1: flags on a beat
+  // counter, no comparison of byte offsets. The header (hlen < 128) lies before beat k+1
+  // but for k = 0 with hlen >= 64, where its lanes j < hlen mod 64 (not cur_lpay) are
+  // header: they take no payload beat there, and beat 0 consumes none (m_prev stays zero).
+  logic [10:0]   hq;          // max(hend/64 - k, 0)
+  logic          h_ge2;       // hq >= 2
+  logic          h_eq1;       // hq == 1
+  logic [63:0]   h_th;        // lanes j < hend mod 64
   logic [63:0]   m_pay;       // payload lanes of beat k taken from this payload beat
   logic [63:0]   m_prev;      // ... from the previous one (zero when it was not received)
   logic          pay_end;     // the payload packet has ended (tlast seen)
@@ -360,23 +369,24 @@ module roce_tx_build #(
     n_k_nz    = k_nz || emit;
   end
 
-  // Lanes j of a beat with l <= j + off < h (byte counts relative to the beat, signed).
-  function automatic logic [63:0] lanes(input logic [17:0] l, input logic [17:0] h,
-                                        input int off);
+  // Lanes j of beat 0 with l <= j < h.
+  function automatic logic [63:0] lanes0(input logic [6:0] l, input logic [16:0] h);
     for (int j = 0; j < 64; j++) begin
-      lanes[j] = $signed(h) > $signed(18'(j + off)) && !($signed(l) > $signed(18'(j + off)));
+      lanes0[j] = h > 17'(j) && !(l > 7'(j));
     end
   endfunction
 
   logic [63:0] c3_lpay;
   logic [63:0] c3_mask;       // beat 0's payload lanes
-  logic [63:0] n_mask;        // beat k+1's payload lanes
+  logic [63:0] n_hmask;       // beat k+1's lanes before the payload end
   always_comb begin
     for (int j = 0; j < 64; j++) begin
       c3_lpay[j] = 6'(j) >= s2_hlen[5:0];
     end
-    c3_mask = lanes(18'(s2_hlen), 18'(s2_end), 0);
-    n_mask  = lanes(lo, hi, 64);
+    c3_mask = lanes0(s2_hlen, s2_end);
+    for (int j = 0; j < 64; j++) begin
+      n_hmask[j] = h_ge2 || (h_eq1 && h_th[j]);
+    end
   end
 
   always_ff @(posedge clk) begin
@@ -396,8 +406,10 @@ module roce_tx_build #(
       q_ne      <= !s2_pay0;
       q_l1      <= s2_npay == 11'd1;
       need_in   <= h2_valid && !s2_pay0 && (s2_err || !s2_hlen[6]);
-      lo        <= 18'(s2_hlen);
-      hi        <= 18'(s2_end);
+      hq        <= s2_end[16:6];
+      h_ge2     <= s2_end[16:7] != 10'd0;
+      h_eq1     <= s2_end[16:6] == 11'd1;
+      h_th      <= thermo({1'b0, s2_end[5:0]});
       m_pay     <= c3_mask & c3_lpay;
       m_prev    <= '0;
       pay_end   <= 1'b0;
@@ -410,12 +422,13 @@ module roce_tx_build #(
       if (emit) begin
         krem    <= krem - 11'd1;
         k_last  <= krem == 11'd1;
-        lo      <= lo - 18'd64;
-        hi      <= hi - 18'd64;
+        hq      <= hq == 11'd0 ? 11'd0 : hq - 11'd1;
+        h_ge2   <= hq >= 11'd3;
+        h_eq1   <= hq == 11'd2;
         cur_hb0 <= cur_hb1;
         cur_hb1 <= '0;
-        m_pay   <= n_mask & cur_lpay;
-        m_prev  <= consume ? n_mask & ~cur_lpay : '0;
+        m_pay   <= n_hmask & cur_lpay;
+        m_prev  <= consume ? n_hmask & ~cur_lpay : '0;
       end
       if (consume) begin
         qrem <= qrem - 11'd1;
