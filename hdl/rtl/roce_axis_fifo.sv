@@ -7,8 +7,9 @@
 // only after the payload has drained.
 // Every beat that enters leaves, in order, unchanged.
 // Latency: a beat written in cycle c can be on m_axis in c+2 (BRAM read, output register).
-// Throughput: one beat per cycle in and out; s_axis_tready is low only while DEPTH beats are
-//   stored (a function of registers).
+// Throughput: one beat per cycle in and out; s_axis_tready is low only while DEPTH - 2 beats
+//   are stored (counting the two read registers); it is a register, set a cycle ahead from
+//   a fill counter.
 //
 // Parameters:
 //   DATA_W  tdata width (tkeep DATA_W/8).
@@ -50,13 +51,19 @@ module roce_axis_fifo #(
   logic        q_valid;    // the BRAM output holds the beat at rp - 1
   logic [W-1:0] q;
 
-  // beats in the FIFO, including those in the read pipeline (so the count bounds the RAM)
+  // beats in the FIFO, including those in the read pipeline (so the count bounds the RAM):
+  // wp - rp + q_valid + m_axis_tvalid, kept as a counter (+1 per beat taken, -1 per beat
+  // popped). s_axis_tready = used < DEPTH - 2 is registered: its next value is one of three
+  // compares on the counter, picked by the take and the pop of this cycle.
   logic [AW:0] used;
-  assign used = wp - rp + {{AW{1'b0}}, q_valid} + {{AW{1'b0}}, m_axis_tvalid};
-  assign s_axis_tready = used < (AW + 1)'(DEPTH - 2);
+  logic        rdy_p1, rdy_0, rdy_m1;   // used + 1, used, used - 1 below DEPTH - 2
+  assign rdy_p1 = used < (AW + 1)'(DEPTH - 3);
+  assign rdy_0  = used < (AW + 1)'(DEPTH - 2);
+  assign rdy_m1 = used < (AW + 1)'(DEPTH - 1);
 
-  logic take, out_free, rd;
+  logic take, pop, out_free, rd;
   assign take = s_axis_tvalid && s_axis_tready;
+  assign pop = m_axis_tvalid && m_axis_tready;
   assign out_free = !m_axis_tvalid || m_axis_tready;
   // read the next beat into the BRAM output when that register is free or moves on
   assign rd = wp != rp && (!q_valid || out_free);
@@ -69,6 +76,15 @@ module roce_axis_fifo #(
   always_ff @(posedge clk) begin
     if (take) wp <= wp + 1'b1;
     if (rd) rp <= rp + 1'b1;
+    if (take && !pop) begin
+      used <= used + 1'b1;
+      s_axis_tready <= rdy_p1;
+    end else if (pop && !take) begin
+      used <= used - 1'b1;
+      s_axis_tready <= rdy_m1;
+    end else begin
+      s_axis_tready <= rdy_0;
+    end
     if (out_free) begin
       m_axis_tvalid <= q_valid;
       {m_axis_tdata, m_axis_tkeep, m_axis_tlast, m_axis_tuser} <= q;
@@ -80,6 +96,8 @@ module roce_axis_fifo #(
       rp <= '0;
       q_valid <= 1'b0;
       m_axis_tvalid <= 1'b0;
+      used <= '0;
+      s_axis_tready <= 1'b1;
     end
   end
 
