@@ -81,15 +81,16 @@
 //   WRITEs (one packet per WQE): 80.9 cycles per packet over a 1 us link (its 16-WQE window
 //   covers the round trip; before the prefetch store, with two bodies per QP and a WQE read
 //   per WQE, about L / 2 = 125). 64-byte WRITEs: one QP 68 cycles each (3.7 M/s: bound by
-//   the window over the round trip), eight QPs 37.7 (6.6 M/s: bound by the visits).
+//   the window over the round trip), eight QPs 38.7 (6.5 M/s: bound by the visits).
 //
-// Resources (roce-synth, Yosys 0.23 synth_xilinx out of context, before place and route, the
-//   defaults): UltraScale+ 14222 LUTs, 8273 FFs, 203 LUTRAM, 108 RAMB36 + 64 RAMB18, no DSP
-//   (with two bodies per QP and no store: 12617 LUTs, 7461 FFs, 147 LUTRAM, 128 RAMB36 + 45
-//   RAMB18). The send window (16k entries x 168 bits) is most of the block RAM, the bodies
-//   (1024 own slots + 512 store entries x 682 bits) and the 32 KiB payload FIFO the rest;
-//   the store's tags (512 x 44 bits) are in LUTRAM; the descriptor queue (16 x 573 bits in
-//   FFs, a 16:1 read mux) and the payload rotator most of the LUTs.
+// Resources (roce-synth, Yosys 0.23 synth_xilinx -nowidelut out of context, before place and
+//   route, the defaults): UltraScale+ 10108 LUTs, 9228 FFs, 235 LUTRAM, 108 RAMB36 + 64
+//   RAMB18, no DSP, 8 logic levels (earlier, with ABC's wide LUTs, two bodies per QP and no
+//   store: 12617 LUTs, 7461 FFs, 147 LUTRAM, 128 RAMB36 + 45 RAMB18). The send window (16k
+//   entries x 168 bits) is most of the block RAM, the bodies (1024 own slots + 512 store
+//   entries x 682 bits) and the 32 KiB payload FIFO the rest; the store's tags (512 x 44
+//   bits) are in LUTRAM; the descriptor queue (16 x 573 bits in FFs, a 16:1 read mux) and
+//   the payload rotator most of the LUTs.
 //
 // Parameters:
 //   LOG_N          log2 of the number of QPs (default 10 = 1024).
@@ -610,7 +611,13 @@ module roce_req #(
   logic [31:0] now_l, tick_l;
 
   logic [3:0]  log_mtu;    // registered: a changes only in S_V_WAIT, read from S_V_LIM on
-  always_ff @(posedge clk) log_mtu <= 4'd7 + a.path_mtu[3:0];
+  logic [32:0] mtu_m1;     // the MTU less one, registered with it
+  logic [12:0] mtu_b;      // the MTU in bytes (at most 4096)
+  always_ff @(posedge clk) begin
+    log_mtu <= 4'd7 + a.path_mtu[3:0];
+    mtu_m1 <= (33'd1 << (4'd7 + a.path_mtu[3:0])) - 33'd1;
+    mtu_b <= 13'(32'd1 << (4'd7 + a.path_mtu[3:0]));
+  end
 
   // the body of the send index: in the own slot, else in the store (stag_a = its entry)
   logic own_hit, st_hit, held;
@@ -642,17 +649,20 @@ module roce_req #(
   // The packet arithmetic is pipelined over the visit's fixed states. b (loaded in S_V_B0),
   // a, log_mtu and r's send position (cur_pkt, next_psn) do not change from S_V_LIM until
   // S_V_DESC writes them; S_V_PKT comes at least three cycles after S_V_LIM (LIM, PACE,
-  // PACEW) and S_V_DESC at least four, so free-running registers one (s1), two (s2) and three
-  // (s3) cycles behind these inputs hold this visit's values wherever they are read:
+  // PACEW) and S_V_DESC at least four, so free-running registers one (s1) to four (s4)
+  // cycles behind these inputs hold this visit's values wherever they are read:
   //   s1: the rounded-up length, the packet's offset and the next packet's offset;
   //   s2: the packet count, the bytes from the offset on, whether a whole MTU follows;
-  //   s3: the PSNs left (for a READ's next PSN), the READ's address, whether it is the last.
+  //   s3: the PSNs left (for a READ's next PSN), the READ's address, whether it is the last,
+  //       the payload length (S_V_PKT);
+  //   s4: the payload's beats (S_V_DESC: the descriptor and the credit).
+  // (log_mtu's MTU and MTU - 1 are registered beside it, from a.)
   logic [32:0] s1_up;      // p_len + mtu - 1
   logic [36:0] s1_off;     // offset of packet cur_pkt (37 bits: cur_pkt << 12 needs 36)
   logic [36:0] s1_off1;    // offset of packet cur_pkt + 1
   logic        s1_one;     // one PSN whatever the length (atomic, or zero length)
   always_ff @(posedge clk) begin
-    s1_up <= {1'b0, p_len} + (33'd1 << log_mtu) - 33'd1;
+    s1_up <= {1'b0, p_len} + mtu_m1;
     s1_off <= {13'd0, r.cur_pkt} << log_mtu;
     s1_off1 <= ({13'd0, r.cur_pkt} + 37'd1) << log_mtu;
     s1_one <= is_atomic || p_len == 32'd0;
@@ -671,16 +681,21 @@ module roce_req #(
     p_rest <= s1_off >= {5'd0, p_len} ? 32'd0 : p_len - s1_off[31:0];
     p_full <= {5'd0, p_len} > s1_off1;
   end
-  logic [12:0] p_plen;     // payload of packet i (SEND/WRITE)
-  assign p_plen = p_full ? 13'(32'd1 << log_mtu) : p_rest[12:0];
+  logic [12:0] p_plen;     // payload of packet i (SEND/WRITE): s3
+  always_ff @(posedge clk) p_plen <= p_full ? mtu_b : p_rest[12:0];
   logic        p_first, p_last;
   assign p_first = r.cur_pkt == 24'd0;
   always_ff @(posedge clk) p_last <= r.cur_pkt + 24'd1 >= p_n;  // s3 (p_n is s2)
   logic [23:0] s3_left;    // PSNs of the WQE from cur_pkt on
   logic [63:0] s3_va;      // a READ's address at the packet's offset
+  // (carry-select at bit 36, the offset's width: the high word + 1 on an s1 register)
+  logic [27:0] s1_ra_hi1;
+  logic [36:0] va_lo;
+  assign va_lo = {1'b0, b.remote_addr[35:0]} + {1'b0, p_off};
   always_ff @(posedge clk) begin
+    s1_ra_hi1 <= b.remote_addr[63:36] + 28'd1;
     s3_left <= p_n - (r.cur_pkt < p_n ? r.cur_pkt : p_n);
-    s3_va <= b.remote_addr + {28'd0, p_off};
+    s3_va <= {va_lo[36] ? s1_ra_hi1 : b.remote_addr[63:36], va_lo[35:0]};
   end
   logic [LOG_ACK_EVERY-1:0] p_ack_lo;
   assign p_ack_lo = LOG_ACK_EVERY'(r.cur_pkt + 24'd1);
@@ -742,14 +757,14 @@ module roce_req #(
     p_desc[8*roce_rec_pkg::TX_DESC_FLAGS_OFF + roce_rec_pkg::TX_DESC_FLAG_SE_BIT] = se;
     p_desc[8*roce_rec_pkg::TX_DESC_FLAGS_OFF + roce_rec_pkg::TX_DESC_FLAG_ACK_REQ_BIT] = ack;
   end
-  logic [AW:0] p_beats;
-  assign p_beats = (AW + 1)'((p_pay + 13'd63) >> 6);
+  logic [AW:0] p_beats;    // s4: read in S_V_DESC only
+  always_ff @(posedge clk) p_beats <= (AW + 1)'((p_pay + 13'd63) >> 6);
 
   // SGE walk: the pieces of [off, off + plen) over the WQE's SGEs, all four SGEs at once on
-  // free-running registers (b is loaded in S_V_B0 and holds from S_V_LIM, p_off and p_plen
-  // from two cycles after; S_V_PKT comes three or more cycles after S_V_LIM, so the last
-  // stage, five cycles after S_V_LIM, holds the visit's values from S_V_PKT + 2 on, where
-  // S_V_WALK2 reads it). SGE k spans [pre_k, pre_k + len_k) of the message; relative to
+  // free-running registers (b is loaded in S_V_B0 and holds from S_V_LIM, p_off from two
+  // cycles after, p_plen from three; S_V_PKT comes three or more cycles after S_V_LIM, so
+  // the last stage, five cycles after S_V_LIM, holds the visit's values from S_V_PKT + 2 on,
+  // where S_V_WALK2 reads it). SGE k spans [pre_k, pre_k + len_k) of the message; relative to
   // the packet's offset, a_k = pre_k - off and e_k = pre_(k+1) - off, and SGE k (k below
   // num_sge and 4) holds a piece when a_k < plen, e_k > 0 and len_k != 0: it starts
   // max(a_k, 0) into the packet, skip_k = max(-a_k, 0) into the SGE, and ends at
@@ -853,10 +868,11 @@ module roce_req #(
   // (A & B | (A | B) & ~K) << 1; Cortadella's test), and d_have >= 8 from the high bits and
   // the low three.
   logic [32:0]   h01, h23;
+  logic [3:0]    d_sge_on;   // SGE k is below num_sge: registered with the first beat (S_IDLE)
   always_ff @(posedge clk) begin
     if (st == S_A1 && s_wqe_rd_tvalid) begin
-      h01 <= (d_nsge > 8'd0 ? {1'b0, sge_len_in(0)} : 33'd0) + (d_nsge > 8'd1 ? {1'b0, sge_len_in(1)} : 33'd0);
-      h23 <= (d_nsge > 8'd2 ? {1'b0, sge_len_in(2)} : 33'd0) + (d_nsge > 8'd3 ? {1'b0, sge_len_in(3)} : 33'd0);
+      h01 <= (d_sge_on[0] ? {1'b0, sge_len_in(0)} : 33'd0) + (d_sge_on[1] ? {1'b0, sge_len_in(1)} : 33'd0);
+      h23 <= (d_sge_on[2] ? {1'b0, sge_len_in(2)} : 33'd0) + (d_sge_on[3] ? {1'b0, sge_len_in(3)} : 33'd0);
     end
   end
   logic          d_have_eq, d_have_ge8;
@@ -1024,6 +1040,13 @@ module roce_req #(
   // it, leaves them as S_V_WAIT and S_V_REW set them (only b, loaded in S_V_B0, is tested
   // live)
   logic lim_unacked, lim_at_start, lim_rd_busy, lim_rd_full, lim_rnr;
+  // the busy deadline S_V_DESC sets, two registers deep: tick_l (S_IDLE) and a (S_V_WAIT)
+  // hold still from S_V_REW on, and S_V_DESC comes seven cycles later at the earliest
+  logic [31:0] busy_inc, busy_dl_n;
+  always_ff @(posedge clk) begin
+    busy_inc <= 32'd1 << (a.timeout > 5'd30 ? 5'd30 : a.timeout);
+    busy_dl_n <= tick_l + busy_inc;
+  end
   always_ff @(posedge clk) begin
     logic [7:0] rd_out, rd_lim;
     rd_out = r.rd_started - c.rd_done;
@@ -1126,6 +1149,8 @@ module roce_req #(
           t_fetch_l <= t_k >= t_nre;
           t_idx_l <= t_idx + 32'(t_k);
           wq[511:0] <= s_wqe_rd_tdata;
+          for (int k = 0; k < 4; k++)
+            d_sge_on[k] <= s_wqe_rd_tdata[8*roce_desc_pkg::SQ_WQE_NUM_SGE_OFF +: 8] > 8'(k);
           wq_err <= s_wqe_rd_tuser;
           st <= S_A1;
         end else if (s_wake_valid) begin
@@ -1429,7 +1454,7 @@ module roce_req #(
         end
         if (c.una == r.max_sent) begin
           r.busy <= a.timeout != 5'd0;
-          r.busy_dl <= tick_l + (32'd1 << (a.timeout > 5'd30 ? 5'd30 : a.timeout));
+          r.busy_dl <= busy_dl_n;
         end
         if (psn_before(r.next_psn, r.max_sent)) cnt_retransmit <= 1'b1;
         else r.max_sent <= p_next;
