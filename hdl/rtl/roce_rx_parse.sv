@@ -279,6 +279,7 @@ module roce_rx_parse #(
   logic             s2_vlan, s2_v6, s2_v1;
   logic [15:0]      s2_tci, s2_sport;
   logic [LEN_W-1:0] s2_tr;        // transport bytes (BTH .. ICRC)
+  logic [LEN_W:0]   s2_tr16;      // s2_tr - 16 (BTH and ICRC), sign bit on top
   logic [5:0]       s2_dscp;
   logic [1:0]       s2_ecn;
   logic [127:0]     s2_sip, s2_dip;
@@ -375,6 +376,7 @@ module roce_rx_parse #(
       s2_tci   <= s1_tci;
       s2_sport <= s1_cls == CLS_V1 ? 16'd0 : c2_sport;
       s2_tr    <= c2_tr;
+      s2_tr16  <= {1'b0, c2_tr} - (LEN_W + 1)'(16);
       s2_dscp  <= c2_tc[7:2];
       s2_ecn   <= c2_tc[1:0];
       s2_sip   <= c2_sip;
@@ -544,7 +546,7 @@ module roce_rx_parse #(
       t3         <= t2;
       s3_err     <= c3_err;
       s3_roce    <= v2_roce;
-      s3_body    <= {1'b0, s2_tr} - (LEN_W + 1)'(16) - (LEN_W + 1)'(c3_ext_len);
+      s3_body    <= s2_tr16 - (LEN_W + 1)'(c3_ext_len);
       s3_pad     <= wb[13:12];
       s3_has_pay <= c3_info[roce_opcode_pkg::OPI_PAYLOAD];
       s3_off     <= s2_bo + 7'd12 + 7'(c3_ext_len);
