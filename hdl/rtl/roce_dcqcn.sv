@@ -654,10 +654,24 @@ module roce_dcqcn #(
   logic [NP_W-1:0]  np_wd;
   logic [LOG_N-1:0] np_row_in;
   assign np_row_in = q_rst_v ? rst_row : ce_row_in;
+  // The write is registered (the BRAM's data input no longer follows its own read output
+  // through the expiry subtract) and lands a cycle later; a read of the row in the cycle
+  // it waits gets the written entry forwarded, so every read sees what it saw before.
+  logic             np_we_q, np_fwd;
+  logic [LOG_N-1:0] np_wa_q, np_ra;
+  logic [NP_W-1:0]  np_wd_q, np_fwd_d, np_q;
+  assign np_ra = scan_slot ? s_row : np_row_in;
   always_ff @(posedge clk) begin
-    np_rd <= np_mem[scan_slot ? s_row : np_row_in];
-    if (np_we) np_mem[np_wa] <= np_wd;
+    np_q <= np_mem[np_ra];
+    if (np_we_q) np_mem[np_wa_q] <= np_wd_q;
+    np_we_q <= np_we;
+    np_wa_q <= np_wa;
+    np_wd_q <= np_wd;
+    np_fwd <= np_we_q && np_wa_q == np_ra;
+    np_fwd_d <= np_wd_q;
+    if (rst) np_we_q <= 1'b0;
   end
+  assign np_rd = np_fwd ? np_fwd_d : np_q;
 
   logic             n1_valid;
   kind_t            n1_kind;
