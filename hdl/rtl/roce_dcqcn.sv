@@ -13,7 +13,8 @@
 //
 // Two tables of 2^LOG_N rows in block RAM, one read-modify-write pipeline each (RP: read in
 //   P0, the row's arithmetic in P1 and P2, written from registers in P3; NP: read in P0,
-//   written from n1):
+//   decided in n1 and written from registers a cycle later, forwarded to a read of the row
+//   in that cycle):
 //   RP (reaction point, 229 bits): limited, Rc, Rt, alpha, timer and byte stage counts (6 bits,
 //     saturating), byte count, alpha and rate deadlines (32-bit cycles), pacing debt (32 bits)
 //     and its settle stamp (16 bits of the cycle). An all-zero row is a QP at line rate.
