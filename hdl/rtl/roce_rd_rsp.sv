@@ -85,9 +85,7 @@ module roce_rd_rsp #(
   logic [23:0] r_psn;
   logic [63:0] r_dma;
   logic        r_first;
-  logic [3:0]  r_log_mtu;
-  logic [15:0] r_mtu;
-  assign r_mtu = 16'd1 << r_log_mtu;
+  logic [15:0] r_mtu;       // a register (decoded as the request is taken): g_len's operand
 
   assign s_rsp_ready = !r_busy;
 
@@ -115,7 +113,8 @@ module roce_rd_rsp #(
   logic [QE_W-1:0] dq [DESC_DEPTH];
   logic [QW:0]     dq_wr, dq_rd;
   logic            dq_full, dq_empty;
-  assign dq_full = dq_wr - dq_rd == (QW + 1)'(DESC_DEPTH);
+  // full: the pointers differ in their wrap bit only (no subtraction in front of `go`)
+  assign dq_full = dq_wr[QW] != dq_rd[QW] && dq_wr[QW-1:0] == dq_rd[QW-1:0];
   assign dq_empty = dq_wr == dq_rd;
 
   // FIFO credit: the beats not reserved by issued reads (DEPTH less the beats reserved and
@@ -201,9 +200,9 @@ module roce_rd_rsp #(
         r_lm2 <= {{1'b0, len[31:8]} - (25'd1 << s_rsp_data[8*roce_rec_pkg::RD_RSP_PATH_MTU_OFF +: 4]),
                   len[7:0]};
         r_mtu_beats <= (AW + 1)'(((17'd1 << lg) + 17'd63) >> 6);
+        r_mtu <= 16'd1 << lg;
       end
       r_first <= 1'b1;
-      r_log_mtu <= 4'd7 + s_rsp_data[8*roce_rec_pkg::RD_RSP_PATH_MTU_OFF +: 4];
     end
     if (go) begin
       dq[dq_wr[QW-1:0]] <= {g_desc, g_beats};
