@@ -66,12 +66,14 @@
 //   registers; tests that would sit behind a compare in the state that acts on them are
 //   registered a state ahead (S_W_PRE, S_R_AETH) or free-running where their inputs hold
 //   still (the ring address's mask and high half, the kept-SGE test, the RNR back-off); the
-//   body store's valid bit is read in two steps and its writes are registered. 11-12 logic
-//   levels on UltraScale+ by Yosys's count, as ABC maps it (boards/synth/REPORT.md); the
-//   deepest is then the payload scatter's fit path (8 in its own configuration).
+//   body store's valid bit is read in two steps and its writes are registered; the timer's
+//   new deadline, S_T_GO's expiry and the window answer's operands are registered ahead in
+//   steps, and S_W_CHECK's "!= 0" tests sit beside the sign's carry chain. 8 logic levels
+//   on UltraScale+ by Yosys's count (roce-synth, synth_xilinx -nowidelut; no register input
+//   deeper; boards/synth/REPORT.md).
 //
 // Resources (Yosys 0.23 synth_xilinx -flatten -noiopad -noclkbuf, roce-synth's flow run by
-//   hand, out of context, before place and route, the defaults): UltraScale+ 15932 LUTs,
+//   hand, out of context, before place and route, the defaults; an older version): UltraScale+ 15932 LUTs,
 //   8626 FFs, 10 RAMB36 + 61 RAMB18, 1 DSP, 1 RAM32M16 (before the body store: 14582 LUTs,
 //   8104 FFs, 2 RAMB36 + 61 RAMB18, 1 DSP). The per-QP rows, the comp_rd_t copy for
 //   roce_req, the timer copy, the kept SGEs (1024 x 515 bits) and the body store (512 x 557
