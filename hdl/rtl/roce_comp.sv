@@ -761,7 +761,7 @@ module roce_comp #(
   logic [12:0] rd_plen;
   // the window answer's operands that do not come with it, registered: r.rd_pkts's offset
   // and the next one's, ack_psn - r.rd_pkts. log_mtu and ack_psn are set, and r.rd_pkts
-  // written (S_CPL, S_R_DATA) or loaded (S_WAIT), at least a state before any state that
+  // written (S_CPL, S_R_PLACED, S_U_NEXT) or loaded (S_WAIT), at least a state before any state that
   // issues a window read, whose answer comes a cycle after the request at the earliest.
   logic [36:0] rd_off_q, rd_off1_q;
   logic [23:0] ack_m_rdp, ack1;
