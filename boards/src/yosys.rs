@@ -72,7 +72,8 @@ pub fn check_path(p: &Path) -> Result<String> {
 /// MUXF7/8/9 while its depth objective counts each as one unit, so it stacks them on the
 /// deepest paths (each 2 to 4 levels as Vivado and [`crate::levels`] count them); Vivado's
 /// timing-driven mapping does not. On the same RTL this took the sequencers from 12-14 to
-/// 10 levels for 0.5-3 % more LUTs (boards/README.md).
+/// 10 levels and the whole engine from 13 to 11 for 2.3 % more LUTs (per block -4 to +3 %;
+/// boards/README.md).
 pub fn script(cfg: &Config, files: &[PathBuf], flow: &Flow, stat_out: &Path) -> Result<String> {
     let list = files.iter().map(|f| check_path(f)).collect::<Result<Vec<_>>>()?;
     let stat_out = check_path(stat_out)?;
