@@ -86,18 +86,8 @@ const MODELS: &[Model] = &[
         ],
         params: &[],
     },
-    Model {
-        name: "cq",
-        top: "roce_cq",
-        files: &["roce_regs_pkg.sv", "roce_desc_pkg.sv", "roce_cq.sv"],
-        params: &[],
-    },
-    Model {
-        name: "dcqcn",
-        top: "roce_dcqcn",
-        files: &["roce_dcqcn.sv"],
-        params: &[],
-    },
+    Model { name: "cq", top: "roce_cq", files: &["roce_regs_pkg.sv", "roce_desc_pkg.sv", "roce_cq.sv"], params: &[] },
+    Model { name: "dcqcn", top: "roce_dcqcn", files: &["roce_dcqcn.sv"], params: &[] },
     Model {
         name: "qpctx",
         top: "roce_qp_ctx",
@@ -112,48 +102,23 @@ const MODELS: &[Model] = &[
         files: &["roce_regs_pkg.sv", "roce_desc_pkg.sv", "roce_mr_check.sv"],
         params: &[],
     },
-    Model {
-        name: "regs",
-        top: "roce_regs",
-        files: &["roce_regs_pkg.sv", "roce_regs.sv"],
-        params: &[],
-    },
-    Model {
-        name: "payscatter",
-        top: "roce_pay_scatter",
-        files: &["roce_pay_scatter.sv"],
-        params: &[],
-    },
+    Model { name: "regs", top: "roce_regs", files: &["roce_regs_pkg.sv", "roce_regs.sv"], params: &[] },
+    Model { name: "payscatter", top: "roce_pay_scatter", files: &["roce_pay_scatter.sv"], params: &[] },
     Model {
         name: "resp",
         top: "roce_resp",
         files: &["roce_rec_pkg.sv", "roce_opcode_pkg.sv", "roce_desc_pkg.sv", "roce_pay_scatter.sv", "roce_resp.sv"],
         params: &[],
     },
-    Model {
-        name: "req",
-        top: "roce_req",
-        files: &["roce_desc_pkg.sv", "roce_rec_pkg.sv", "roce_req.sv"],
-        params: &[],
-    },
+    Model { name: "req", top: "roce_req", files: &["roce_desc_pkg.sv", "roce_rec_pkg.sv", "roce_req.sv"], params: &[] },
     Model {
         name: "comp",
         top: "roce_comp",
         files: &["roce_desc_pkg.sv", "roce_rec_pkg.sv", "roce_pay_scatter.sv", "roce_comp.sv"],
         params: &[],
     },
-    Model {
-        name: "ackq",
-        top: "roce_ack_q",
-        files: &["roce_rec_pkg.sv", "roce_ack_q.sv"],
-        params: &[],
-    },
-    Model {
-        name: "rdrsp",
-        top: "roce_rd_rsp",
-        files: &["roce_rec_pkg.sv", "roce_rd_rsp.sv"],
-        params: &[],
-    },
+    Model { name: "ackq", top: "roce_ack_q", files: &["roce_rec_pkg.sv", "roce_ack_q.sv"], params: &[] },
+    Model { name: "rdrsp", top: "roce_rd_rsp", files: &["roce_rec_pkg.sv", "roce_rd_rsp.sv"], params: &[] },
     Model {
         name: "txarb",
         top: "roce_tx_arb",
@@ -205,12 +170,7 @@ const MODELS: &[Model] = &[
     },
     // roce_dma_axi: must match boards/synth/configs.txt dma_axi / dma_axi_small and
     // `cosim_dma_axi::DmaAxiModel`
-    Model {
-        name: "dmaaxi",
-        top: "roce_dma_axi",
-        files: &["roce_dma_axi.sv"],
-        params: &[],
-    },
+    Model { name: "dmaaxi", top: "roce_dma_axi", files: &["roce_dma_axi.sv"], params: &[] },
     Model {
         name: "dmaaxi_small",
         top: "roce_dma_axi",
@@ -236,24 +196,9 @@ const MODELS: &[Model] = &[
         files: &["roce_axis_async_fifo.sv"],
         params: &[("DATA_W", "64"), ("DEPTH", "8"), ("FRAME", "0")],
     },
-    Model {
-        name: "axiaxil",
-        top: "roce_axi_axil",
-        files: &["roce_axi_axil.sv"],
-        params: &[],
-    },
-    Model {
-        name: "framegate",
-        top: "roce_axis_frame_gate",
-        files: &["roce_axis_frame_gate.sv"],
-        params: &[],
-    },
-    Model {
-        name: "axisfifo",
-        top: "roce_axis_fifo",
-        files: &["roce_axis_fifo.sv"],
-        params: &[("DEPTH", "16")],
-    },
+    Model { name: "axiaxil", top: "roce_axi_axil", files: &["roce_axi_axil.sv"], params: &[] },
+    Model { name: "framegate", top: "roce_axis_frame_gate", files: &["roce_axis_frame_gate.sv"], params: &[] },
+    Model { name: "axisfifo", top: "roce_axis_fifo", files: &["roce_axis_fifo.sv"], params: &[("DEPTH", "16")] },
     Model {
         name: "txbuild512",
         top: "roce_tx_build",
@@ -268,12 +213,8 @@ fn verilator_root() -> PathBuf {
     }
     let out = Command::new("verilator").arg("--getenv").arg("VERILATOR_ROOT").output();
     match out {
-        Ok(o) if o.status.success() => {
-            PathBuf::from(String::from_utf8_lossy(&o.stdout).trim().to_string())
-        }
-        _ => panic!(
-            "verilator not found: install it with scripts/setup.sh (Debian: apt-get install verilator)"
-        ),
+        Ok(o) if o.status.success() => PathBuf::from(String::from_utf8_lossy(&o.stdout).trim().to_string()),
+        _ => panic!("verilator not found: install it with scripts/setup.sh (Debian: apt-get install verilator)"),
     }
 }
 
@@ -447,7 +388,10 @@ fn main() {
         let inc = mdir.join(format!("ports_{}.inc", m.name));
         let ports = ports_of(&mdir.join(format!("{class}.h")));
         assert!(ports.iter().any(|p| p.0 == "clk"), "{}: the top module needs a clk port", m.name);
-        let text: String = ports.iter().map(|(n, bits, out)| format!("PORT_{}({n}, {bits})\n", if *out { "OUT" } else { "IN" })).collect();
+        let text: String = ports
+            .iter()
+            .map(|(n, bits, out)| format!("PORT_{}({n}, {bits})\n", if *out { "OUT" } else { "IN" }))
+            .collect();
         std::fs::write(&inc, text).expect("write ports file");
         let mut b = base_build(&root);
         b.include(&mdir)

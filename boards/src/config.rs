@@ -78,21 +78,14 @@ impl Config {
 
     fn checked(&self, paths: impl Iterator<Item = PathBuf>) -> Result<Vec<PathBuf>> {
         paths
-            .map(|p| {
-                if p.is_file() {
-                    Ok(p)
-                } else {
-                    Err(Error::MissingFile { config: self.name.clone(), path: p })
-                }
-            })
+            .map(|p| if p.is_file() { Ok(p) } else { Err(Error::MissingFile { config: self.name.clone(), path: p }) })
             .collect()
     }
 }
 
 /// Read and parse the list at `path`.
 pub fn load(path: &Path) -> Result<Vec<Config>> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|source| Error::Read { path: path.to_path_buf(), source })?;
+    let text = std::fs::read_to_string(path).map_err(|source| Error::Read { path: path.to_path_buf(), source })?;
     parse(&text, path)
 }
 
@@ -122,9 +115,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Vec<Config>> {
             let mut out = Vec::new();
             for item in items {
                 if let Some(set) = item.strip_prefix('@') {
-                    let files = filesets
-                        .get(set)
-                        .ok_or_else(|| err(format!("unknown fileset `{item}`")))?;
+                    let files = filesets.get(set).ok_or_else(|| err(format!("unknown fileset `{item}`")))?;
                     out.extend(files.iter().cloned());
                 } else if is_file_item(item) {
                     out.push((*item).to_string());
@@ -155,9 +146,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Vec<Config>> {
                 if items.is_empty() {
                     return Err(usage());
                 }
-                if name.is_empty()
-                    || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-                {
+                if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
                     return Err(err(format!("bad config name `{name}`")));
                 }
                 if configs.iter().any(|c| c.name == *name) {
@@ -177,19 +166,11 @@ pub fn parse(text: &str, path: &Path) -> Result<Vec<Config>> {
                     board: directive == "board",
                 });
             }
-            other => {
-                return Err(err(format!(
-                    "unknown directive `{other}` (expected fileset, config or board)"
-                )))
-            }
+            other => return Err(err(format!("unknown directive `{other}` (expected fileset, config or board)"))),
         }
     }
     if configs.is_empty() {
-        return Err(Error::Config {
-            path: path.to_path_buf(),
-            line: 0,
-            msg: "no `config` or `board` lines".into(),
-        });
+        return Err(Error::Config { path: path.to_path_buf(), line: 0, msg: "no `config` or `board` lines".into() });
     }
     Ok(configs)
 }
@@ -200,9 +181,7 @@ fn parse_params(text: &str) -> std::result::Result<Vec<(String, String)>, String
     }
     let mut out: Vec<(String, String)> = Vec::new();
     for kv in text.split(',') {
-        let (k, v) = kv
-            .split_once('=')
-            .ok_or_else(|| format!("bad parameter `{kv}` (expected NAME=VALUE)"))?;
+        let (k, v) = kv.split_once('=').ok_or_else(|| format!("bad parameter `{kv}` (expected NAME=VALUE)"))?;
         if !is_ident(k) || v.is_empty() || v.contains(['=', '"']) {
             return Err(format!("bad parameter `{kv}` (expected NAME=VALUE, no quotes)"));
         }
@@ -257,8 +236,7 @@ mod tests {
 
     #[test]
     fn board_lines_and_workspace_paths() {
-        let c = p("fileset e a_pkg.sv b.sv\nboard top t N=1 @e boards/x/stub.sv boards/x/t.sv\n")
-            .unwrap();
+        let c = p("fileset e a_pkg.sv b.sv\nboard top t N=1 @e boards/x/stub.sv boards/x/t.sv\n").unwrap();
         assert!(c[0].board);
         assert_eq!(c[0].files, vec!["a_pkg.sv", "b.sv", "boards/x/stub.sv", "boards/x/t.sv"]);
         assert_eq!(workspace_path("b.sv"), Path::new("hdl/rtl/b.sv"));

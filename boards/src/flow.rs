@@ -106,8 +106,7 @@ pub fn snapshot(configs: &[Config], root: &Path, dest: &Path) -> Result<u64> {
         }
         let to = dest.join(f);
         if let Some(parent) = to.parent() {
-            std::fs::create_dir_all(parent)
-                .map_err(|source| Error::Write { path: parent.into(), source })?;
+            std::fs::create_dir_all(parent).map_err(|source| Error::Write { path: parent.into(), source })?;
         }
         std::fs::write(&to, &bytes).map_err(|source| Error::Write { path: to, source })?;
     }
@@ -133,11 +132,7 @@ fn load_durations(work_dir: &Path) -> HashMap<(String, String), f64> {
 /// the last run. The guess for a job without a duration is the byte size of its HDL (`size`,
 /// so the whole engine starts before its blocks on a fresh clone) scaled by its numeric
 /// parameters such as widths, halved for the generic flow and a twentieth for elaboration.
-pub fn schedule(
-    jobs: &[Job],
-    known: &HashMap<(String, String), f64>,
-    size: impl Fn(&Config) -> u64,
-) -> Vec<usize> {
+pub fn schedule(jobs: &[Job], known: &HashMap<(String, String), f64>, size: impl Fn(&Config) -> u64) -> Vec<usize> {
     let key = |j: &Job| -> (bool, f64) {
         let name = (j.config.name.clone(), j.flow.label().to_string());
         if let Some(&s) = known.get(&name) {
@@ -211,8 +206,7 @@ pub fn run_one(job: &Job, opts: &Options) -> Result<RunResult> {
         let _ = std::fs::remove_file(stale);
     }
     write(&ys, &yosys::script(&job.config, &files, &job.flow, &stat_path)?)?;
-    let args: [&OsStr; 5] =
-        ["-q".as_ref(), "-l".as_ref(), log.as_os_str(), "-s".as_ref(), ys.as_os_str()];
+    let args: [&OsStr; 5] = ["-q".as_ref(), "-l".as_ref(), log.as_os_str(), "-s".as_ref(), ys.as_os_str()];
     let usage = yosys::run_measured(&opts.yosys, &args, &out)?;
     // Messages name the files as `rtl_label/FILE`, not by the snapshot's absolute path.
     let log_text = std::fs::read_to_string(&log).unwrap_or_default();
@@ -234,24 +228,15 @@ pub fn run_one(job: &Job, opts: &Options) -> Result<RunResult> {
                 o.lines().rev().find(|l| !l.trim().is_empty()).map(|l| l.trim().to_string())
             })
             .unwrap_or_else(|| "no ERROR line in the log".to_string());
-        return Err(Error::YosysFailed {
-            job: label,
-            status: usage.status.to_string(),
-            message,
-            log,
-        });
+        return Err(Error::YosysFailed { job: label, status: usage.status.to_string(), message, log });
     }
     let all = yosys::warnings(&log_text);
-    let serious: Vec<String> = all
-        .iter()
-        .filter(|(w, _)| yosys::is_serious(w, &job.flow))
-        .map(|(w, _)| w.clone())
-        .collect();
+    let serious: Vec<String> =
+        all.iter().filter(|(w, _)| yosys::is_serious(w, &job.flow)).map(|(w, _)| w.clone()).collect();
     if !serious.is_empty() {
         return Err(Error::SeriousWarnings { job: label, warnings: serious, log });
     }
-    let text = std::fs::read_to_string(&stat_path)
-        .map_err(|source| Error::Read { path: stat_path.clone(), source })?;
+    let text = std::fs::read_to_string(&stat_path).map_err(|source| Error::Read { path: stat_path.clone(), source })?;
     let stat_err = |msg| Error::Stat { job: label.clone(), path: stat_path.clone(), msg };
     let (resources, generic, levels) = match job.flow {
         Flow::Generic | Flow::Elab => {
@@ -279,11 +264,14 @@ pub fn run_one(job: &Job, opts: &Options) -> Result<RunResult> {
                 });
             }
             let netlist = PathBuf::from(yosys::netlist_path(&stat_path.to_string_lossy()));
-            let json = std::fs::read_to_string(&netlist)
-                .map_err(|source| Error::Read { path: netlist.clone(), source })?;
+            let json =
+                std::fs::read_to_string(&netlist).map_err(|source| Error::Read { path: netlist.clone(), source })?;
             let carry4_half = !matches!(&job.flow, Flow::Xilinx { family } if family == "xc7");
-            let levels = levels::analyse(&json, &job.config.top, carry4_half)
-                .map_err(|msg| Error::Stat { job: label.clone(), path: netlist.clone(), msg })?;
+            let levels = levels::analyse(&json, &job.config.top, carry4_half).map_err(|msg| Error::Stat {
+                job: label.clone(),
+                path: netlist.clone(),
+                msg,
+            })?;
             // Hundreds of MB for the whole engine, and nothing reads it again.
             let _ = std::fs::remove_file(&netlist);
             (Some(r), None, Some(levels))
@@ -309,8 +297,7 @@ pub fn run_all(
     opts: &Options,
     progress: impl Fn(usize, usize, &Job, &Result<RunResult>) + Sync,
 ) -> Result<Vec<RunResult>> {
-    std::fs::create_dir_all(&opts.work_dir)
-        .map_err(|source| Error::Write { path: opts.work_dir.clone(), source })?;
+    std::fs::create_dir_all(&opts.work_dir).map_err(|source| Error::Write { path: opts.work_dir.clone(), source })?;
     let mut known = load_durations(&opts.work_dir);
     let order = schedule(jobs, &known, |c| source_bytes(c, &opts.rtl_dir));
     let next = AtomicUsize::new(0);
@@ -346,8 +333,7 @@ pub fn run_all(
         let key = (r.job.config.name.clone(), r.job.flow.label().to_string());
         known.insert(key, r.wall.as_secs_f64());
     }
-    let mut lines: Vec<String> =
-        known.iter().map(|((c, f), s)| format!("{c} {f} {s:.1}\n")).collect();
+    let mut lines: Vec<String> = known.iter().map(|((c, f), s)| format!("{c} {f} {s:.1}\n")).collect();
     lines.sort();
     // Only a scheduling hint: losing it costs nothing.
     let _ = std::fs::write(opts.work_dir.join(DURATIONS), lines.concat());
@@ -426,8 +412,7 @@ mod tests {
         let cs = [cfg("a64", "64"), b];
         for (fams, generic) in [(vec!["xc7".to_string(), "xcup".to_string()], true), (vec![], false)] {
             let js = jobs(&cs, &fams, generic);
-            let board: Vec<String> =
-                js.iter().filter(|j| j.config.name == "top").map(Job::label).collect();
+            let board: Vec<String> = js.iter().filter(|j| j.config.name == "top").map(Job::label).collect();
             assert_eq!(board, ["top (elab)"]);
         }
     }

@@ -162,9 +162,7 @@ enum Kind {
 
 fn kind(cell_type: &str) -> Kind {
     let t = cell_type.trim_start_matches('\\');
-    let lutram = t.starts_with("RAM")
-        && !t.starts_with("RAMB")
-        && (t.contains('M') || t.contains('X'));
+    let lutram = t.starts_with("RAM") && !t.starts_with("RAMB") && (t.contains('M') || t.contains('X'));
     if t.starts_with("LUT") || t.starts_with("MUXF") || lutram {
         Kind::Logic
     } else if t.starts_with("CARRY") {

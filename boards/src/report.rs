@@ -109,8 +109,7 @@ pub fn markdown(results: &[RunResult], p: &Provenance) -> String {
         "- Commit: `{}` (dirty = the synthesized HDL or the config list differ from the commit)",
         p.commit_text()
     );
-    let _ =
-        writeln!(w, "- Inputs hash: `{:016x}` (FNV-1a of the synthesized files)", p.inputs_hash);
+    let _ = writeln!(w, "- Inputs hash: `{:016x}` (FNV-1a of the synthesized files)", p.inputs_hash);
     let _ = writeln!(w, "- Date: {}", p.date);
     let _ = writeln!(w, "- Tool: {}", p.yosys);
     let _ = writeln!(
@@ -160,16 +159,12 @@ pub fn markdown(results: &[RunResult], p: &Provenance) -> String {
             );
         }
         let _ = writeln!(w, "\n### LUTs by size and other cells\n");
-        let _ = writeln!(
-            w,
-            "| Config | Family | LUT1 | LUT2 | LUT3 | LUT4 | LUT5 | LUT6 | Other cells |"
-        );
+        let _ = writeln!(w, "| Config | Family | LUT1 | LUT2 | LUT3 | LUT4 | LUT5 | LUT6 | Other cells |");
         let _ = writeln!(w, "|---|---|--:|--:|--:|--:|--:|--:|---|");
         for r in &xilinx {
             let Some(x) = &r.resources else { continue };
             let l = x.lut_by_size;
-            let other =
-                x.cells_of(|c| matches!(c, crate::stat::Class::Other | crate::stat::Class::Buf));
+            let other = x.cells_of(|c| matches!(c, crate::stat::Class::Other | crate::stat::Class::Buf));
             let _ = writeln!(
                 w,
                 "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
@@ -225,10 +220,7 @@ pub fn markdown(results: &[RunResult], p: &Provenance) -> String {
             "`synth` without `memory_map`: technology-independent gates (`$_AND_`, `$_XOR_`, \
              ...); FF = flip-flop bits; Mem = memories kept as `$mem_v2` cells.\n"
         );
-        let _ = writeln!(
-            w,
-            "| Config | Params | Result | Cells | FF | Mem | Warnings | Yosys runtime | Peak mem |"
-        );
+        let _ = writeln!(w, "| Config | Params | Result | Cells | FF | Mem | Warnings | Yosys runtime | Peak mem |");
         let _ = writeln!(w, "|---|---|---|--:|--:|--:|--:|--:|--:|");
         for r in &generic {
             let g = r.generic.unwrap_or_default();
@@ -328,8 +320,7 @@ fn json_str(s: &str) -> String {
 
 fn json_obj(fields: &[(&str, String)], indent: usize) -> String {
     let pad = " ".repeat(indent + 2);
-    let body: Vec<String> =
-        fields.iter().map(|(k, v)| format!("{pad}{}: {v}", json_str(k))).collect();
+    let body: Vec<String> = fields.iter().map(|(k, v)| format!("{pad}{}: {v}", json_str(k))).collect();
     format!("{{\n{}\n{}}}", body.join(",\n"), " ".repeat(indent))
 }
 
@@ -339,14 +330,10 @@ pub fn json(results: &[RunResult], p: &Provenance) -> String {
         .iter()
         .map(|r| {
             let c = &r.job.config;
-            let params: Vec<(&str, String)> =
-                c.params.iter().map(|(k, v)| (k.as_str(), json_str(v))).collect();
+            let params: Vec<(&str, String)> = c.params.iter().map(|(k, v)| (k.as_str(), json_str(v))).collect();
             let files: Vec<String> = c.files.iter().map(|f| json_str(f)).collect();
-            let warnings: Vec<String> = r
-                .warnings
-                .iter()
-                .map(|(t, n)| format!("{{\"text\": {}, \"count\": {n}}}", json_str(t)))
-                .collect();
+            let warnings: Vec<String> =
+                r.warnings.iter().map(|(t, n)| format!("{{\"text\": {}, \"count\": {n}}}", json_str(t))).collect();
             let mut f = vec![
                 ("config", json_str(&c.name)),
                 ("top", json_str(&c.top)),
@@ -375,20 +362,14 @@ pub fn json(results: &[RunResult], p: &Provenance) -> String {
             if let Some(g) = &r.generic {
                 f.push((
                     "netlist",
-                    format!(
-                        "{{\"cells\": {}, \"ff\": {}, \"latch\": {}, \"mem\": {}}}",
-                        g.cells, g.ff, g.latch, g.mem
-                    ),
+                    format!("{{\"cells\": {}, \"ff\": {}, \"latch\": {}, \"mem\": {}}}", g.cells, g.ff, g.latch, g.mem),
                 ));
             }
             if let Some(x) = &r.resources {
-                let lut_by: Vec<(String, String)> = (1..=6)
-                    .map(|k| (format!("LUT{k}"), x.lut_by_size[k - 1].to_string()))
-                    .collect();
-                let lut_by: Vec<(&str, String)> =
-                    lut_by.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
-                let cells: Vec<(&str, String)> =
-                    x.cells.iter().map(|(k, v)| (k.as_str(), v.to_string())).collect();
+                let lut_by: Vec<(String, String)> =
+                    (1..=6).map(|k| (format!("LUT{k}"), x.lut_by_size[k - 1].to_string())).collect();
+                let lut_by: Vec<(&str, String)> = lut_by.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+                let cells: Vec<(&str, String)> = x.cells.iter().map(|(k, v)| (k.as_str(), v.to_string())).collect();
                 let res = json_obj(
                     &[
                         ("lut", x.lut.to_string()),
@@ -425,10 +406,7 @@ pub fn json(results: &[RunResult], p: &Provenance) -> String {
                         ),
                         (
                             "through",
-                            format!(
-                                "[{}]",
-                                l.through.iter().map(|t| json_str(t)).collect::<Vec<_>>().join(", ")
-                            ),
+                            format!("[{}]", l.through.iter().map(|t| json_str(t)).collect::<Vec<_>>().join(", ")),
                         ),
                         ("endpoints_by_level", format!("[{}]", hist.join(", "))),
                     ],

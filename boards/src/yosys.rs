@@ -148,10 +148,8 @@ pub fn run_measured(program: &str, args: &[&std::ffi::OsStr], out: &Path) -> Res
     use std::os::unix::process::ExitStatusExt;
 
     let spawn_err = |source: io::Error| Error::Spawn { program: program.to_string(), source };
-    let out_file =
-        File::create(out).map_err(|source| Error::Write { path: out.to_path_buf(), source })?;
-    let err_file =
-        out_file.try_clone().map_err(|source| Error::Write { path: out.to_path_buf(), source })?;
+    let out_file = File::create(out).map_err(|source| Error::Write { path: out.to_path_buf(), source })?;
+    let err_file = out_file.try_clone().map_err(|source| Error::Write { path: out.to_path_buf(), source })?;
     let start = Instant::now();
     let child = Command::new(program)
         .args(args)
@@ -160,8 +158,7 @@ pub fn run_measured(program: &str, args: &[&std::ffi::OsStr], out: &Path) -> Res
         .stderr(err_file)
         .spawn()
         .map_err(spawn_err)?;
-    let pid = libc::pid_t::try_from(child.id())
-        .map_err(|_| spawn_err(io::Error::other("pid out of range")))?;
+    let pid = libc::pid_t::try_from(child.id()).map_err(|_| spawn_err(io::Error::other("pid out of range")))?;
     let mut status: libc::c_int = 0;
     let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
     loop {
@@ -193,10 +190,8 @@ pub fn run_measured(program: &str, args: &[&std::ffi::OsStr], out: &Path) -> Res
 
 /// `yosys -V`, e.g. `Yosys 0.23 (git sha1 7ce5011c24b)`.
 pub fn version(yosys: &str) -> Result<String> {
-    let out = Command::new(yosys)
-        .arg("-V")
-        .output()
-        .map_err(|source| Error::Spawn { program: yosys.to_string(), source })?;
+    let out =
+        Command::new(yosys).arg("-V").output().map_err(|source| Error::Spawn { program: yosys.to_string(), source })?;
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
@@ -243,8 +238,7 @@ pub fn is_library_noise(warning: &str, flow: &Flow) -> bool {
 /// Warnings for the report: library noise collapsed into one counted line.
 pub fn report_warnings(all: &[(String, usize)], flow: &Flow) -> Vec<(String, usize)> {
     let noise: usize = all.iter().filter(|(w, _)| is_library_noise(w, flow)).map(|(_, n)| n).sum();
-    let mut out: Vec<(String, usize)> =
-        all.iter().filter(|(w, _)| !is_library_noise(w, flow)).cloned().collect();
+    let mut out: Vec<(String, usize)> = all.iter().filter(|(w, _)| !is_library_noise(w, flow)).cloned().collect();
     if noise > 0 {
         out.push((
             "Resizing cell port ... (ports of Yosys's own block-RAM cells after memory mapping; \
@@ -300,9 +294,7 @@ mod tests {
         assert!(g.contains("synth -top t -run check:\n"));
         assert!(!g.contains("memory_map"));
         assert!(g.contains("tee -o /w/s.txt stat\n"));
-        let x =
-            script(&cfg(), &files, &Flow::Xilinx { family: "xcup".into() }, Path::new("/w/s.txt"))
-                .unwrap();
+        let x = script(&cfg(), &files, &Flow::Xilinx { family: "xcup".into() }, Path::new("/w/s.txt")).unwrap();
         assert!(x.contains("synth_xilinx -flatten -noiopad -noclkbuf -nowidelut -family xcup -top t\n"));
         let e = script(&cfg(), &files, &Flow::Elab, Path::new("/w/s.txt")).unwrap();
         assert!(e.contains("hierarchy -check -top t\nproc\nopt_clean\nmemory_collect\ncheck\n"));
@@ -312,10 +304,7 @@ mod tests {
         c.params.clear();
         assert!(!script(&c, &files, &Flow::Generic, Path::new("s")).unwrap().contains("chparam"));
         let bad = [PathBuf::from("/my dir/t.sv")];
-        assert!(matches!(
-            script(&c, &bad, &Flow::Generic, Path::new("s")),
-            Err(Error::UnusablePath { .. })
-        ));
+        assert!(matches!(script(&c, &bad, &Flow::Generic, Path::new("s")), Err(Error::UnusablePath { .. })));
     }
 
     #[test]
@@ -344,10 +333,7 @@ mod tests {
         assert_eq!(r[0], ("other".to_string(), 2));
         assert_eq!(r[1].1, 4);
         assert_eq!(report_warnings(&all, &g), all);
-        assert_eq!(
-            error_line("a\ninput:0: ERROR: boom\n").as_deref(),
-            Some("input:0: ERROR: boom")
-        );
+        assert_eq!(error_line("a\ninput:0: ERROR: boom\n").as_deref(), Some("input:0: ERROR: boom"));
         assert_eq!(error_line("ok"), None);
     }
 }

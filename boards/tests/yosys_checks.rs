@@ -24,13 +24,7 @@ fn setup(name: &str, files: &[(&str, &str)]) -> Options {
     for (f, text) in files {
         std::fs::write(rtl.join(f), text).unwrap();
     }
-    Options {
-        rtl_dir: rtl,
-        rtl_label: "rtl".into(),
-        work_dir: dir.join("work"),
-        yosys: "yosys".into(),
-        jobs: 2,
-    }
+    Options { rtl_dir: rtl, rtl_label: "rtl".into(), work_dir: dir.join("work"), yosys: "yosys".into(), jobs: 2 }
 }
 
 fn cfg(name: &str, top: &str, params: &[(&str, &str)], files: &[&str]) -> Config {
@@ -107,17 +101,13 @@ fn serious_warnings_latches_and_errors_fail() {
     serious(&e, "is used but has no driver");
     // Messages name files by the label, not the absolute directory.
     let e = one(&opts, cfg("s", "syn", &[], &["syn.sv"]), Flow::Generic).unwrap_err();
-    assert!(
-        matches!(&e, Error::YosysFailed { message, .. } if message.starts_with("rtl/syn.sv:3: ERROR")),
-        "{e}"
-    );
+    assert!(matches!(&e, Error::YosysFailed { message, .. } if message.starts_with("rtl/syn.sv:3: ERROR")), "{e}");
     let e = one(&opts, cfg("l", "latch", &[], &["latch.sv"]), Flow::Generic).unwrap_err();
     assert!(matches!(e, Error::Latches { .. }), "{e}");
     let xc7 = Flow::Xilinx { family: "xc7".into() };
     let e = one(&opts, cfg("l", "latch", &[], &["latch.sv"]), xc7).unwrap_err();
     assert!(matches!(e, Error::Latches { .. }), "{e}");
-    let e =
-        one(&opts, cfg("p", "good", &[("NOPE", "1")], &["good.sv"]), Flow::Generic).unwrap_err();
+    let e = one(&opts, cfg("p", "good", &[("NOPE", "1")], &["good.sv"]), Flow::Generic).unwrap_err();
     assert!(matches!(&e, Error::YosysFailed { message, .. } if message.contains("NOPE")), "{e}");
     let e = one(&opts, cfg("f", "good", &[], &["missing.sv"]), Flow::Generic).unwrap_err();
     assert!(matches!(e, Error::MissingFile { .. }), "{e}");
@@ -155,10 +145,7 @@ fn user_port_width_mismatch_is_serious() {
         "resize",
         &[
             ("sub.sv", "module sub (input logic [7:0] a, output logic [7:0] y);\n  assign y = a;\nendmodule\n"),
-            (
-                "top.sv",
-                "module top (input logic [3:0] a, output logic [7:0] y);\n  sub u (.a(a), .y(y));\nendmodule\n",
-            ),
+            ("top.sv", "module top (input logic [3:0] a, output logic [7:0] y);\n  sub u (.a(a), .y(y));\nendmodule\n"),
         ],
     );
     let e = one(&opts, cfg("r", "top", &[], &["sub.sv", "top.sv"]), Flow::Generic).unwrap_err();

@@ -97,7 +97,19 @@ fn bench(c: &mut Criterion) {
     let mut ci = 0u32;
     for batch in [1usize, 16] {
         g.throughput(Throughput::Elements(batch as u64));
-        let mut wcs = vec![WorkCompletion { wr_id: 0, status: CqeStatus::Success, opcode: CqeOpcode::Send, byte_len: 0, imm: None, invalidated: None, qpn: 0, src_qp: 0 }; batch];
+        let mut wcs = vec![
+            WorkCompletion {
+                wr_id: 0,
+                status: CqeStatus::Success,
+                opcode: CqeOpcode::Send,
+                byte_len: 0,
+                imm: None,
+                invalidated: None,
+                qpn: 0,
+                src_qp: 0
+            };
+            batch
+        ];
         g.bench_function(format!("poll_cq_batch{batch}"), |b| {
             b.iter_custom(|iters| {
                 let mut t = Duration::ZERO;

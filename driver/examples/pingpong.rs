@@ -155,7 +155,9 @@ impl App for PingPong {
         print_dest("remote", &remote);
 
         let mut pending = RECV_WRID;
-        let send = |dev: &mut Device<B>| -> Result<()> { Ok(dev.post_send(qp, &[SendWr::new(SEND_WRID, WrOp::Send, &send_sge)])?) };
+        let send = |dev: &mut Device<B>| -> Result<()> {
+            Ok(dev.post_send(qp, &[SendWr::new(SEND_WRID, WrOp::Send, &send_sge)])?)
+        };
         if a.servername.is_some() {
             send(&mut dev)?;
             pending |= SEND_WRID;

@@ -5,8 +5,8 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use roce_model::contract::{
-    regs, CmdErrorCode, CmdOpcode, CqCtx, CqFlags, Cqe, CqeFlags, CqeOwner, MrCtx, QpCtx, QpType, RqWqe, Sge as CSge, SqWqe,
-    VlanTag, RQ_MAX_SGE,
+    regs, CmdErrorCode, CmdOpcode, CqCtx, CqFlags, Cqe, CqeFlags, CqeOwner, MrCtx, QpCtx, QpType, RqWqe, Sge as CSge,
+    SqWqe, VlanTag, RQ_MAX_SGE,
 };
 
 use crate::backend::{Backend, DmaBuf};
@@ -129,7 +129,16 @@ impl<B: Backend> Device<B> {
         }
         let caps = b.read32(regs::CAPS);
         let sq_stage = SqStage(vec![[0; SqWqe::SIZE]; SQ_STAGE]);
-        Ok(Device { b, caps, qps: IndexMap::default(), cqs: IndexMap::default(), mrs: IndexMap::default(), next_pd: 1, mr_tag: 0, sq_stage })
+        Ok(Device {
+            b,
+            caps,
+            qps: IndexMap::default(),
+            cqs: IndexMap::default(),
+            mrs: IndexMap::default(),
+            next_pd: 1,
+            mr_tag: 0,
+            sq_stage,
+        })
     }
 
     /// The backend.
@@ -149,7 +158,10 @@ impl<B: Backend> Device<B> {
         self.b.write32(regs::IPV4, u32::from(ipv4));
         let g = gid.octets();
         for i in 0..4 {
-            self.b.write32(regs::gid::at(i as u32), u32::from_be_bytes([g[4 * i], g[4 * i + 1], g[4 * i + 2], g[4 * i + 3]]));
+            self.b.write32(
+                regs::gid::at(i as u32),
+                u32::from_be_bytes([g[4 * i], g[4 * i + 1], g[4 * i + 2], g[4 * i + 3]]),
+            );
         }
     }
 
@@ -225,7 +237,14 @@ impl<B: Backend> Device<B> {
     }
 
     /// Register `[off, off+len)` of `buf` with `access`.
-    pub fn reg_mr(&mut self, pd: ProtectionDomain, buf: &DmaBuf, off: usize, len: usize, access: AccessFlags) -> Result<MemoryRegion> {
+    pub fn reg_mr(
+        &mut self,
+        pd: ProtectionDomain,
+        buf: &DmaBuf,
+        off: usize,
+        len: usize,
+        access: AccessFlags,
+    ) -> Result<MemoryRegion> {
         if off.checked_add(len).is_none_or(|e| e > buf.len) {
             return Err(DriverError::Invalid(format!("MR [{off}, +{len}) outside a buffer of {}", buf.len)));
         }
@@ -265,7 +284,14 @@ impl<B: Backend> Device<B> {
     }
 
     /// Create an RC queue pair (state INIT is reached with [`Device::modify_qp`]).
-    pub fn create_qp(&mut self, pd: ProtectionDomain, send_cq: CompletionQueue, recv_cq: CompletionQueue, sq_depth: u32, rq_depth: u32) -> Result<QueuePair> {
+    pub fn create_qp(
+        &mut self,
+        pd: ProtectionDomain,
+        send_cq: CompletionQueue,
+        recv_cq: CompletionQueue,
+        sq_depth: u32,
+        rq_depth: u32,
+    ) -> Result<QueuePair> {
         let max = self.max_qps();
         let qpn = (2..max).find(|i| !self.qps.contains_key(i)).ok_or(DriverError::Exhausted("QP"))?;
         let (sq_log, rq_log) = (log2_ceil(sq_depth), log2_ceil(rq_depth));
@@ -561,7 +587,15 @@ mod tests {
                 _ => WrOp::WriteImm { remote_addr: 0x20_0000, rkey: 0x202, imm: i as u32 },
             };
             let inline = (i % 5 == 0 && i % 4 != 2).then(|| &data[..(i as usize) % SQ_DATA_BYTES]);
-            SendWr { wr_id: i, op, sges: &sges[..(i % 3) as usize], inline, signaled: true, solicited: i % 2 == 0, fence: false }
+            SendWr {
+                wr_id: i,
+                op,
+                sges: &sges[..(i % 3) as usize],
+                inline,
+                signaled: true,
+                solicited: i % 2 == 0,
+                fence: false,
+            }
         };
         let check = |dev: &mut Device<Mem>, wrs: &[SendWr<'_>], first: u32| {
             for (k, w) in wrs.iter().enumerate() {
@@ -579,9 +613,25 @@ mod tests {
 
         // complete them all (signaled: the CQE of the last retires the ones before it)
         let ring = dev.cq_ring(cq).unwrap();
-        let e = Cqe { wr_id: 39, qpn: qp.0, opcode: CqeOpcode::Send, status: CqeStatus::Success, owner: CqeOwner::PHASE, ..Cqe::default() };
+        let e = Cqe {
+            wr_id: 39,
+            qpn: qp.0,
+            opcode: CqeOpcode::Send,
+            status: CqeStatus::Success,
+            owner: CqeOwner::PHASE,
+            ..Cqe::default()
+        };
         dev.write_buf(&ring, 0, &e.encode());
-        let mut wc = [WorkCompletion { wr_id: 0, status: CqeStatus::Success, opcode: CqeOpcode::Send, byte_len: 0, imm: None, invalidated: None, qpn: 0, src_qp: 0 }; 2];
+        let mut wc = [WorkCompletion {
+            wr_id: 0,
+            status: CqeStatus::Success,
+            opcode: CqeOpcode::Send,
+            byte_len: 0,
+            imm: None,
+            invalidated: None,
+            qpn: 0,
+            src_qp: 0,
+        }; 2];
         assert_eq!(dev.poll_cq(cq, &mut wc).unwrap(), 1);
 
         // a bad request late in a batch: an error, no doorbell, the producer index unchanged

@@ -253,10 +253,6 @@ pub mod masks {
         .union(M::MAX_DEST_RD_ATOMIC)
         .union(M::MIN_RNR_TIMER);
     /// RTR -> RTS.
-    pub const RTS: M = M::STATE
-        .union(M::TIMEOUT)
-        .union(M::RETRY_CNT)
-        .union(M::RNR_RETRY)
-        .union(M::SQ_PSN)
-        .union(M::MAX_QP_RD_ATOMIC);
+    pub const RTS: M =
+        M::STATE.union(M::TIMEOUT).union(M::RETRY_CNT).union(M::RNR_RETRY).union(M::SQ_PSN).union(M::MAX_QP_RD_ATOMIC);
 }

@@ -86,15 +86,21 @@ pub(crate) fn encode_send_into(wr: &SendWr<'_>, w: &mut [u8; SqWqe::SIZE]) -> Re
         WrOp::Write { remote_addr, rkey } => (SqOpcode::Write, 0, remote_addr, rkey, 0, 0),
         WrOp::WriteImm { remote_addr, rkey, imm } => (SqOpcode::WriteImm, imm, remote_addr, rkey, 0, 0),
         WrOp::Read { remote_addr, rkey } => (SqOpcode::Read, 0, remote_addr, rkey, 0, 0),
-        WrOp::CmpSwap { remote_addr, rkey, compare, swap } => (SqOpcode::AtomicCas, 0, remote_addr, rkey, compare, swap),
+        WrOp::CmpSwap { remote_addr, rkey, compare, swap } => {
+            (SqOpcode::AtomicCas, 0, remote_addr, rkey, compare, swap)
+        }
         WrOp::FetchAdd { remote_addr, rkey, add } => (SqOpcode::AtomicFaa, 0, remote_addr, rkey, add, 0),
     };
-    let mut flags =
-        SqFlags::EMPTY.with(SqFlags::SIGNALED, wr.signaled).with(SqFlags::SOLICITED, wr.solicited).with(SqFlags::FENCE, wr.fence);
+    let mut flags = SqFlags::EMPTY
+        .with(SqFlags::SIGNALED, wr.signaled)
+        .with(SqFlags::SOLICITED, wr.solicited)
+        .with(SqFlags::FENCE, wr.fence);
     *w = [0; SqWqe::SIZE];
     let (num_sge, total_len) = match wr.inline {
         Some(d) => {
-            if d.len() > SQ_DATA_BYTES || matches!(wr.op, WrOp::Read { .. } | WrOp::CmpSwap { .. } | WrOp::FetchAdd { .. }) {
+            if d.len() > SQ_DATA_BYTES
+                || matches!(wr.op, WrOp::Read { .. } | WrOp::CmpSwap { .. } | WrOp::FetchAdd { .. })
+            {
                 return Err(DriverError::Invalid(format!("inline data of {} bytes for {:?}", d.len(), wr.op)));
             }
             flags |= SqFlags::INLINE;
@@ -152,14 +158,21 @@ pub(crate) mod tests {
             WrOp::Write { remote_addr, rkey } => (SqOpcode::Write, 0, remote_addr, rkey, 0, 0),
             WrOp::WriteImm { remote_addr, rkey, imm } => (SqOpcode::WriteImm, imm, remote_addr, rkey, 0, 0),
             WrOp::Read { remote_addr, rkey } => (SqOpcode::Read, 0, remote_addr, rkey, 0, 0),
-            WrOp::CmpSwap { remote_addr, rkey, compare, swap } => (SqOpcode::AtomicCas, 0, remote_addr, rkey, compare, swap),
+            WrOp::CmpSwap { remote_addr, rkey, compare, swap } => {
+                (SqOpcode::AtomicCas, 0, remote_addr, rkey, compare, swap)
+            }
             WrOp::FetchAdd { remote_addr, rkey, add } => (SqOpcode::AtomicFaa, 0, remote_addr, rkey, add, 0),
         };
         let mut flags = SqFlags::EMPTY;
-        flags = flags.with(SqFlags::SIGNALED, wr.signaled).with(SqFlags::SOLICITED, wr.solicited).with(SqFlags::FENCE, wr.fence);
+        flags = flags
+            .with(SqFlags::SIGNALED, wr.signaled)
+            .with(SqFlags::SOLICITED, wr.solicited)
+            .with(SqFlags::FENCE, wr.fence);
         let (data, num_sge, total_len) = match wr.inline {
             Some(d) => {
-                if d.len() > SQ_DATA_BYTES || matches!(wr.op, WrOp::Read { .. } | WrOp::CmpSwap { .. } | WrOp::FetchAdd { .. }) {
+                if d.len() > SQ_DATA_BYTES
+                    || matches!(wr.op, WrOp::Read { .. } | WrOp::CmpSwap { .. } | WrOp::FetchAdd { .. })
+                {
                     return Err(DriverError::Invalid(format!("inline data of {} bytes for {:?}", d.len(), wr.op)));
                 }
                 let mut b = [0u8; SQ_DATA_BYTES];
@@ -180,7 +193,19 @@ pub(crate) mod tests {
                 (SqData::Sge(s), wr.sges.len() as u8, total)
             }
         };
-        Ok(SqWqe { wr_id: wr.wr_id, opcode, flags, num_sge, imm_or_inv, remote_addr, rkey, total_len, compare_add, swap, data })
+        Ok(SqWqe {
+            wr_id: wr.wr_id,
+            opcode,
+            flags,
+            num_sge,
+            imm_or_inv,
+            remote_addr,
+            rkey,
+            total_len,
+            compare_add,
+            swap,
+            data,
+        })
     }
 
     fn op() -> impl Strategy<Value = WrOp> {
@@ -192,8 +217,12 @@ pub(crate) mod tests {
             (a, k).prop_map(|(remote_addr, rkey)| WrOp::Write { remote_addr, rkey }),
             (a, k, any::<u32>()).prop_map(|(remote_addr, rkey, imm)| WrOp::WriteImm { remote_addr, rkey, imm }),
             (a, k).prop_map(|(remote_addr, rkey)| WrOp::Read { remote_addr, rkey }),
-            (a, k, any::<u64>(), any::<u64>())
-                .prop_map(|(remote_addr, rkey, compare, swap)| WrOp::CmpSwap { remote_addr, rkey, compare, swap }),
+            (a, k, any::<u64>(), any::<u64>()).prop_map(|(remote_addr, rkey, compare, swap)| WrOp::CmpSwap {
+                remote_addr,
+                rkey,
+                compare,
+                swap
+            }),
             (a, k, any::<u64>()).prop_map(|(remote_addr, rkey, add)| WrOp::FetchAdd { remote_addr, rkey, add }),
         ]
     }

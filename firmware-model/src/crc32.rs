@@ -153,9 +153,7 @@ fn invert32(m: &Gf2Map) -> Gf2Map {
         *row = r | (1u64 << (32 + j));
     }
     for col in 0..32 {
-        let pivot = (col..32)
-            .find(|&r| a[r] >> col & 1 != 0)
-            .expect("CRC zero-shift map is invertible");
+        let pivot = (col..32).find(|&r| a[r] >> col & 1 != 0).expect("CRC zero-shift map is invertible");
         a.swap(col, pivot);
         for r in 0..32 {
             if r != col && a[r] >> col & 1 != 0 {

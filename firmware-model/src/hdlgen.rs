@@ -69,10 +69,7 @@ pub fn crc32_pkg_sv() -> String {
             let m = zero_unshift(sel * step);
             let _ = writeln!(o, "      2'd{sel}: unshift_s{k} = {};", map32_expr(&m, "s"));
         }
-        let _ = writeln!(
-            o,
-            "      default: unshift_s{k} = s;\n    endcase\n  endfunction\n"
-        );
+        let _ = writeln!(o, "      default: unshift_s{k} = s;\n    endcase\n  endfunction\n");
     }
     let _ = writeln!(
         o,
@@ -95,10 +92,7 @@ pub fn crc32_pkg_sv() -> String {
         let m = compose32(&zero_unshift(4), &zero_unshift(sel * step));
         let _ = writeln!(o, "      2'd{sel}: icrc_unshift_s{last} = ~{};", map32_expr(&m, "s"));
     }
-    let _ = writeln!(
-        o,
-        "      default: icrc_unshift_s{last} = '0;\n    endcase\n  endfunction\n"
-    );
+    let _ = writeln!(o, "      default: icrc_unshift_s{last} = '0;\n    endcase\n  endfunction\n");
     let _ = writeln!(
         o,
         "  // The s with unshift_s{last}(s, sel) == RESIDUE: RESIDUE followed by sel*{step} zero bytes.\n  \
@@ -109,10 +103,7 @@ pub fn crc32_pkg_sv() -> String {
         let v = zero_shift(sel * step).apply32(RESIDUE);
         let _ = writeln!(o, "      2'd{sel}: residue_s{last} = 32'h{v:08x};");
     }
-    let _ = writeln!(
-        o,
-        "      default: residue_s{last} = RESIDUE;\n    endcase\n  endfunction\n"
-    );
+    let _ = writeln!(o, "      default: residue_s{last} = RESIDUE;\n    endcase\n  endfunction\n");
     let _ = writeln!(o, "endpackage");
     o
 }

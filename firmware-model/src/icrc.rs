@@ -164,11 +164,9 @@ pub fn locate(frame: &[u8]) -> Result<IcrcLayout, IcrcError> {
     let udp = ip_offset + ip.header_len();
     let dport = be16(frame, udp + 2).ok_or(IcrcError::NotRoce("frame ends before the UDP port"))?;
     let (ver_ok, proto, len) = match ip {
-        IpVersion::V4 => (
-            frame[ip_offset] == 0x45,
-            frame[ip_offset + 9],
-            usize::from(be16(frame, ip_offset + 2).unwrap_or(0)),
-        ),
+        IpVersion::V4 => {
+            (frame[ip_offset] == 0x45, frame[ip_offset + 9], usize::from(be16(frame, ip_offset + 2).unwrap_or(0)))
+        }
         IpVersion::V6 | IpVersion::Grh => (
             frame[ip_offset] >> 4 == 6,
             frame[ip_offset + 6],

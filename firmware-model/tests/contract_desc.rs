@@ -189,8 +189,7 @@ fn reserved_bits_unknown_codes_and_undefined_flags_name_the_field() {
                     bad[f.offset + (f.bits / 8) as usize] |= 1 << (f.bits % 8);
                 }
                 FieldKind::Enum(e) => {
-                    let unused =
-                        (0..=255u8).find(|c| !e.variants.iter().any(|v| v.code == *c)).expect("free code");
+                    let unused = (0..=255u8).find(|c| !e.variants.iter().any(|v| v.code == *c)).expect("free code");
                     bad[f.offset] = unused;
                 }
                 FieldKind::Bits(b) => {
@@ -245,10 +244,7 @@ fn enum_try_from_names_the_type() {
 #[test]
 fn validate_reports_overflow_and_encode_cuts() {
     let cqe = Cqe { qpn: 0x0100_0001, ..Cqe::default() };
-    assert_eq!(
-        cqe.validate(),
-        Err(ContractError::Overflow { field: "Cqe.qpn", value: 0x0100_0001, width: 24 })
-    );
+    assert_eq!(cqe.validate(), Err(ContractError::Overflow { field: "Cqe.qpn", value: 0x0100_0001, width: 24 }));
     assert_eq!(Cqe::decode(&cqe.encode()).map(|c| c.qpn), Ok(1));
     let qp = QpCtx { retry_cnt: 8, ..QpCtx::default() };
     assert_eq!(qp.validate(), Err(ContractError::Overflow { field: "QpCtx.retry_cnt", value: 8, width: 3 }));
@@ -300,14 +296,7 @@ fn check_fields(what: &str, size: usize, fields: &[LayoutField]) {
         assert!(names.insert(f.name), "{what}: duplicate field {}", f.name);
         assert!(f.offset >= end, "{what}.{}: overlaps the previous field or out of order", f.name);
         assert!(f.offset + f.size <= size, "{what}.{}: does not fit in {size} bytes", f.name);
-        assert_eq!(
-            f.offset % align(f),
-            0,
-            "{what}.{}: offset {} not aligned to {}",
-            f.name,
-            f.offset,
-            align(f)
-        );
+        assert_eq!(f.offset % align(f), 0, "{what}.{}: offset {} not aligned to {}", f.name, f.offset, align(f));
         assert!(f.bits >= 1 && f.bits <= 8 * f.size as u32, "{what}.{}: bits {}", f.name, f.bits);
         match f.kind {
             FieldKind::Uint | FieldKind::Bits(_) => {
@@ -356,12 +345,7 @@ fn layouts_have_no_overlap_fit_and_are_aligned() {
         check_fields(l.name, l.size, l.fields);
         assert_eq!(l.size % 8, 0, "{}: size {} not a multiple of 8", l.name, l.size);
         assert_eq!(l.size % layout_align(l), 0, "{}", l.name);
-        assert!(
-            l.size.is_power_of_two(),
-            "{}: size {} (ring entries and contexts are powers of two)",
-            l.name,
-            l.size
-        );
+        assert!(l.size.is_power_of_two(), "{}: size {} (ring entries and contexts are powers of two)", l.name, l.size);
         let reserved: usize = l.reserved().iter().map(|r| r.len()).sum();
         let covered: usize = l.fields.iter().map(|f| f.size).sum();
         assert_eq!(reserved + covered, l.size, "{}", l.name);
@@ -667,8 +651,7 @@ fn ibverbs_numbering() {
     assert_eq!(CqeOpcode::Recv.code(), 0x80);
     assert_eq!(CqeOpcode::RecvWriteImm.code(), 0x81);
     for op in CqeOpcode::ALL {
-        let recv =
-            matches!(op, CqeOpcode::Recv | CqeOpcode::RecvImm | CqeOpcode::RecvWriteImm | CqeOpcode::RecvInv);
+        let recv = matches!(op, CqeOpcode::Recv | CqeOpcode::RecvImm | CqeOpcode::RecvWriteImm | CqeOpcode::RecvInv);
         assert_eq!(op.code() & 0x80 != 0, recv, "{op:?}");
     }
     // The engine's own numbering, as specified.
@@ -690,10 +673,7 @@ fn ibverbs_numbering() {
         [SqFlags::SIGNALED, SqFlags::SOLICITED, SqFlags::INLINE, SqFlags::FENCE].map(SqFlags::bits),
         [1, 2, 4, 8]
     );
-    assert_eq!(
-        [CqeFlags::IMM_VALID, CqeFlags::INV_VALID, CqeFlags::SOLICITED].map(CqeFlags::bits),
-        [1, 2, 4]
-    );
+    assert_eq!([CqeFlags::IMM_VALID, CqeFlags::INV_VALID, CqeFlags::SOLICITED].map(CqeFlags::bits), [1, 2, 4]);
     assert_eq!(CqeOwner::PHASE.bits(), 1);
     assert_eq!(CqFlags::IRQ_ENABLE.bits(), 1);
 }

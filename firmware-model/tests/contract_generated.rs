@@ -19,20 +19,15 @@ fn committed_files_are_current() {
             stale.push(rel);
         }
     }
-    assert!(
-        stale.is_empty(),
-        "stale generated file(s) {stale:?}: run `cargo run -p roce-model --bin roce-gen-hdl`"
-    );
+    assert!(stale.is_empty(), "stale generated file(s) {stale:?}: run `cargo run -p roce-model --bin roce-gen-hdl`");
 }
 
 #[test]
 fn roce_gen_hdl_covers_the_contract_files() {
     let all = roce_model::hdlgen::generated_files();
     for (rel, text) in contract::generated_files() {
-        let found = all
-            .iter()
-            .find(|(p, _)| *p == rel)
-            .unwrap_or_else(|| panic!("{rel} not in hdlgen::generated_files"));
+        let found =
+            all.iter().find(|(p, _)| *p == rel).unwrap_or_else(|| panic!("{rel} not in hdlgen::generated_files"));
         assert_eq!(found.1, text, "{rel}");
     }
 }
@@ -54,22 +49,12 @@ fn markdown_covers_everything() {
     for l in LAYOUTS {
         assert!(md.contains(&format!("### {}\n", l.name)), "layout {}", l.name);
         for f in l.fields {
-            assert!(
-                md.contains(&format!("| {} | {} | `{}` |", f.offset, f.size, f.name)),
-                "{}.{}",
-                l.name,
-                f.name
-            );
+            assert!(md.contains(&format!("| {} | {} | `{}` |", f.offset, f.size, f.name)), "{}.{}", l.name, f.name);
             match f.kind {
                 FieldKind::Enum(e) => {
                     assert!(md.contains(&format!("#### {}\n", e.name)), "enum {}", e.name);
                     for v in e.variants {
-                        assert!(
-                            md.contains(&format!("| 0x{:02X} | `{}` |", v.code, v.name)),
-                            "{}::{}",
-                            e.name,
-                            v.name
-                        );
+                        assert!(md.contains(&format!("| 0x{:02X} | `{}` |", v.code, v.name)), "{}::{}", e.name, v.name);
                     }
                 }
                 FieldKind::Bits(b) => {
@@ -82,20 +67,14 @@ fn markdown_covers_everything() {
             }
         }
         for r in l.reserved() {
-            assert!(
-                md.contains(&format!("| {} | {} | *reserved* |", r.start, r.len())),
-                "{} reserved {r:?}",
-                l.name
-            );
+            assert!(md.contains(&format!("| {} | {} | *reserved* |", r.start, r.len())), "{} reserved {r:?}", l.name);
         }
     }
     for t in contract::QP_TRANSITIONS {
         let from = t.from.map(|s| s.name()).unwrap_or("any");
         assert!(md.contains(&format!("| {from} | {} |", t.to.name())), "transition {from} -> {:?}", t.to);
     }
-    for heading in
-        ["## Command protocol", "## Queue protocol", "### Completions: phase bit", "### Arming and events"]
-    {
+    for heading in ["## Command protocol", "## Queue protocol", "### Completions: phase bit", "### Arming and events"] {
         assert!(md.contains(heading), "{heading}");
     }
     // Every intra-document link has a target heading.

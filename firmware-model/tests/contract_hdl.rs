@@ -135,9 +135,7 @@ fn sq_checks(w: &SqWqe) -> Vec<Check> {
 /// Checks on `sq_wqe_data_sge_t'(data)` of an SGE-list WQE.
 fn sq_sge_checks(w: &SqWqe) -> Vec<Check> {
     match &w.data {
-        SqData::Sge(s) => {
-            s.iter().enumerate().flat_map(|(i, s)| sge_checks(&format!("sge_{i}."), s)).collect()
-        }
+        SqData::Sge(s) => s.iter().enumerate().flat_map(|(i, s)| sge_checks(&format!("sge_{i}."), s)).collect(),
         SqData::Inline(_) => Vec::new(),
     }
 }
@@ -263,11 +261,7 @@ impl Top {
     /// A struct constant `name` of type `ty` holding image `img`, and its member checks;
     /// `members` (from the package text) must all be checked or reserved (then zero).
     fn instance(&mut self, name: &str, ty: &str, img: &[u8], checks: &[Check], members: &[String]) {
-        let _ = writeln!(
-            self.body,
-            "  localparam roce_desc_pkg::{ty} {name} = {};",
-            lit(8 * img.len() as u32, img)
-        );
+        let _ = writeln!(self.body, "  localparam roce_desc_pkg::{ty} {name} = {};", lit(8 * img.len() as u32, img));
         // The struct is exactly as wide as the descriptor (Yosys has no $bits of a type).
         self.check(&format!("bits_{name}"), &format!("$bits({name})"), &(8 * img.len()).to_string());
         for c in checks {
@@ -418,10 +412,7 @@ fn top_sv(plant: bool) -> (String, usize) {
         uses.push(format!("s{i}_i"));
     }
     let mut o = String::new();
-    let _ = writeln!(
-        o,
-        "// Written by firmware-model/tests/contract_hdl.rs: uses and checks the contract packages."
-    );
+    let _ = writeln!(o, "// Written by firmware-model/tests/contract_hdl.rs: uses and checks the contract packages.");
     let _ = writeln!(o, "module contract_top (\n{}\n  output logic o\n);", ports.join("\n"));
     let _ = writeln!(o, "  assign o = ^{{\n    {}\n  }};\n", uses.join(",\n    "));
     o.push_str(&top.body);
@@ -432,8 +423,7 @@ fn top_sv(plant: bool) -> (String, usize) {
 // ---- running the tools ------------------------------------------------------------------
 
 fn run(cmd: &mut Command, what: &str) -> (bool, String) {
-    let out =
-        cmd.output().unwrap_or_else(|e| panic!("cannot run {what}: {e} (Debian: apt-get install {what})"));
+    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {what}: {e} (Debian: apt-get install {what})"));
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     (out.status.success() && !text.contains("%Warning"), text)
 }
@@ -446,8 +436,7 @@ fn verilator(files: &[PathBuf], top: &str) -> (bool, String) {
 
 fn yosys(files: &[PathBuf], top: &str) -> (bool, String) {
     let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
-    let script =
-        format!("read_verilog -sv {}; hierarchy -check -top {top}; proc; opt_clean", names.join(" "));
+    let script = format!("read_verilog -sv {}; hierarchy -check -top {top}; proc; opt_clean", names.join(" "));
     let mut c = Command::new("yosys");
     c.args(["-q", "-p", &script]);
     run(&mut c, "yosys")
@@ -490,10 +479,7 @@ fn packages_parse_and_match_the_contract_in_yosys() {
 fn a_planted_mismatch_fails_in_both_tools() {
     let (files, _) = setup("planted", true);
     let (ok, log) = verilator(&files, "contract_top");
-    assert!(
-        !ok && log.contains("CONTRACT_MISMATCH_PLANTED_cqe_src_qp"),
-        "verilator did not catch it:\n{log}"
-    );
+    assert!(!ok && log.contains("CONTRACT_MISMATCH_PLANTED_cqe_src_qp"), "verilator did not catch it:\n{log}");
     assert!(!log.contains("CONTRACT_MISMATCH_CQE"), "only the planted check may fail:\n{log}");
     let (ok, log) = yosys(&files, "contract_top");
     assert!(!ok && log.contains("CONTRACT_MISMATCH_PLANTED_cqe_src_qp"), "yosys did not catch it:\n{log}");
@@ -521,14 +507,10 @@ fn localparam_names_are_unique_per_package() {
 fn packages_use_only_the_common_subset() {
     // toolchain-notes.md: Yosys 0.23 rejects these; keep them out of generated code.
     for text in [sv::regs_pkg(), sv::desc_pkg()] {
-        let code: String =
-            text.lines().filter(|l| !l.trim_start().starts_with("//")).collect::<Vec<_>>().join("\n");
+        let code: String = text.lines().filter(|l| !l.trim_start().starts_with("//")).collect::<Vec<_>>().join("\n");
         for bad in ["import ", "return", " inside ", "assert", "][", "union", "interface"] {
             assert!(!code.contains(bad), "generated SV contains `{bad}`");
         }
-        assert!(
-            text.lines().all(|l| l.len() <= 100 || !l.trim_start().starts_with("//")),
-            "comment over 100 columns"
-        );
+        assert!(text.lines().all(|l| l.len() <= 100 || !l.trim_start().starts_with("//")), "comment over 100 columns");
     }
 }

@@ -4,9 +4,7 @@
 
 use std::collections::HashSet;
 
-use roce_model::contract::{
-    regs, Access, CmdErrorCode, CmdOpcode, ContractError, CqCtx, Field, MrCtx, QpCtx,
-};
+use roce_model::contract::{regs, Access, CmdErrorCode, CmdOpcode, ContractError, CqCtx, Field, MrCtx, QpCtx};
 
 #[test]
 fn registers_are_aligned_disjoint_and_inside_bar0() {
@@ -16,16 +14,10 @@ fn registers_are_aligned_disjoint_and_inside_bar0() {
         assert!(names.insert(r.name), "duplicate register {}", r.name);
         assert_eq!(r.offset % 4, 0, "{} at {:#x} not 4-byte aligned", r.name, r.offset);
         assert!(r.count >= 1, "{}", r.name);
-        assert!(
-            r.offset >= end,
-            "{} at {:#x} overlaps the previous register or is out of order",
-            r.name,
-            r.offset
-        );
+        assert!(r.offset >= end, "{} at {:#x} overlaps the previous register or is out of order", r.name, r.offset);
         assert!(r.end() <= regs::BAR0_BYTES, "{} outside BAR0", r.name);
         end = r.end();
-        let sections: Vec<_> =
-            regs::SECTIONS.iter().filter(|s| r.offset >= s.base && r.end() <= s.end).collect();
+        let sections: Vec<_> = regs::SECTIONS.iter().filter(|s| r.offset >= s.base && r.end() <= s.end).collect();
         assert_eq!(sections.len(), 1, "{} must lie in exactly one section", r.name);
         assert_eq!(regs::at_offset(r.offset).map(|x| x.name), Some(r.name));
         assert_eq!(regs::at_offset(r.end() - 4).map(|x| x.name), Some(r.name));
@@ -123,8 +115,7 @@ fn offsets_and_resets_from_the_specification() {
     assert_eq!(regs::irq_mask::RESET, regs::irq_status::FIELDS.iter().fold(0, |m, f| m | f.field.mask()));
     // IRQ_MASK mirrors IRQ_STATUS bit for bit.
     let names = |r: &regs::RegDesc| r.fields.iter().map(|f| (f.name, f.field)).collect::<Vec<_>>();
-    let strip =
-        |v: Vec<(&'static str, Field)>| v.into_iter().map(|(n, f)| (n, f.lsb, f.width)).collect::<Vec<_>>();
+    let strip = |v: Vec<(&'static str, Field)>| v.into_iter().map(|(n, f)| (n, f.lsb, f.width)).collect::<Vec<_>>();
     assert_eq!(strip(names(&regs::irq_status::DESC)), strip(names(&regs::irq_mask::DESC)));
     // The brief's bit assignments.
     let bit = |f: Field| (f.lsb, f.width);
@@ -249,8 +240,7 @@ fn widths_agree_across_registers_and_contexts() {
     assert!(get(regs::caps::LOG_MAX_MR) <= regs::cmd::INDEX.width);
     assert!(get(regs::caps::LOG_MAX_QP) <= regs::cmd::INDEX.width);
     assert!(get(regs::caps::MAX_MTU) >= 1 && get(regs::caps::MAX_MTU) <= 5);
-    let field =
-        |l: &roce_model::contract::LayoutDesc, n: &str| l.field(n).unwrap_or_else(|| panic!("{n}")).bits;
+    let field = |l: &roce_model::contract::LayoutDesc, n: &str| l.field(n).unwrap_or_else(|| panic!("{n}")).bits;
     assert_eq!(field(&QpCtx::LAYOUT, "send_cq"), regs::cq_db::CQ.width);
     assert_eq!(field(&QpCtx::LAYOUT, "recv_cq"), regs::cq_db::CQ.width);
     assert_eq!(regs::cq_err_info::CQ.width, regs::cq_db::CQ.width);
@@ -272,13 +262,9 @@ fn field_api() {
     use regs::ctrl;
     assert_eq!(ctrl::ENABLE.set(0, 1), Ok(1));
     assert_eq!(ctrl::ECN_ENABLE.val(1), Ok(1 << 8));
-    assert_eq!(
-        ctrl::ENABLE.set(0, 2),
-        Err(ContractError::Overflow { field: "CTRL.ENABLE", value: 2, width: 1 })
-    );
-    let v = regs::cq_db::CI.val(0xFFFF).unwrap()
-        | regs::cq_db::CQ.val(0x3FFF).unwrap()
-        | regs::cq_db::ARM.val(1).unwrap();
+    assert_eq!(ctrl::ENABLE.set(0, 2), Err(ContractError::Overflow { field: "CTRL.ENABLE", value: 2, width: 1 }));
+    let v =
+        regs::cq_db::CI.val(0xFFFF).unwrap() | regs::cq_db::CQ.val(0x3FFF).unwrap() | regs::cq_db::ARM.val(1).unwrap();
     assert_eq!(v, 0xBFFF_FFFF);
     assert_eq!(regs::cq_db::CQ.get(v), 0x3FFF);
     assert!(regs::cq_db::ARM.is_set(v) && !regs::cq_db::SOLICITED.is_set(v));

@@ -40,11 +40,7 @@ pub fn sq_wqe() -> impl Strategy<Value = SqWqe> {
         sq_data(),
     )
         .prop_map(
-            |(
-                (wr_id, opcode, flags, num_sge, imm_or_inv),
-                (remote_addr, rkey, total_len, compare_add, swap),
-                data,
-            )| {
+            |((wr_id, opcode, flags, num_sge, imm_or_inv), (remote_addr, rkey, total_len, compare_add, swap), data)| {
                 let inline = matches!(data, SqData::Inline(_));
                 let flags = SqFlags::from_bits_truncate(flags).with(SqFlags::INLINE, inline);
                 SqWqe {

@@ -5,13 +5,24 @@
 #[path = "../fuzz/src/engine_rx.rs"]
 mod engine_rx;
 
-use rand::{Rng, RngCore, SeedableRng};
 use rand::rngs::StdRng;
+use rand::{Rng, RngCore, SeedableRng};
 use roce_model::wire::*;
 
 fn built(rng: &mut StdRng) -> Vec<u8> {
-    let useful = [Opcode::RcRdmaWriteOnly, Opcode::RcSendOnly, Opcode::RcFetchAdd, Opcode::RcCompareSwap, Opcode::RcRdmaReadRequest, Opcode::RcSendOnlyWithImmediate];
-    let op = if rng.random_bool(0.5) { useful[rng.random_range(0..useful.len())] } else { Opcode::ALL[rng.random_range(0..Opcode::ALL.len())] };
+    let useful = [
+        Opcode::RcRdmaWriteOnly,
+        Opcode::RcSendOnly,
+        Opcode::RcFetchAdd,
+        Opcode::RcCompareSwap,
+        Opcode::RcRdmaReadRequest,
+        Opcode::RcSendOnlyWithImmediate,
+    ];
+    let op = if rng.random_bool(0.5) {
+        useful[rng.random_range(0..useful.len())]
+    } else {
+        Opcode::ALL[rng.random_range(0..Opcode::ALL.len())]
+    };
     let mut bth = BthFields::new(op, 2, (100 + rng.random_range(0..4u32)).wrapping_sub(1) & 0xFF_FFFF);
     bth.ack_req = rng.random();
     let va = 0x10_0000 + rng.random_range(0..17 * 1024u64);
@@ -22,9 +33,16 @@ fn built(rng: &mut StdRng) -> Vec<u8> {
     for k in op.ext_headers() {
         match k {
             ExtHeaderKind::Reth => ext.reth = Some(RethFields { va, rkey, dma_len }),
-            ExtHeaderKind::AtomicEth => ext.atomic_eth = Some(AtomicEthFields { va: va & !7, rkey, swap_add: rng.random(), compare: rng.random() }),
-            ExtHeaderKind::Aeth => ext.aeth = Some(AethFields { syndrome: rng.random(), msn: rng.random::<u32>() & 0xFF_FFFF }),
-            ExtHeaderKind::AtomicAckEth => ext.atomic_ack_eth = Some(AtomicAckEthFields { orig_remote_data: rng.random() }),
+            ExtHeaderKind::AtomicEth => {
+                ext.atomic_eth =
+                    Some(AtomicEthFields { va: va & !7, rkey, swap_add: rng.random(), compare: rng.random() })
+            }
+            ExtHeaderKind::Aeth => {
+                ext.aeth = Some(AethFields { syndrome: rng.random(), msn: rng.random::<u32>() & 0xFF_FFFF })
+            }
+            ExtHeaderKind::AtomicAckEth => {
+                ext.atomic_ack_eth = Some(AtomicAckEthFields { orig_remote_data: rng.random() })
+            }
             ExtHeaderKind::ImmDt => ext.immdt = Some(ImmDtFields { imm: rng.random() }),
             ExtHeaderKind::Ieth => ext.ieth = Some(IethFields { rkey }),
             ExtHeaderKind::Deth => ext.deth = Some(DethFields { qkey: rng.random(), src_qp: 7 }),
@@ -34,10 +52,14 @@ fn built(rng: &mut StdRng) -> Vec<u8> {
     let mut payload = vec![0u8; plen];
     rng.fill_bytes(&mut payload);
     let ip = Ipv4Fields { src: [192, 0, 2, 1].into(), dst: [192, 0, 2, 2].into(), ..Ipv4Fields::default() };
-    FrameBuilder::new(EthernetFields { dst: [0x02, 0, 0, 0, 0, 0xB], src: [0x02, 0, 0, 0, 0, 0xA], vlan: None }, ip, bth)
-        .with_ext(ext)
-        .build(&payload)
-        .unwrap_or_default()
+    FrameBuilder::new(
+        EthernetFields { dst: [0x02, 0, 0, 0, 0, 0xB], src: [0x02, 0, 0, 0, 0, 0xA], vlan: None },
+        ip,
+        bth,
+    )
+    .with_ext(ext)
+    .build(&payload)
+    .unwrap_or_default()
 }
 
 #[test]

@@ -19,11 +19,7 @@ const MAC_A: MacAddr = [0x52, 0x54, 0x00, 0xC0, 0x02, 0x01];
 const MAC_B: MacAddr = [0x52, 0x54, 0x00, 0xC0, 0x02, 0x02];
 
 fn eth(vlan: Option<Vlan>) -> EthernetFields {
-    EthernetFields {
-        dst: MAC_A,
-        src: MAC_B,
-        vlan,
-    }
+    EthernetFields { dst: MAC_A, src: MAC_B, vlan }
 }
 
 fn v4() -> IpFields {
@@ -53,10 +49,8 @@ fn ext_for(op: Opcode, seed: u64) -> ExtHeaders {
     let s = seed;
     let h = |k| op.has_ext_header(k);
     ExtHeaders {
-        deth: h(ExtHeaderKind::Deth).then_some(DethFields {
-            qkey: 0x8001_0000 ^ s as u32,
-            src_qp: (s as u32).wrapping_mul(7) & MAX_U24,
-        }),
+        deth: h(ExtHeaderKind::Deth)
+            .then_some(DethFields { qkey: 0x8001_0000 ^ s as u32, src_qp: (s as u32).wrapping_mul(7) & MAX_U24 }),
         reth: h(ExtHeaderKind::Reth).then_some(RethFields {
             va: 0x0000_5634_6205_4000 ^ s,
             rkey: 0x2F6 ^ s as u32,
@@ -68,19 +62,11 @@ fn ext_for(op: Opcode, seed: u64) -> ExtHeaders {
             swap_add: !s,
             compare: s.rotate_left(17),
         }),
-        aeth: h(ExtHeaderKind::Aeth).then_some(AethFields {
-            syndrome: 0x1F,
-            msn: (s as u32) & MAX_U24,
-        }),
-        atomic_ack_eth: h(ExtHeaderKind::AtomicAckEth).then_some(AtomicAckEthFields {
-            orig_remote_data: s.wrapping_mul(0x9E37_79B9_7F4A_7C15),
-        }),
-        immdt: h(ExtHeaderKind::ImmDt).then_some(ImmDtFields {
-            imm: 0xDEAD_BEEF ^ s as u32,
-        }),
-        ieth: h(ExtHeaderKind::Ieth).then_some(IethFields {
-            rkey: 0xCAFE ^ s as u32,
-        }),
+        aeth: h(ExtHeaderKind::Aeth).then_some(AethFields { syndrome: 0x1F, msn: (s as u32) & MAX_U24 }),
+        atomic_ack_eth: h(ExtHeaderKind::AtomicAckEth)
+            .then_some(AtomicAckEthFields { orig_remote_data: s.wrapping_mul(0x9E37_79B9_7F4A_7C15) }),
+        immdt: h(ExtHeaderKind::ImmDt).then_some(ImmDtFields { imm: 0xDEAD_BEEF ^ s as u32 }),
+        ieth: h(ExtHeaderKind::Ieth).then_some(IethFields { rkey: 0xCAFE ^ s as u32 }),
     }
 }
 
@@ -132,13 +118,7 @@ fn check_round_trip(b: &FrameBuilder, payload: &[u8]) -> Vec<u8> {
     let r = f.roce().expect("roce");
     assert_eq!(f.require_roce(), Ok(r));
     let pad = pad_for(payload.len());
-    assert_eq!(
-        r.bth().fields(),
-        BthFields {
-            pad_count: pad as u8,
-            ..b.bth
-        }
-    );
+    assert_eq!(r.bth().fields(), BthFields { pad_count: pad as u8, ..b.bth });
     assert_eq!(r.bth().resv6(), 0);
     assert_eq!(r.bth().resv7(), 0);
     assert_eq!(r.ext_headers(), b.ext);
@@ -148,11 +128,7 @@ fn check_round_trip(b: &FrameBuilder, payload: &[u8]) -> Vec<u8> {
     assert_eq!(r.icrc(), 0);
     assert_eq!(r.icrc_bytes(), [0; 4]);
     assert_eq!(r.headers_len(), BTH_LEN + b.bth.opcode.ext_headers_len());
-    assert_eq!(
-        r.cnp_padding().is_some(),
-        b.bth.opcode == Opcode::Cnp,
-        "CNP padding"
-    );
+    assert_eq!(r.cnp_padding().is_some(), b.bth.opcode == Opcode::Cnp, "CNP padding");
     if let Some(p) = r.cnp_padding() {
         assert_eq!(p, &[0u8; 16]);
     }
@@ -161,10 +137,7 @@ fn check_round_trip(b: &FrameBuilder, payload: &[u8]) -> Vec<u8> {
     let bth_off = ip_off + b.ip.header_len() + UDP_HEADER_LEN;
     assert_eq!(f.bth_offset(), Some(bth_off));
     assert_eq!(f.payload_offset(), Some(bth_off + r.headers_len()));
-    assert_eq!(
-        f.icrc_offset(),
-        Some(bth_off + r.headers_len() + payload.len() + pad)
-    );
+    assert_eq!(f.icrc_offset(), Some(bth_off + r.headers_len() + payload.len() + pad));
     let ip_end = bth_off + transport_len(b.bth.opcode, payload.len());
     assert_eq!(f.ip_end(), Some(ip_end));
     assert_eq!(f.ip_datagram().map(<[u8]>::len), Some(ip_end - ip_off));
@@ -189,24 +162,13 @@ const PAYLOAD_LENS: [usize; 12] = [0, 1, 2, 3, 4, 5, 7, 8, 63, 1024, 4093, 4096]
 
 #[test]
 fn round_trip_every_opcode_ip_version_and_vlan() {
-    let vlans = [
-        None,
-        Some(Vlan {
-            pcp: 5,
-            dei: true,
-            vid: 4094,
-        }),
-    ];
+    let vlans = [None, Some(Vlan { pcp: 5, dei: true, vid: 4094 })];
     let mut n = 0;
     for (seed, op) in Opcode::ALL.into_iter().enumerate() {
         for ip in [v4(), v6()] {
             for vlan in vlans {
                 let b = builder(op, ip, vlan, seed as u64);
-                let lens: &[usize] = if op.has_payload() {
-                    &PAYLOAD_LENS
-                } else {
-                    &[0]
-                };
+                let lens: &[usize] = if op.has_payload() { &PAYLOAD_LENS } else { &[0] };
                 for &len in lens {
                     let payload: Vec<u8> = (0..len).map(|i| (i * 31 + seed) as u8).collect();
                     check_round_trip(&b, &payload);
@@ -249,16 +211,7 @@ fn known_layout_send_only_ipv4() {
 
 #[test]
 fn known_layout_cnp_ipv6_vlan() {
-    let mut b = builder(
-        Opcode::Cnp,
-        v6(),
-        Some(Vlan {
-            pcp: 6,
-            dei: false,
-            vid: 0x123,
-        }),
-        0,
-    );
+    let mut b = builder(Opcode::Cnp, v6(), Some(Vlan { pcp: 6, dei: false, vid: 0x123 }), 0);
     b.bth.becn = true;
     b.bth.ack_req = false;
     b.bth.psn = 0;
@@ -266,14 +219,8 @@ fn known_layout_cnp_ipv6_vlan() {
     assert_eq!(bytes.len(), 18 + 40 + 8 + 12 + 16 + 4);
     assert_eq!(&bytes[12..18], &[0x81, 0x00, 0xC1, 0x23, 0x86, 0xDD]);
     // IPv6: version 6, TC 0x68, flow 0xABCDE, payload 40, UDP, hop 63
-    assert_eq!(
-        &bytes[18..26],
-        &[0x66, 0x8A, 0xBC, 0xDE, 0x00, 0x28, 0x11, 0x3F]
-    );
-    assert_eq!(
-        &bytes[66..78],
-        &[0x81, 0x00, 0xFF, 0xFF, 0x40, 0x00, 0x00, 0x11, 0x00, 0x00, 0x00, 0x00]
-    );
+    assert_eq!(&bytes[18..26], &[0x66, 0x8A, 0xBC, 0xDE, 0x00, 0x28, 0x11, 0x3F]);
+    assert_eq!(&bytes[66..78], &[0x81, 0x00, 0xFF, 0xFF, 0x40, 0x00, 0x00, 0x11, 0x00, 0x00, 0x00, 0x00]);
     assert_eq!(&bytes[78..], &[0u8; 20]);
     check_round_trip(&b, &[]);
 }
@@ -299,23 +246,13 @@ fn min_frame_len_zero_disables_padding() {
 }
 
 fn arb_vlan() -> impl Strategy<Value = Option<Vlan>> {
-    prop::option::of(
-        (0u8..=7, any::<bool>(), 0u16..=0xFFF).prop_map(|(pcp, dei, vid)| Vlan { pcp, dei, vid }),
-    )
+    prop::option::of((0u8..=7, any::<bool>(), 0u16..=0xFFF).prop_map(|(pcp, dei, vid)| Vlan { pcp, dei, vid }))
 }
 
 fn arb_ip() -> impl Strategy<Value = IpFields> {
     prop_oneof![
-        (
-            any::<[u8; 4]>(),
-            any::<[u8; 4]>(),
-            0u8..=63,
-            0u8..=3,
-            any::<u8>(),
-            any::<u16>(),
-            any::<bool>()
-        )
-            .prop_map(|(s, d, dscp, ecn, ttl, identification, df)| {
+        (any::<[u8; 4]>(), any::<[u8; 4]>(), 0u8..=63, 0u8..=3, any::<u8>(), any::<u16>(), any::<bool>()).prop_map(
+            |(s, d, dscp, ecn, ttl, identification, df)| {
                 IpFields::V4(Ipv4Fields {
                     src: Ipv4Addr::from(s),
                     dst: Ipv4Addr::from(d),
@@ -325,15 +262,10 @@ fn arb_ip() -> impl Strategy<Value = IpFields> {
                     identification,
                     dont_fragment: df,
                 })
-            }),
-        (
-            any::<[u8; 16]>(),
-            any::<[u8; 16]>(),
-            any::<u8>(),
-            0u32..=0xF_FFFF,
-            any::<u8>()
-        )
-            .prop_map(|(s, d, traffic_class, flow_label, hop_limit)| {
+            }
+        ),
+        (any::<[u8; 16]>(), any::<[u8; 16]>(), any::<u8>(), 0u32..=0xF_FFFF, any::<u8>()).prop_map(
+            |(s, d, traffic_class, flow_label, hop_limit)| {
                 IpFields::V6(Ipv6Fields {
                     src: Ipv6Addr::from(s),
                     dst: Ipv6Addr::from(d),
@@ -341,38 +273,29 @@ fn arb_ip() -> impl Strategy<Value = IpFields> {
                     flow_label,
                     hop_limit,
                 })
-            }),
+            }
+        ),
     ]
 }
 
 fn arb_bth(op: Opcode) -> impl Strategy<Value = BthFields> {
     (
         (any::<bool>(), any::<bool>(), 0u8..=3, any::<u16>()),
-        (
-            any::<bool>(),
-            any::<bool>(),
-            0..=MAX_U24,
-            any::<bool>(),
-            0..=MAX_U24,
-        ),
+        (any::<bool>(), any::<bool>(), 0..=MAX_U24, any::<bool>(), 0..=MAX_U24),
     )
-        .prop_map(
-            move |((solicited, migreq, pad_count, pkey), (fecn, becn, dest_qp, ack_req, psn))| {
-                BthFields {
-                    opcode: op,
-                    solicited,
-                    migreq,
-                    pad_count,
-                    tver: 0,
-                    pkey,
-                    fecn,
-                    becn,
-                    dest_qp,
-                    ack_req,
-                    psn,
-                }
-            },
-        )
+        .prop_map(move |((solicited, migreq, pad_count, pkey), (fecn, becn, dest_qp, ack_req, psn))| BthFields {
+            opcode: op,
+            solicited,
+            migreq,
+            pad_count,
+            tver: 0,
+            pkey,
+            fecn,
+            becn,
+            dest_qp,
+            ack_req,
+            psn,
+        })
 }
 
 fn arb_ext(op: Opcode) -> impl Strategy<Value = ExtHeaders> {
@@ -388,28 +311,16 @@ fn arb_ext(op: Opcode) -> impl Strategy<Value = ExtHeaders> {
         .prop_map(move |(deth, reth, atomic, aeth, ack, imm, ieth)| {
             let h = |k| op.has_ext_header(k);
             ExtHeaders {
-                deth: h(ExtHeaderKind::Deth).then_some(DethFields {
-                    qkey: deth.0,
-                    src_qp: deth.1,
-                }),
-                reth: h(ExtHeaderKind::Reth).then_some(RethFields {
-                    va: reth.0,
-                    rkey: reth.1,
-                    dma_len: reth.2,
-                }),
+                deth: h(ExtHeaderKind::Deth).then_some(DethFields { qkey: deth.0, src_qp: deth.1 }),
+                reth: h(ExtHeaderKind::Reth).then_some(RethFields { va: reth.0, rkey: reth.1, dma_len: reth.2 }),
                 atomic_eth: h(ExtHeaderKind::AtomicEth).then_some(AtomicEthFields {
                     va: atomic.0,
                     rkey: atomic.1,
                     swap_add: atomic.2,
                     compare: atomic.3,
                 }),
-                aeth: h(ExtHeaderKind::Aeth).then_some(AethFields {
-                    syndrome: aeth.0,
-                    msn: aeth.1,
-                }),
-                atomic_ack_eth: h(ExtHeaderKind::AtomicAckEth).then_some(AtomicAckEthFields {
-                    orig_remote_data: ack,
-                }),
+                aeth: h(ExtHeaderKind::Aeth).then_some(AethFields { syndrome: aeth.0, msn: aeth.1 }),
+                atomic_ack_eth: h(ExtHeaderKind::AtomicAckEth).then_some(AtomicAckEthFields { orig_remote_data: ack }),
                 immdt: h(ExtHeaderKind::ImmDt).then_some(ImmDtFields { imm }),
                 ieth: h(ExtHeaderKind::Ieth).then_some(IethFields { rkey: ieth }),
             }
@@ -427,12 +338,8 @@ fn arb_case() -> impl Strategy<Value = (FrameBuilder, Vec<u8>)> {
     )
         .prop_flat_map(|(op, vlan, (dst, src), ip, sport, pad60)| {
             let max = if op.has_payload() { 4096 } else { 0 };
-            (
-                arb_bth(op),
-                arb_ext(op),
-                prop::collection::vec(any::<u8>(), 0..=max),
-            )
-                .prop_map(move |(bth, ext, payload)| {
+            (arb_bth(op), arb_ext(op), prop::collection::vec(any::<u8>(), 0..=max)).prop_map(
+                move |(bth, ext, payload)| {
                     let mut b = FrameBuilder::new(EthernetFields { dst, src, vlan }, ip, bth)
                         .with_ext(ext)
                         .with_udp_src_port(sport);
@@ -440,7 +347,8 @@ fn arb_case() -> impl Strategy<Value = (FrameBuilder, Vec<u8>)> {
                         b.min_frame_len = 0;
                     }
                     (b, payload)
-                })
+                },
+            )
         })
 }
 
@@ -472,26 +380,14 @@ proptest! {
 #[test]
 fn value_structs_round_trip_individually() {
     let mut buf = [0u8; 32];
-    let d = DethFields {
-        qkey: 0x1111_2222,
-        src_qp: 0xABCDEF,
-    };
+    let d = DethFields { qkey: 0x1111_2222, src_qp: 0xABCDEF };
     assert_eq!(d.write_to(&mut buf), Ok(DethFields::LEN));
     assert_eq!(DethFields::parse(&buf), Ok(d));
-    let r = RethFields {
-        va: 0x0123_4567_89AB_CDEF,
-        rkey: 0xFEED_F00D,
-        dma_len: 0x8000_0001,
-    };
+    let r = RethFields { va: 0x0123_4567_89AB_CDEF, rkey: 0xFEED_F00D, dma_len: 0x8000_0001 };
     assert_eq!(r.write_to(&mut buf), Ok(RethFields::LEN));
     assert_eq!(RethFields::parse(&buf), Ok(r));
     assert_eq!(Reth::parse(&buf).unwrap().va(), r.va);
-    let a = AtomicEthFields {
-        va: 1,
-        rkey: 2,
-        swap_add: 3,
-        compare: 4,
-    };
+    let a = AtomicEthFields { va: 1, rkey: 2, swap_add: 3, compare: 4 };
     assert_eq!(a.write_to(&mut buf), Ok(AtomicEthFields::LEN));
     assert_eq!(AtomicEthFields::parse(&buf), Ok(a));
     let i = ImmDtFields { imm: 0x0102_0304 };
@@ -501,9 +397,7 @@ fn value_structs_round_trip_individually() {
     let ie = IethFields { rkey: 0x0506_0708 };
     assert_eq!(ie.write_to(&mut buf), Ok(4));
     assert_eq!(IethFields::parse(&buf), Ok(ie));
-    let ack = AtomicAckEthFields {
-        orig_remote_data: u64::MAX - 1,
-    };
+    let ack = AtomicAckEthFields { orig_remote_data: u64::MAX - 1 };
     assert_eq!(ack.write_to(&mut buf), Ok(8));
     assert_eq!(AtomicAckEthFields::parse(&buf), Ok(ack));
 }
@@ -528,19 +422,12 @@ const SCAPY_VECTORS: &[(&str, &str)] = &[
 ];
 
 fn unhex(s: &str) -> Vec<u8> {
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-        .collect()
+    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
 }
 
 /// The builder and payload the scapy script used for each vector.
 fn scapy_case(name: &str) -> (FrameBuilder, Vec<u8>) {
-    let reth = RethFields {
-        va: 0x0000_5634_6205_4000,
-        rkey: 0x2F6,
-        dma_len: 2500,
-    };
+    let reth = RethFields { va: 0x0000_5634_6205_4000, rkey: 0x2F6, dma_len: 2500 };
     let imm = ImmDtFields { imm: 0xDEAD_BEEF };
     let atomic = AtomicEthFields {
         va: 0x1000,
@@ -553,23 +440,12 @@ fn scapy_case(name: &str) -> (FrameBuilder, Vec<u8>) {
         "send_only_imm_v4" => (
             None,
             v4(),
-            BthFields {
-                solicited: true,
-                ack_req: true,
-                ..bth(Opcode::RcSendOnlyWithImmediate, 0x11, 0x019EDF)
-            },
-            ExtHeaders {
-                immdt: Some(imm),
-                ..ExtHeaders::NONE
-            },
+            BthFields { solicited: true, ack_req: true, ..bth(Opcode::RcSendOnlyWithImmediate, 0x11, 0x019EDF) },
+            ExtHeaders { immdt: Some(imm), ..ExtHeaders::NONE },
             (1..6).collect(),
         ),
         "write_only_imm_v4_vlan" => (
-            Some(Vlan {
-                pcp: 5,
-                dei: true,
-                vid: 100,
-            }),
+            Some(Vlan { pcp: 5, dei: true, vid: 100 }),
             v4(),
             BthFields {
                 migreq: true,
@@ -577,46 +453,23 @@ fn scapy_case(name: &str) -> (FrameBuilder, Vec<u8>) {
                 pkey: 0x8001,
                 ..bth(Opcode::RcRdmaWriteOnlyWithImmediate, 0xABCDEF, 0xFF_FFFF)
             },
-            ExtHeaders {
-                reth: Some(reth),
-                immdt: Some(imm),
-                ..ExtHeaders::NONE
-            },
+            ExtHeaders { reth: Some(reth), immdt: Some(imm), ..ExtHeaders::NONE },
             (1..8).collect(),
         ),
         "cmp_swap_v6" => (
             None,
             v6(),
-            BthFields {
-                ack_req: true,
-                fecn: true,
-                ..bth(Opcode::RcCompareSwap, 0x11, 1)
-            },
-            ExtHeaders {
-                atomic_eth: Some(atomic),
-                ..ExtHeaders::NONE
-            },
+            BthFields { ack_req: true, fecn: true, ..bth(Opcode::RcCompareSwap, 0x11, 1) },
+            ExtHeaders { atomic_eth: Some(atomic), ..ExtHeaders::NONE },
             vec![],
         ),
         "atomic_ack_v6_vlan" => (
-            Some(Vlan {
-                pcp: 3,
-                dei: false,
-                vid: 4094,
-            }),
+            Some(Vlan { pcp: 3, dei: false, vid: 4094 }),
             v6(),
-            BthFields {
-                becn: true,
-                ..bth(Opcode::RcAtomicAcknowledge, 0x12, 1)
-            },
+            BthFields { becn: true, ..bth(Opcode::RcAtomicAcknowledge, 0x12, 1) },
             ExtHeaders {
-                aeth: Some(AethFields {
-                    syndrome: 0x1F,
-                    msn: 5,
-                }),
-                atomic_ack_eth: Some(AtomicAckEthFields {
-                    orig_remote_data: 0x0123_4567_89AB_CDEF,
-                }),
+                aeth: Some(AethFields { syndrome: 0x1F, msn: 5 }),
+                atomic_ack_eth: Some(AtomicAckEthFields { orig_remote_data: 0x0123_4567_89AB_CDEF }),
                 ..ExtHeaders::NONE
             },
             vec![],
@@ -626,10 +479,7 @@ fn scapy_case(name: &str) -> (FrameBuilder, Vec<u8>) {
             v4(),
             bth(Opcode::UdSendOnlyWithImmediate, 1, 0x10),
             ExtHeaders {
-                deth: Some(DethFields {
-                    qkey: 0x8001_0000,
-                    src_qp: 0x11,
-                }),
+                deth: Some(DethFields { qkey: 0x8001_0000, src_qp: 0x11 }),
                 immdt: Some(imm),
                 ..ExtHeaders::NONE
             },
@@ -638,55 +488,29 @@ fn scapy_case(name: &str) -> (FrameBuilder, Vec<u8>) {
         "send_last_inv_v6" => (
             None,
             v6(),
-            BthFields {
-                ack_req: true,
-                ..bth(Opcode::RcSendLastWithInvalidate, 0x11, 0x100)
-            },
-            ExtHeaders {
-                ieth: Some(IethFields { rkey: 0xCAFE }),
-                ..ExtHeaders::NONE
-            },
+            BthFields { ack_req: true, ..bth(Opcode::RcSendLastWithInvalidate, 0x11, 0x100) },
+            ExtHeaders { ieth: Some(IethFields { rkey: 0xCAFE }), ..ExtHeaders::NONE },
             (0..9).collect(),
         ),
         "fetch_add_v4" => (
             None,
             v4(),
             bth(Opcode::RcFetchAdd, 0x11, 7),
-            ExtHeaders {
-                atomic_eth: Some(atomic),
-                ..ExtHeaders::NONE
-            },
+            ExtHeaders { atomic_eth: Some(atomic), ..ExtHeaders::NONE },
             vec![],
         ),
         "ack_v4_scapy_aeth" => (
             None,
             v4(),
             bth(Opcode::RcAcknowledge, 0x11, 0x019EDF),
-            ExtHeaders {
-                aeth: Some(AethFields {
-                    syndrome: 0x1F,
-                    msn: 1,
-                }),
-                ..ExtHeaders::NONE
-            },
+            ExtHeaders { aeth: Some(AethFields { syndrome: 0x1F, msn: 1 }), ..ExtHeaders::NONE },
             vec![],
         ),
-        "cnp_v4_scapy" => (
-            None,
-            v4(),
-            BthFields {
-                becn: true,
-                ..bth(Opcode::Cnp, 0x11, 0)
-            },
-            ExtHeaders::NONE,
-            vec![],
-        ),
+        "cnp_v4_scapy" => (None, v4(), BthFields { becn: true, ..bth(Opcode::Cnp, 0x11, 0) }, ExtHeaders::NONE, vec![]),
         other => panic!("unknown vector {other}"),
     };
     bth.pad_count = pad_for(payload.len()) as u8;
-    let b = FrameBuilder::new(eth(vlan), ip, bth)
-        .with_ext(ext)
-        .with_udp_src_port(0xC121);
+    let b = FrameBuilder::new(eth(vlan), ip, bth).with_ext(ext).with_udp_src_port(0xC121);
     (b, payload)
 }
 
@@ -708,11 +532,7 @@ fn scapy_vectors_parse_and_rebuild() {
         let built = want.build(&payload).unwrap();
         let n = frame.len() - 4;
         assert_eq!(built.len(), frame.len(), "{name}");
-        assert_eq!(
-            &built[..n],
-            &frame[..n],
-            "{name}: builder differs from scapy"
-        );
+        assert_eq!(&built[..n], &frame[..n], "{name}: builder differs from scapy");
     }
 }
 
@@ -772,27 +592,15 @@ fn arp_frame_is_l3_other() {
     assert_eq!(f.ip_end(), None);
     assert_eq!(f.ip_datagram(), None);
     assert!(f.eth_padding().is_empty());
-    assert_eq!(
-        f.require_roce(),
-        Err(WireError::NotIp {
-            ethertype: ETHERTYPE_ARP
-        })
-    );
+    assert_eq!(f.require_roce(), Err(WireError::NotIp { ethertype: ETHERTYPE_ARP }));
 }
 
 #[test]
 fn double_vlan_tag_is_l3_other() {
     let mut b = vec![0u8; 30];
-    EthernetFields {
-        vlan: Some(Vlan {
-            pcp: 0,
-            dei: false,
-            vid: 1,
-        }),
-        ..eth(None)
-    }
-    .write_to(ETHERTYPE_VLAN, &mut b)
-    .unwrap();
+    EthernetFields { vlan: Some(Vlan { pcp: 0, dei: false, vid: 1 }), ..eth(None) }
+        .write_to(ETHERTYPE_VLAN, &mut b)
+        .unwrap();
     let f = parse_frame(&b).unwrap();
     assert_eq!(f.eth().vlan().map(|v| v.vid), Some(1));
     assert_eq!(f.l3(), L3::Other(ETHERTYPE_VLAN));
@@ -808,20 +616,14 @@ fn tcp_and_icmpv6_are_l4_other() {
     let f = ipv6_frame(58, &[0u8; 24]);
     let p = parse_frame(&f).unwrap();
     assert_eq!(p.l4(), Some(L4::Other { protocol: 58 }));
-    assert_eq!(
-        p.require_roce(),
-        Err(WireError::UnsupportedIpv6NextHeader(58))
-    );
+    assert_eq!(p.require_roce(), Err(WireError::UnsupportedIpv6NextHeader(58)));
 
     // A hop-by-hop options header (MLD reports) is not walked.
     let f = ipv6_frame(0, &[0u8; 32]);
     let p = parse_frame(&f).unwrap();
     assert_eq!(p.l4(), Some(L4::Other { protocol: 0 }));
     assert!(is_ipv6_extension_header(0));
-    assert_eq!(
-        p.require_roce(),
-        Err(WireError::UnsupportedIpv6NextHeader(0))
-    );
+    assert_eq!(p.require_roce(), Err(WireError::UnsupportedIpv6NextHeader(0)));
 }
 
 #[test]
@@ -836,13 +638,7 @@ fn ipv4_fragment_is_not_parsed() {
     let p = parse_frame(&f).unwrap();
     assert_eq!(p.l4(), Some(L4::Fragment { protocol: 17 }));
     assert!(p.ipv4().unwrap().checksum_ok());
-    assert_eq!(
-        p.require_roce(),
-        Err(WireError::Ipv4Fragment {
-            offset: 185,
-            more: false
-        })
-    );
+    assert_eq!(p.require_roce(), Err(WireError::Ipv4Fragment { offset: 185, more: false }));
 }
 
 #[test]
@@ -889,116 +685,44 @@ fn ipv4_options_are_honoured() {
 fn err_truncated_ethernet_and_vlan() {
     assert_eq!(
         parse_frame(&[0u8; 13]).unwrap_err(),
-        WireError::Truncated {
-            layer: Layer::Ethernet,
-            need: 14,
-            have: 13
-        }
+        WireError::Truncated { layer: Layer::Ethernet, need: 14, have: 13 }
     );
-    assert_eq!(
-        parse_frame(&[]).unwrap_err(),
-        WireError::Truncated {
-            layer: Layer::Ethernet,
-            need: 14,
-            have: 0
-        }
-    );
+    assert_eq!(parse_frame(&[]).unwrap_err(), WireError::Truncated { layer: Layer::Ethernet, need: 14, have: 0 });
     let mut f = vec![0u8; 16];
     f[12] = 0x81;
-    assert_eq!(
-        parse_frame(&f).unwrap_err(),
-        WireError::Truncated {
-            layer: Layer::Vlan,
-            need: 18,
-            have: 16
-        }
-    );
+    assert_eq!(parse_frame(&f).unwrap_err(), WireError::Truncated { layer: Layer::Vlan, need: 18, have: 16 });
 }
 
 #[test]
 fn err_truncated_ip() {
     let f = ipv4_frame(IPPROTO_UDP, &[]);
-    assert_eq!(
-        parse_frame(&f[..33]).unwrap_err(),
-        WireError::Truncated {
-            layer: Layer::Ipv4,
-            need: 20,
-            have: 19
-        }
-    );
+    assert_eq!(parse_frame(&f[..33]).unwrap_err(), WireError::Truncated { layer: Layer::Ipv4, need: 20, have: 19 });
     // IHL 15 needs 60 header bytes.
     let mut f = ipv4_frame(IPPROTO_UDP, &[0u8; 8]);
     f[14] = 0x4F;
-    assert_eq!(
-        parse_frame(&f).unwrap_err(),
-        WireError::Truncated {
-            layer: Layer::Ipv4,
-            need: 60,
-            have: 28
-        }
-    );
+    assert_eq!(parse_frame(&f).unwrap_err(), WireError::Truncated { layer: Layer::Ipv4, need: 60, have: 28 });
     let f = ipv6_frame(IPPROTO_UDP, &[]);
-    assert_eq!(
-        parse_frame(&f[..53]).unwrap_err(),
-        WireError::Truncated {
-            layer: Layer::Ipv6,
-            need: 40,
-            have: 39
-        }
-    );
+    assert_eq!(parse_frame(&f[..53]).unwrap_err(), WireError::Truncated { layer: Layer::Ipv6, need: 40, have: 39 });
 }
 
 #[test]
 fn err_truncated_udp_and_bth() {
     let f = ipv4_frame(IPPROTO_UDP, &[0u8; 4]);
-    assert_eq!(
-        parse_frame(&f).unwrap_err(),
-        WireError::Truncated {
-            layer: Layer::Udp,
-            need: 8,
-            have: 4
-        }
-    );
+    assert_eq!(parse_frame(&f).unwrap_err(), WireError::Truncated { layer: Layer::Udp, need: 8, have: 4 });
     let f = ipv6_frame(IPPROTO_UDP, &[0u8; 7]);
-    assert_eq!(
-        parse_frame(&f).unwrap_err(),
-        WireError::Truncated {
-            layer: Layer::Udp,
-            need: 8,
-            have: 7
-        }
-    );
+    assert_eq!(parse_frame(&f).unwrap_err(), WireError::Truncated { layer: Layer::Udp, need: 8, have: 7 });
     let f = roce_v4(&[0x04; 11]);
-    assert_eq!(
-        parse_frame(&f).unwrap_err(),
-        WireError::Truncated {
-            layer: Layer::Bth,
-            need: 12,
-            have: 11
-        }
-    );
+    assert_eq!(parse_frame(&f).unwrap_err(), WireError::Truncated { layer: Layer::Bth, need: 12, have: 11 });
 }
 
 #[test]
 fn err_bad_ip_version() {
     let mut f = ipv4_frame(IPPROTO_UDP, &[0u8; 8]);
     f[14] = 0x65;
-    assert_eq!(
-        parse_frame(&f).unwrap_err(),
-        WireError::BadIpVersion {
-            expected: 4,
-            found: 6
-        }
-    );
+    assert_eq!(parse_frame(&f).unwrap_err(), WireError::BadIpVersion { expected: 4, found: 6 });
     let mut f = ipv6_frame(IPPROTO_UDP, &udp_datagram(1, &[]));
     f[14] = 0x45;
-    assert_eq!(
-        parse_frame(&f).unwrap_err(),
-        WireError::BadIpVersion {
-            expected: 6,
-            found: 4
-        }
-    );
+    assert_eq!(parse_frame(&f).unwrap_err(), WireError::BadIpVersion { expected: 6, found: 4 });
 }
 
 #[test]
@@ -1014,66 +738,30 @@ fn err_bad_ihl() {
 fn err_ipv4_total_len() {
     let mut f = ipv4_frame(IPPROTO_UDP, &udp_datagram(1, &[]));
     f[16..18].copy_from_slice(&29u16.to_be_bytes());
-    assert_eq!(
-        parse_frame(&f).unwrap_err(),
-        WireError::Ipv4TotalLenExceedsFrame {
-            total_len: 29,
-            available: 28
-        }
-    );
+    assert_eq!(parse_frame(&f).unwrap_err(), WireError::Ipv4TotalLenExceedsFrame { total_len: 29, available: 28 });
     f[16..18].copy_from_slice(&19u16.to_be_bytes());
-    assert_eq!(
-        parse_frame(&f).unwrap_err(),
-        WireError::Ipv4TotalLenTooSmall {
-            total_len: 19,
-            header_len: 20
-        }
-    );
+    assert_eq!(parse_frame(&f).unwrap_err(), WireError::Ipv4TotalLenTooSmall { total_len: 19, header_len: 20 });
 }
 
 #[test]
 fn err_ipv6_payload_len() {
     let mut f = ipv6_frame(IPPROTO_UDP, &udp_datagram(1, &[0; 4]));
     f[18..20].copy_from_slice(&13u16.to_be_bytes());
-    assert_eq!(
-        parse_frame(&f).unwrap_err(),
-        WireError::Ipv6PayloadLenExceedsFrame {
-            payload_len: 13,
-            available: 12
-        }
-    );
+    assert_eq!(parse_frame(&f).unwrap_err(), WireError::Ipv6PayloadLenExceedsFrame { payload_len: 13, available: 12 });
 }
 
 #[test]
 fn err_udp_len_mismatch() {
     let mut f = ipv4_frame(IPPROTO_UDP, &udp_datagram(1, &[0; 4]));
     f[38..40].copy_from_slice(&13u16.to_be_bytes());
-    assert_eq!(
-        parse_frame(&f).unwrap_err(),
-        WireError::UdpLenMismatch {
-            udp_len: 13,
-            ip_payload_len: 12
-        }
-    );
+    assert_eq!(parse_frame(&f).unwrap_err(), WireError::UdpLenMismatch { udp_len: 13, ip_payload_len: 12 });
     // Below the 8-byte minimum.
     f[38..40].copy_from_slice(&7u16.to_be_bytes());
-    assert_eq!(
-        parse_frame(&f).unwrap_err(),
-        WireError::UdpLenMismatch {
-            udp_len: 7,
-            ip_payload_len: 12
-        }
-    );
+    assert_eq!(parse_frame(&f).unwrap_err(), WireError::UdpLenMismatch { udp_len: 7, ip_payload_len: 12 });
     // The same over IPv6.
     let mut f = ipv6_frame(IPPROTO_UDP, &udp_datagram(1, &[0; 4]));
     f[58..60].copy_from_slice(&11u16.to_be_bytes());
-    assert_eq!(
-        parse_frame(&f).unwrap_err(),
-        WireError::UdpLenMismatch {
-            udp_len: 11,
-            ip_payload_len: 12
-        }
-    );
+    assert_eq!(parse_frame(&f).unwrap_err(), WireError::UdpLenMismatch { udp_len: 11, ip_payload_len: 12 });
 }
 
 #[test]
@@ -1099,10 +787,7 @@ fn err_unknown_opcode() {
 fn err_unsupported_tver() {
     for tver in 1..16u8 {
         let f = roce_v4(&transport(0x04, tver, &[0u8; 4]));
-        assert_eq!(
-            parse_frame(&f).unwrap_err(),
-            WireError::UnsupportedTver(tver)
-        );
+        assert_eq!(parse_frame(&f).unwrap_err(), WireError::UnsupportedTver(tver));
     }
 }
 
@@ -1112,31 +797,19 @@ fn err_too_short_for_opcode() {
     let f = roce_v4(&transport(0x04, 0, &[]));
     assert_eq!(
         parse_frame(&f).unwrap_err(),
-        WireError::TooShortForOpcode {
-            opcode: Opcode::RcSendOnly,
-            need: 16,
-            have: 12
-        }
+        WireError::TooShortForOpcode { opcode: Opcode::RcSendOnly, need: 16, have: 12 }
     );
     // RDMA WRITE First with only 12 bytes after the BTH (RETH 16 + ICRC 4 needed).
     let f = roce_v4(&transport(0x06, 0, &[0u8; 12]));
     assert_eq!(
         parse_frame(&f).unwrap_err(),
-        WireError::TooShortForOpcode {
-            opcode: Opcode::RcRdmaWriteFirst,
-            need: 32,
-            have: 24
-        }
+        WireError::TooShortForOpcode { opcode: Opcode::RcRdmaWriteFirst, need: 32, have: 24 }
     );
     // CmpSwap needs 12 + 28 + 4.
     let f = roce_v4(&transport(0x13, 0, &[0u8; 31]));
     assert_eq!(
         parse_frame(&f).unwrap_err(),
-        WireError::TooShortForOpcode {
-            opcode: Opcode::RcCompareSwap,
-            need: 44,
-            have: 43
-        }
+        WireError::TooShortForOpcode { opcode: Opcode::RcCompareSwap, need: 44, have: 43 }
     );
 }
 
@@ -1144,57 +817,33 @@ fn err_too_short_for_opcode() {
 fn err_unexpected_payload() {
     // ACK: AETH + 4 payload bytes + ICRC.
     let f = roce_v4(&transport(0x11, 0, &[0u8; 12]));
-    assert_eq!(
-        parse_frame(&f).unwrap_err(),
-        WireError::UnexpectedPayload {
-            opcode: Opcode::RcAcknowledge,
-            len: 4
-        }
-    );
+    assert_eq!(parse_frame(&f).unwrap_err(), WireError::UnexpectedPayload { opcode: Opcode::RcAcknowledge, len: 4 });
     // READ Request: RETH + 8 payload bytes + ICRC.
     let f = roce_v4(&transport(0x0C, 0, &[0u8; 28]));
     assert_eq!(
         parse_frame(&f).unwrap_err(),
-        WireError::UnexpectedPayload {
-            opcode: Opcode::RcRdmaReadRequest,
-            len: 8
-        }
+        WireError::UnexpectedPayload { opcode: Opcode::RcRdmaReadRequest, len: 8 }
     );
     // CNP with more than its 16 reserved bytes.
     let f = roce_v4(&transport(0x81, 0, &[0u8; 24]));
-    assert_eq!(
-        parse_frame(&f).unwrap_err(),
-        WireError::UnexpectedPayload {
-            opcode: Opcode::Cnp,
-            len: 4
-        }
-    );
+    assert_eq!(parse_frame(&f).unwrap_err(), WireError::UnexpectedPayload { opcode: Opcode::Cnp, len: 4 });
 }
 
 #[test]
 fn err_pad_exceeds_payload() {
     // ACK (no payload) with PadCnt 1.
     let f = roce_v4(&transport(0x11, 0x10, &[0u8; 8]));
-    assert_eq!(
-        parse_frame(&f).unwrap_err(),
-        WireError::PadExceedsPayload { pad: 1, len: 0 }
-    );
+    assert_eq!(parse_frame(&f).unwrap_err(), WireError::PadExceedsPayload { pad: 1, len: 0 });
     // SEND Only with 2 bytes of payload+pad and PadCnt 3.
     let f = roce_v4(&transport(0x04, 0x30, &[0u8; 6]));
-    assert_eq!(
-        parse_frame(&f).unwrap_err(),
-        WireError::PadExceedsPayload { pad: 3, len: 2 }
-    );
+    assert_eq!(parse_frame(&f).unwrap_err(), WireError::PadExceedsPayload { pad: 3, len: 2 });
 }
 
 #[test]
 fn err_payload_not_aligned() {
     // SEND Only with 5 bytes of payload+pad.
     let f = roce_v4(&transport(0x04, 0x30, &[0u8; 9]));
-    assert_eq!(
-        parse_frame(&f).unwrap_err(),
-        WireError::PayloadNotAligned { len: 5 }
-    );
+    assert_eq!(parse_frame(&f).unwrap_err(), WireError::PayloadNotAligned { len: 5 });
     // 4 bytes with PadCnt 0 is fine; 4 bytes with PadCnt 3 means 1 payload byte.
     let f = roce_v4(&transport(0x04, 0x30, &[9, 0, 0, 0, 0, 0, 0, 0]));
     let p = parse_frame(&f).unwrap();
@@ -1215,25 +864,11 @@ fn icrc_is_read_little_endian() {
 
 #[test]
 fn error_messages_carry_the_numbers() {
-    let e = WireError::Truncated {
-        layer: Layer::Vlan,
-        need: 18,
-        have: 16,
-    };
+    let e = WireError::Truncated { layer: Layer::Vlan, need: 18, have: 16 };
+    assert_eq!(e.to_string(), "truncated 802.1Q-tagged Ethernet header: need 18 bytes, have 16");
+    assert_eq!(WireError::UnknownOpcode(0x15).to_string(), "unknown BTH opcode 0x15");
     assert_eq!(
-        e.to_string(),
-        "truncated 802.1Q-tagged Ethernet header: need 18 bytes, have 16"
-    );
-    assert_eq!(
-        WireError::UnknownOpcode(0x15).to_string(),
-        "unknown BTH opcode 0x15"
-    );
-    assert_eq!(
-        WireError::UnexpectedPayload {
-            opcode: Opcode::RcAcknowledge,
-            len: 4
-        }
-        .to_string(),
+        WireError::UnexpectedPayload { opcode: Opcode::RcAcknowledge, len: 4 }.to_string(),
         "RC_ACKNOWLEDGE (0x11) carries no payload, but 4 bytes follow its headers"
     );
 }
@@ -1247,82 +882,34 @@ fn build_err_buffer_too_small() {
     let b = builder(Opcode::RcSendOnly, v4(), None, 0);
     let need = b.frame_len(100);
     let mut buf = vec![0u8; need - 1];
-    assert_eq!(
-        b.build_into(&[0; 100], &mut buf),
-        Err(BuildError::BufferTooSmall {
-            need,
-            have: need - 1
-        })
-    );
-    assert_eq!(
-        RethFields::default().write_to(&mut [0u8; 15]),
-        Err(BuildError::BufferTooSmall { need: 16, have: 15 })
-    );
+    assert_eq!(b.build_into(&[0; 100], &mut buf), Err(BuildError::BufferTooSmall { need, have: need - 1 }));
+    assert_eq!(RethFields::default().write_to(&mut [0u8; 15]), Err(BuildError::BufferTooSmall { need: 16, have: 15 }));
 }
 
 #[test]
 fn build_err_field_out_of_range() {
     let mut b = builder(Opcode::RcSendOnly, v4(), None, 0);
     b.bth.psn = 1 << 24;
-    assert_eq!(
-        b.build(&[]),
-        Err(BuildError::FieldOutOfRange {
-            field: "bth.psn",
-            value: 1 << 24,
-            max: 0xFF_FFFF
-        })
-    );
+    assert_eq!(b.build(&[]), Err(BuildError::FieldOutOfRange { field: "bth.psn", value: 1 << 24, max: 0xFF_FFFF }));
     let mut b = builder(Opcode::RcSendOnly, v4(), None, 0);
-    b.eth.vlan = Some(Vlan {
-        pcp: 0,
-        dei: false,
-        vid: 4096,
-    });
-    assert_eq!(
-        b.build(&[]),
-        Err(BuildError::FieldOutOfRange {
-            field: "vlan.vid",
-            value: 4096,
-            max: 4095
-        })
-    );
+    b.eth.vlan = Some(Vlan { pcp: 0, dei: false, vid: 4096 });
+    assert_eq!(b.build(&[]), Err(BuildError::FieldOutOfRange { field: "vlan.vid", value: 4096, max: 4095 }));
     let mut b = builder(Opcode::RcSendOnly, v4(), None, 0);
     if let IpFields::V4(ip) = &mut b.ip {
         ip.dscp = 64;
     }
-    assert_eq!(
-        b.build(&[]),
-        Err(BuildError::FieldOutOfRange {
-            field: "ipv4.dscp",
-            value: 64,
-            max: 63
-        })
-    );
+    assert_eq!(b.build(&[]), Err(BuildError::FieldOutOfRange { field: "ipv4.dscp", value: 64, max: 63 }));
     let mut b = builder(Opcode::RcSendOnly, v6(), None, 0);
     if let IpFields::V6(ip) = &mut b.ip {
         ip.flow_label = 1 << 20;
     }
     assert_eq!(
         b.build(&[]),
-        Err(BuildError::FieldOutOfRange {
-            field: "ipv6.flow_label",
-            value: 1 << 20,
-            max: 0xF_FFFF
-        })
+        Err(BuildError::FieldOutOfRange { field: "ipv6.flow_label", value: 1 << 20, max: 0xF_FFFF })
     );
     let mut b = builder(Opcode::RcAcknowledge, v4(), None, 0);
-    b.ext.aeth = Some(AethFields {
-        syndrome: 0,
-        msn: 1 << 24,
-    });
-    assert_eq!(
-        b.build(&[]),
-        Err(BuildError::FieldOutOfRange {
-            field: "aeth.msn",
-            value: 1 << 24,
-            max: 0xFF_FFFF
-        })
-    );
+    b.ext.aeth = Some(AethFields { syndrome: 0, msn: 1 << 24 });
+    assert_eq!(b.build(&[]), Err(BuildError::FieldOutOfRange { field: "aeth.msn", value: 1 << 24, max: 0xFF_FFFF }));
 }
 
 #[test]
@@ -1330,32 +917,19 @@ fn build_err_ext_header_mismatch() {
     let b = builder(Opcode::RcRdmaWriteFirst, v4(), None, 0).with_ext(ExtHeaders::NONE);
     assert_eq!(
         b.build(&[0; 4]),
-        Err(BuildError::MissingExtHeader {
-            opcode: Opcode::RcRdmaWriteFirst,
-            header: ExtHeaderKind::Reth
-        })
+        Err(BuildError::MissingExtHeader { opcode: Opcode::RcRdmaWriteFirst, header: ExtHeaderKind::Reth })
     );
-    let b = builder(Opcode::RcSendOnly, v4(), None, 0)
-        .with_ext(ext_for(Opcode::RcSendOnlyWithImmediate, 0));
+    let b = builder(Opcode::RcSendOnly, v4(), None, 0).with_ext(ext_for(Opcode::RcSendOnlyWithImmediate, 0));
     assert_eq!(
         b.build(&[0; 4]),
-        Err(BuildError::UnexpectedExtHeader {
-            opcode: Opcode::RcSendOnly,
-            header: ExtHeaderKind::ImmDt
-        })
+        Err(BuildError::UnexpectedExtHeader { opcode: Opcode::RcSendOnly, header: ExtHeaderKind::ImmDt })
     );
 }
 
 #[test]
 fn build_err_unexpected_payload() {
     let b = builder(Opcode::RcRdmaReadRequest, v4(), None, 0);
-    assert_eq!(
-        b.build(&[1]),
-        Err(BuildError::UnexpectedPayload {
-            opcode: Opcode::RcRdmaReadRequest,
-            len: 1
-        })
-    );
+    assert_eq!(b.build(&[1]), Err(BuildError::UnexpectedPayload { opcode: Opcode::RcRdmaReadRequest, len: 1 }));
 }
 
 #[test]
@@ -1363,36 +937,15 @@ fn build_err_datagram_too_large() {
     let b = builder(Opcode::RcSendOnly, v4(), None, 0);
     // 20 + 8 + 12 + payload + 4 > 65535
     let payload = vec![0u8; 65535 - 44 + 1];
-    assert_eq!(
-        b.build(&payload),
-        Err(BuildError::DatagramTooLarge {
-            what: "IPv4 total length",
-            len: 65536
-        })
-    );
+    assert_eq!(b.build(&payload), Err(BuildError::DatagramTooLarge { what: "IPv4 total length", len: 65536 }));
     // 65492 is a multiple of 4: no pad. 65488 + 44 fits.
     assert!(b.build(&payload[4..]).is_ok());
     let b = builder(Opcode::RcSendOnly, v6(), None, 0);
     let payload = vec![0u8; 65535 - 24 + 1];
-    assert_eq!(
-        b.build(&payload),
-        Err(BuildError::DatagramTooLarge {
-            what: "IPv6 payload length",
-            len: 65536
-        })
-    );
+    assert_eq!(b.build(&payload), Err(BuildError::DatagramTooLarge { what: "IPv6 payload length", len: 65536 }));
     let f = b.build(&payload[4..]).unwrap();
     check_round_trip(&b, &payload[4..]);
-    assert_eq!(
-        parse_frame(&f).unwrap().ipv6().unwrap().payload_len(),
-        65532
-    );
+    assert_eq!(parse_frame(&f).unwrap().ipv6().unwrap().payload_len(), 65532);
     // Pad counts too: 65509 payload bytes + 3 pad = 65512 + 24 > 65535.
-    assert_eq!(
-        b.build(&payload[3..]),
-        Err(BuildError::DatagramTooLarge {
-            what: "IPv6 payload length",
-            len: 65536
-        })
-    );
+    assert_eq!(b.build(&payload[3..]), Err(BuildError::DatagramTooLarge { what: "IPv6 payload length", len: 65536 }));
 }

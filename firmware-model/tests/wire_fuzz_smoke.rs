@@ -43,11 +43,7 @@ fn random_builder(rng: &mut StdRng) -> (FrameBuilder, Vec<u8>) {
             hop_limit: rng.random(),
         })
     };
-    let mut bth = BthFields::new(
-        op,
-        rng.random_range(0..=MAX_U24),
-        rng.random_range(0..=MAX_U24),
-    );
+    let mut bth = BthFields::new(op, rng.random_range(0..=MAX_U24), rng.random_range(0..=MAX_U24));
     bth.solicited = rng.random();
     bth.migreq = rng.random();
     bth.pkey = rng.random();
@@ -56,10 +52,8 @@ fn random_builder(rng: &mut StdRng) -> (FrameBuilder, Vec<u8>) {
     bth.ack_req = rng.random();
     let has = |k| op.has_ext_header(k);
     let ext = ExtHeaders {
-        deth: has(ExtHeaderKind::Deth).then(|| DethFields {
-            qkey: rng.random(),
-            src_qp: rng.random_range(0..=MAX_U24),
-        }),
+        deth: has(ExtHeaderKind::Deth)
+            .then(|| DethFields { qkey: rng.random(), src_qp: rng.random_range(0..=MAX_U24) }),
         reth: has(ExtHeaderKind::Reth).then(|| RethFields {
             va: rng.random(),
             rkey: rng.random(),
@@ -71,33 +65,16 @@ fn random_builder(rng: &mut StdRng) -> (FrameBuilder, Vec<u8>) {
             swap_add: rng.random(),
             compare: rng.random(),
         }),
-        aeth: has(ExtHeaderKind::Aeth).then(|| AethFields {
-            syndrome: rng.random(),
-            msn: rng.random_range(0..=MAX_U24),
-        }),
-        atomic_ack_eth: has(ExtHeaderKind::AtomicAckEth).then(|| AtomicAckEthFields {
-            orig_remote_data: rng.random(),
-        }),
+        aeth: has(ExtHeaderKind::Aeth)
+            .then(|| AethFields { syndrome: rng.random(), msn: rng.random_range(0..=MAX_U24) }),
+        atomic_ack_eth: has(ExtHeaderKind::AtomicAckEth).then(|| AtomicAckEthFields { orig_remote_data: rng.random() }),
         immdt: has(ExtHeaderKind::ImmDt).then(|| ImmDtFields { imm: rng.random() }),
         ieth: has(ExtHeaderKind::Ieth).then(|| IethFields { rkey: rng.random() }),
     };
-    let mut payload = vec![
-        0u8;
-        if op.has_payload() {
-            rng.random_range(0..300)
-        } else {
-            0
-        }
-    ];
+    let mut payload = vec![0u8; if op.has_payload() { rng.random_range(0..300) } else { 0 }];
     rng.fill(&mut payload[..]);
-    let eth = EthernetFields {
-        dst: rng.random(),
-        src: rng.random(),
-        vlan,
-    };
-    let b = FrameBuilder::new(eth, ip, bth)
-        .with_ext(ext)
-        .with_udp_src_port(rng.random());
+    let eth = EthernetFields { dst: rng.random(), src: rng.random(), vlan };
+    let b = FrameBuilder::new(eth, ip, bth).with_ext(ext).with_udp_src_port(rng.random());
     (b, payload)
 }
 
@@ -107,24 +84,14 @@ fn mutate(rng: &mut StdRng, frame: &[u8]) -> Vec<u8> {
     if f.is_empty() {
         return f;
     }
-    let ip = if f.get(12..14) == Some(&[0x81, 0x00][..]) {
-        18
-    } else {
-        14
-    };
+    let ip = if f.get(12..14) == Some(&[0x81, 0x00][..]) { 18 } else { 14 };
     let v6 = f.get(ip).is_some_and(|b| b >> 4 == 6);
-    let udp = if v6 {
-        ip + 40
-    } else {
-        ip + usize::from(f.get(ip).map_or(5, |b| b & 0x0F)) * 4
-    };
+    let udp = if v6 { ip + 40 } else { ip + usize::from(f.get(ip).map_or(5, |b| b & 0x0F)) * 4 };
     let bth = udp + 8;
     for _ in 0..rng.random_range(1..=3) {
         let pick = rng.random_range(0..10);
         let len = f.len();
-        let idx = |rng: &mut StdRng, base: usize, span: usize| {
-            (base + rng.random_range(0..span.max(1))).min(len - 1)
-        };
+        let idx = |rng: &mut StdRng, base: usize, span: usize| (base + rng.random_range(0..span.max(1))).min(len - 1);
         match pick {
             0 => {
                 let i = rng.random_range(0..len);
@@ -185,19 +152,13 @@ fn mutate(rng: &mut StdRng, frame: &[u8]) -> Vec<u8> {
 fn capture_frames() -> Vec<Vec<u8>> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/vectors/rxe");
     let Ok(entries) = std::fs::read_dir(&dir) else {
-        eprintln!(
-            "note: {} not found, fuzzing without capture seeds",
-            dir.display()
-        );
+        eprintln!("note: {} not found, fuzzing without capture seeds", dir.display());
         return Vec::new();
     };
     let mut frames = Vec::new();
     let mut paths: Vec<_> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
     paths.sort();
-    for p in paths
-        .iter()
-        .filter(|p| p.extension().is_some_and(|e| e == "pcap"))
-    {
+    for p in paths.iter().filter(|p| p.extension().is_some_and(|e| e == "pcap")) {
         let Ok(b) = std::fs::read(p) else { continue };
         // Little-endian classic pcap only (what the captures are); skip anything else.
         if b.get(..4) != Some(&[0xD4, 0xC3, 0xB2, 0xA1][..]) {
@@ -238,20 +199,12 @@ fn fuzz_body_over_random_bytes() {
     let mut rng = StdRng::seed_from_u64(0x5EED_0001);
     let mut stats = Stats::default();
     for i in 0..3000 {
-        let len = if i % 10 == 0 {
-            rng.random_range(0..2000)
-        } else {
-            rng.random_range(0..120)
-        };
+        let len = if i % 10 == 0 { rng.random_range(0..2000) } else { rng.random_range(0..120) };
         let mut data = vec![0u8; len];
         rng.fill(&mut data[..]);
         // Make some of them look like Ethernet/IP to get past the first checks.
         if len >= 14 && i % 3 == 0 {
-            data[12..14].copy_from_slice(if i % 2 == 0 {
-                &[0x08, 0x00]
-            } else {
-                &[0x86, 0xDD]
-            });
+            data[12..14].copy_from_slice(if i % 2 == 0 { &[0x08, 0x00] } else { &[0x86, 0xDD] });
             if len > 14 {
                 data[14] = if i % 2 == 0 { 0x45 } else { 0x60 };
             }

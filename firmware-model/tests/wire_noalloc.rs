@@ -43,41 +43,20 @@ fn parse_and_getters_do_not_allocate() {
     let mut frames = Vec::new();
     for op in Opcode::ALL {
         let mut b = FrameBuilder::new(
-            EthernetFields {
-                vlan: Some(Vlan::default()),
-                ..EthernetFields::default()
-            },
+            EthernetFields { vlan: Some(Vlan::default()), ..EthernetFields::default() },
             Ipv6Fields::default(),
             BthFields::new(op, 0x11, 1),
         );
         b.ext = ExtHeaders {
-            deth: op
-                .has_ext_header(ExtHeaderKind::Deth)
-                .then_some(DethFields::default()),
-            reth: op
-                .has_ext_header(ExtHeaderKind::Reth)
-                .then_some(RethFields::default()),
-            atomic_eth: op
-                .has_ext_header(ExtHeaderKind::AtomicEth)
-                .then_some(AtomicEthFields::default()),
-            aeth: op
-                .has_ext_header(ExtHeaderKind::Aeth)
-                .then_some(AethFields::default()),
-            atomic_ack_eth: op
-                .has_ext_header(ExtHeaderKind::AtomicAckEth)
-                .then_some(AtomicAckEthFields::default()),
-            immdt: op
-                .has_ext_header(ExtHeaderKind::ImmDt)
-                .then_some(ImmDtFields::default()),
-            ieth: op
-                .has_ext_header(ExtHeaderKind::Ieth)
-                .then_some(IethFields::default()),
+            deth: op.has_ext_header(ExtHeaderKind::Deth).then_some(DethFields::default()),
+            reth: op.has_ext_header(ExtHeaderKind::Reth).then_some(RethFields::default()),
+            atomic_eth: op.has_ext_header(ExtHeaderKind::AtomicEth).then_some(AtomicEthFields::default()),
+            aeth: op.has_ext_header(ExtHeaderKind::Aeth).then_some(AethFields::default()),
+            atomic_ack_eth: op.has_ext_header(ExtHeaderKind::AtomicAckEth).then_some(AtomicAckEthFields::default()),
+            immdt: op.has_ext_header(ExtHeaderKind::ImmDt).then_some(ImmDtFields::default()),
+            ieth: op.has_ext_header(ExtHeaderKind::Ieth).then_some(IethFields::default()),
         };
-        let payload = if op.has_payload() {
-            &[7u8; 1001][..]
-        } else {
-            &[]
-        };
+        let payload = if op.has_payload() { &[7u8; 1001][..] } else { &[] };
         frames.push(b.build(payload).unwrap());
     }
     let bad = vec![0u8; 13];

@@ -56,10 +56,7 @@ fn icrc(frame: &[u8]) -> u32 {
     let ip = 14;
     let mut data = vec![0xFF; 8];
     let (ip_hdr_len, udp) = match frame[12..14] {
-        [0x08, 0x00] => (
-            usize::from(frame[ip] & 0x0F) * 4,
-            ip + usize::from(frame[ip] & 0x0F) * 4,
-        ),
+        [0x08, 0x00] => (usize::from(frame[ip] & 0x0F) * 4, ip + usize::from(frame[ip] & 0x0F) * 4),
         [0x86, 0xDD] => (40, ip + 40),
         _ => panic!("not IP"),
     };
@@ -123,13 +120,7 @@ fn parse_tool_output(text: &str) -> Vec<Side> {
             let n = parts.len();
             Ipv4Addr::new(parts[n - 4], parts[n - 3], parts[n - 2], parts[n - 1])
         };
-        sides.push(Side {
-            ip,
-            qpn,
-            psn,
-            rkey,
-            va,
-        });
+        sides.push(Side { ip, qpn, psn, rkey, va });
     }
     sides
 }
@@ -198,10 +189,7 @@ const CAPTURES: &[Capture] = &[
 fn rxe_captures_parse_and_match_known_answers() {
     let dir = vectors_dir();
     if !dir.is_dir() {
-        eprintln!(
-            "note: {} not found, skipping the rxe capture tests",
-            dir.display()
-        );
+        eprintln!("note: {} not found, skipping the rxe capture tests", dir.display());
         return;
     }
     let mut checked = 0;
@@ -232,11 +220,7 @@ fn check_capture(cap: &Capture, bytes: &[u8], dir: &Path) {
         let ctx = format!("{} frame {}", cap.name, i + 1);
         let f = parse_frame(frame).unwrap_or_else(|e| panic!("{ctx}: {e}"));
         let Some(r) = f.roce() else {
-            assert_ne!(
-                f.udp().map(|u| u.dst_port()),
-                Some(ROCEV2_UDP_PORT),
-                "{ctx}"
-            );
+            assert_ne!(f.udp().map(|u| u.dst_port()), Some(ROCEV2_UDP_PORT), "{ctx}");
             continue;
         };
         *counts.entry(r.opcode()).or_default() += 1;
@@ -269,12 +253,7 @@ fn check_capture(cap: &Capture, bytes: &[u8], dir: &Path) {
                 let first = *first_req_psn.entry(src.ip).or_insert(bth.psn());
                 assert_eq!(first, src.psn, "{ctx}: first request PSN");
                 let delta = bth.psn().wrapping_sub(src.psn) & MAX_U24;
-                assert!(
-                    delta < 1000,
-                    "{ctx}: PSN {:#x} far from {:#x}",
-                    bth.psn(),
-                    src.psn
-                );
+                assert!(delta < 1000, "{ctx}: PSN {:#x} far from {:#x}", bth.psn(), src.psn);
             } else {
                 // Responses carry the requester's PSNs.
                 let delta = bth.psn().wrapping_sub(dst.psn) & MAX_U24;
@@ -288,11 +267,7 @@ fn check_capture(cap: &Capture, bytes: &[u8], dir: &Path) {
             }
         }
         if let Some(aeth) = r.aeth() {
-            assert_eq!(
-                aeth.syndrome_kind(),
-                AethSyndrome::Ack { credit: 31 },
-                "{ctx}"
-            );
+            assert_eq!(aeth.syndrome_kind(), AethSyndrome::Ack { credit: 31 }, "{ctx}");
             if r.opcode().is_ack() || r.opcode().position().is_end() {
                 msns.push(aeth.msn());
             }
@@ -317,10 +292,7 @@ fn check_capture(cap: &Capture, bytes: &[u8], dir: &Path) {
     assert!(!msns.is_empty());
     if cap.name.starts_with("rxevm_") {
         assert_eq!(sides.len(), 2, "{}: tool output", cap.name);
-        assert_eq!(
-            first_req_psn.len(),
-            if cap.name.contains("pingpong") { 2 } else { 1 }
-        );
+        assert_eq!(first_req_psn.len(), if cap.name.contains("pingpong") { 2 } else { 1 });
     }
 }
 
@@ -334,8 +306,7 @@ fn tool_output_parser() {
     assert_eq!(s[0].rkey, Some(0x2F6));
     assert_eq!(s[0].va, Some(0x5634_6205_4000));
     assert_eq!(s[0].ip, Ipv4Addr::new(192, 0, 2, 1));
-    let pingpong =
-        "  local address:  LID 0x0000, QPN 0x000011, PSN 0xf4453a, GID ::ffff:192.0.2.1\n";
+    let pingpong = "  local address:  LID 0x0000, QPN 0x000011, PSN 0xf4453a, GID ::ffff:192.0.2.1\n";
     let s = parse_tool_output(pingpong);
     assert_eq!(s[0].psn, 0xF4453A);
     assert_eq!(s[0].rkey, None);

@@ -28,7 +28,9 @@ fn bench(c: &mut Criterion) {
                 probe.gbps()
             );
             g.throughput(Throughput::Elements(packets));
-            g.bench_function(format!("{op:?}_{size}B_packets"), |b| b.iter(|| run(&cfg(op, size, messages), |_, _| {}).expect("transfer")));
+            g.bench_function(format!("{op:?}_{size}B_packets"), |b| {
+                b.iter(|| run(&cfg(op, size, messages), |_, _| {}).expect("transfer"))
+            });
         }
     }
     g.finish();

@@ -40,7 +40,10 @@ fn mix(n: usize) -> Vec<Vec<u8>> {
 
 fn cycle_figures(frames: &[Vec<u8>]) {
     println!("\nHDL roce_icrc, {} frames (mix of ACK-sized, 1 KiB, 4 KiB, jumbo), back-to-back:", frames.len());
-    println!("{:>8} {:>6} {:>10} {:>10} {:>10} {:>12} {:>12}", "DATA_W", "mode", "bytes", "beats", "cycles", "bytes/cycle", "ideal B/cyc");
+    println!(
+        "{:>8} {:>6} {:>10} {:>10} {:>10} {:>12} {:>12}",
+        "DATA_W", "mode", "bytes", "beats", "cycles", "bytes/cycle", "ideal B/cyc"
+    );
     for w in [64usize, 256, 512] {
         for ins in [false, true] {
             let beats: Vec<_> = frames.iter().flat_map(|f| split_frame(f, w / 8, 0)).collect();

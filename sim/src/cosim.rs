@@ -111,7 +111,8 @@ pub fn icrc(
 
     let mut out = Vec::with_capacity(frames.len());
     let mut divergences = Vec::new();
-    let mut cur = IcrcFrame { hdl_frame: Vec::new(), hdl: IcrcVerdict::default(), model: IcrcVerdict::default(), agree: true };
+    let mut cur =
+        IcrcFrame { hdl_frame: Vec::new(), hdl: IcrcVerdict::default(), model: IcrcVerdict::default(), agree: true };
     let mut beat_in_frame = 0;
     for (k, ((cycle, h), m)) in run.out.iter().zip(&expect).enumerate() {
         if let Some(what) = compare(h, m) {
@@ -125,7 +126,12 @@ pub fn icrc(
             cur.model = IcrcVerdict::from_tuser(m.user);
             out.push(std::mem::replace(
                 &mut cur,
-                IcrcFrame { hdl_frame: Vec::new(), hdl: IcrcVerdict::default(), model: IcrcVerdict::default(), agree: true },
+                IcrcFrame {
+                    hdl_frame: Vec::new(),
+                    hdl: IcrcVerdict::default(),
+                    model: IcrcVerdict::default(),
+                    agree: true,
+                },
             ));
             beat_in_frame = 0;
         }

@@ -105,7 +105,9 @@ pub fn ack_q_lockstep(ins: &[AckIn], offer_p: f64, ready_p: f64, seed: u64) -> R
             // the block read the entry it sends in the cycle before: so does the model
             match model.send() {
                 Some(s) => want.push(s),
-                None => rep.divergences.push(format!("cycle {}: the HDL sends an ACK the model does not owe", rep.cycles)),
+                None => {
+                    rep.divergences.push(format!("cycle {}: the HDL sends an ACK the model does not owe", rep.cycles))
+                }
             }
         }
         let mut moved = false;
@@ -125,7 +127,10 @@ pub fn ack_q_lockstep(ins: &[AckIn], offer_p: f64, ready_p: f64, seed: u64) -> R
             moved = true;
         }
         prev_valid = valid && !rdy;
-        if offered && (dut.get_bool(ar) && matches!(cur, Some(AckIn::Req(..))) || dut.get_bool(cr) && matches!(cur, Some(AckIn::Clear(_)))) {
+        if offered
+            && (dut.get_bool(ar) && matches!(cur, Some(AckIn::Req(..)))
+                || dut.get_bool(cr) && matches!(cur, Some(AckIn::Clear(_))))
+        {
             match cur {
                 Some(AckIn::Req(q, psn, syn, msn)) => model.request(q, psn, syn, msn),
                 Some(AckIn::Clear(q)) => model.clear(q),
@@ -152,7 +157,13 @@ pub fn ack_q_lockstep(ins: &[AckIn], offer_p: f64, ready_p: f64, seed: u64) -> R
         }
     }
     if let Some(k) = (0..want.len().max(rep.sent.len())).find(|&k| want.get(k) != rep.sent.get(k)) {
-        rep.divergences.push(format!("ACK {k}: hdl {:?} model {:?} ({} vs {})", rep.sent.get(k), want.get(k), rep.sent.len(), want.len()));
+        rep.divergences.push(format!(
+            "ACK {k}: hdl {:?} model {:?} ({} vs {})",
+            rep.sent.get(k),
+            want.get(k),
+            rep.sent.len(),
+            want.len()
+        ));
     }
     if model.pending() {
         rep.divergences.push("the model still owes ACKs the HDL never sent".into());

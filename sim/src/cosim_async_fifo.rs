@@ -39,11 +39,14 @@ pub struct AsyncFifoModel {
 
 impl AsyncFifoModel {
     /// DATA_W 64, DEPTH 16, store and forward (the TX configuration).
-    pub const FRAME: AsyncFifoModel = AsyncFifoModel { model: Model::AsyncFifoFrame, bytes: 8, depth: 16, frame: true, drop: false };
+    pub const FRAME: AsyncFifoModel =
+        AsyncFifoModel { model: Model::AsyncFifoFrame, bytes: 8, depth: 16, frame: true, drop: false };
     /// DATA_W 64, DEPTH 16, store and forward, dropping when full (the RX configuration).
-    pub const DROP: AsyncFifoModel = AsyncFifoModel { model: Model::AsyncFifoDrop, bytes: 8, depth: 16, frame: true, drop: true };
+    pub const DROP: AsyncFifoModel =
+        AsyncFifoModel { model: Model::AsyncFifoDrop, bytes: 8, depth: 16, frame: true, drop: true };
     /// DATA_W 64, DEPTH 8, beat by beat.
-    pub const STREAM: AsyncFifoModel = AsyncFifoModel { model: Model::AsyncFifoStream, bytes: 8, depth: 8, frame: false, drop: false };
+    pub const STREAM: AsyncFifoModel =
+        AsyncFifoModel { model: Model::AsyncFifoStream, bytes: 8, depth: 8, frame: false, drop: false };
 }
 
 /// What came out.
@@ -75,10 +78,26 @@ pub fn async_fifo_run(
 ) -> Result<AsyncFifoReport, SimError> {
     let mut dut = Dut::new(cfg.model, None)?;
     let p = |n: &str| dut.port(n).ok_or_else(|| SimError::Config(format!("roce_axis_async_fifo has no port {n}")));
-    let (rst, sd, sk, sv, sr, sl, su, drop) =
-        (p("rst")?, p("s_axis_tdata")?, p("s_axis_tkeep")?, p("s_axis_tvalid")?, p("s_axis_tready")?, p("s_axis_tlast")?, p("s_axis_tuser")?, p("s_drop")?);
-    let (mclk, mrst, md, mk, mv, mr, ml, mu) =
-        (p("m_clk")?, p("m_rst")?, p("m_axis_tdata")?, p("m_axis_tkeep")?, p("m_axis_tvalid")?, p("m_axis_tready")?, p("m_axis_tlast")?, p("m_axis_tuser")?);
+    let (rst, sd, sk, sv, sr, sl, su, drop) = (
+        p("rst")?,
+        p("s_axis_tdata")?,
+        p("s_axis_tkeep")?,
+        p("s_axis_tvalid")?,
+        p("s_axis_tready")?,
+        p("s_axis_tlast")?,
+        p("s_axis_tuser")?,
+        p("s_drop")?,
+    );
+    let (mclk, mrst, md, mk, mv, mr, ml, mu) = (
+        p("m_clk")?,
+        p("m_rst")?,
+        p("m_axis_tdata")?,
+        p("m_axis_tkeep")?,
+        p("m_axis_tvalid")?,
+        p("m_axis_tready")?,
+        p("m_axis_tlast")?,
+        p("m_axis_tuser")?,
+    );
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut rep = AsyncFifoReport::default();
     let mut w = vec![0u32; sd.words()];

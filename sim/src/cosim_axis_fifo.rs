@@ -14,8 +14,23 @@ pub type Beat = (Vec<u32>, u64, bool, bool);
 pub fn axis_fifo_run(beats: &[Beat], valid_p: f64, ready_p: f64, seed: u64) -> Result<(Vec<Beat>, u64), SimError> {
     let mut dut = Dut::new(Model::AxisFifo, None)?;
     let p = |n: &str| dut.port(n).ok_or_else(|| SimError::Config(format!("roce_axis_fifo has no port {n}")));
-    let (rst, sd, sk, sv, sr, sl, su) = (p("rst")?, p("s_axis_tdata")?, p("s_axis_tkeep")?, p("s_axis_tvalid")?, p("s_axis_tready")?, p("s_axis_tlast")?, p("s_axis_tuser")?);
-    let (md, mk, mv, mr, ml, mu) = (p("m_axis_tdata")?, p("m_axis_tkeep")?, p("m_axis_tvalid")?, p("m_axis_tready")?, p("m_axis_tlast")?, p("m_axis_tuser")?);
+    let (rst, sd, sk, sv, sr, sl, su) = (
+        p("rst")?,
+        p("s_axis_tdata")?,
+        p("s_axis_tkeep")?,
+        p("s_axis_tvalid")?,
+        p("s_axis_tready")?,
+        p("s_axis_tlast")?,
+        p("s_axis_tuser")?,
+    );
+    let (md, mk, mv, mr, ml, mu) = (
+        p("m_axis_tdata")?,
+        p("m_axis_tkeep")?,
+        p("m_axis_tvalid")?,
+        p("m_axis_tready")?,
+        p("m_axis_tlast")?,
+        p("m_axis_tuser")?,
+    );
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     dut.set_u64(sv, 0);
     dut.set_u64(mr, 0);
@@ -56,7 +71,11 @@ pub fn axis_fifo_run(beats: &[Beat], valid_p: f64, ready_p: f64, seed: u64) -> R
         cycles += 1;
         idle = if moved { 0 } else { idle + 1 };
         if idle > 1000 {
-            return Err(SimError::Config(format!("roce_axis_fifo stalled: {} of {} beats out", out.len(), beats.len())));
+            return Err(SimError::Config(format!(
+                "roce_axis_fifo stalled: {} of {} beats out",
+                out.len(),
+                beats.len()
+            )));
         }
     }
     Ok((out, cycles))

@@ -119,7 +119,9 @@ fn snap(eng: &Engine, q: u32) -> Snap {
             attr: words_of(&qp_attr(&qp.to_ctx()).encode()),
             state: u64::from(qp.state.code()),
         },
-        None => Snap { q, rv: ReqView::default(), win: BTreeMap::new(), attr: words_of(&[0u8; QpAttr::SIZE]), state: 0 },
+        None => {
+            Snap { q, rv: ReqView::default(), win: BTreeMap::new(), attr: words_of(&[0u8; QpAttr::SIZE]), state: 0 }
+        }
     }
 }
 
@@ -166,7 +168,10 @@ pub fn comp_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<CompReport, SimError
     peer.regs.enabled = true;
     let tick_cycles = eng.cfg.tick_cycles.max(1);
 
-    for q in [p.rsp_v, p.py_v, p.kk_v, p.ctx_v, p.st_v, p.at_sv, p.rd_sv, p.rd2_sv, p.wn_sv, p.cp_v, p.mrs_v, p.dd_v, p.bd_v, p.bd_c] {
+    for q in [
+        p.rsp_v, p.py_v, p.kk_v, p.ctx_v, p.st_v, p.at_sv, p.rd_sv, p.rd2_sv, p.wn_sv, p.cp_v, p.mrs_v, p.dd_v, p.bd_v,
+        p.bd_c,
+    ] {
         dut.set_u64(q, 0);
     }
     dut.set_u64(p.us, u64::from(eng.dcqcn.us_cycles));
@@ -356,7 +361,9 @@ pub fn comp_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<CompReport, SimError
         if let Some(f) = &offer {
             let h = roce_rx_parse::parse(f);
             dut.set(p.rsp_h, &words_of(&h.encode()));
-            let (a, st) = eng.qp(h.dest_qp).map_or((vec![0u8; QpAttr::SIZE], 0), |q| (qp_attr(&q.to_ctx()).encode().to_vec(), u64::from(q.state.code())));
+            let (a, st) = eng.qp(h.dest_qp).map_or((vec![0u8; QpAttr::SIZE], 0), |q| {
+                (qp_attr(&q.to_ctx()).encode().to_vec(), u64::from(q.state.code()))
+            });
             dut.set(p.rsp_a, &words_of(&a));
             dut.set_u64(p.rsp_s, st);
         }
@@ -369,7 +376,9 @@ pub fn comp_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<CompReport, SimError
             dut.set_u64(p.py_k, if b.len() >= 64 { u64::MAX } else { (1u64 << b.len()) - 1 });
             dut.set_u64(p.py_l, u64::from(*last));
         }
-        for (q, v, d) in [(&mut rd_ans, p.rd_sv, p.rd_d), (&mut rd2_ans, p.rd2_sv, p.rd2_d), (&mut win_ans, p.wn_sv, p.wn_d)] {
+        for (q, v, d) in
+            [(&mut rd_ans, p.rd_sv, p.rd_d), (&mut rd2_ans, p.rd2_sv, p.rd2_d), (&mut win_ans, p.wn_sv, p.wn_d)]
+        {
             let now_v = q.front().is_some_and(|x| x.0 <= now);
             dut.set_u64(v, u64::from(now_v));
             if let Some((_, w)) = q.front() {
@@ -563,7 +572,12 @@ pub fn comp_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<CompReport, SimError
             let nb = len.div_ceil(64).max(1);
             let mut at = dma_q.back().map_or(now + lat, |x| x.0.max(now + lat));
             for i in 0..nb {
-                dma_q.push_back((at, buf.get(64 * i..(64 * i + 64).min(len)).unwrap_or(&[]).to_vec(), i + 1 == nb, err));
+                dma_q.push_back((
+                    at,
+                    buf.get(64 * i..(64 * i + 64).min(len)).unwrap_or(&[]).to_vec(),
+                    i + 1 == nb,
+                    err,
+                ));
                 at += 1 + u64::from(rng.random_bool(1.0 - t.ready_p.max(0.5)));
             }
             moved = true;
@@ -636,9 +650,11 @@ pub fn comp_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<CompReport, SimError
         if let Some(&(due, q, want)) = crd_reads.front() {
             if due == now {
                 crd_reads.pop_front();
-                let got = dut.get_bool(p.cp_ov).then(|| CompRd::decode(&bytes_of(&dut, p.cp_d, CompRd::SIZE)).ok()).flatten();
+                let got =
+                    dut.get_bool(p.cp_ov).then(|| CompRd::decode(&bytes_of(&dut, p.cp_d, CompRd::SIZE)).ok()).flatten();
                 if got != want {
-                    rep.divergences.push(format!("QP {q} comp_rd at its wake (cycle {now}): hdl {got:?} model {want:?}"));
+                    rep.divergences
+                        .push(format!("QP {q} comp_rd at its wake (cycle {now}): hdl {got:?} model {want:?}"));
                 } else if let Some(w) = want {
                     if last_gen.insert(q, w.rw_gen).unwrap_or(0) != w.rw_gen {
                         rep.rewind_wakes += 1;
@@ -664,7 +680,8 @@ pub fn comp_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<CompReport, SimError
         idle = if moved { 0 } else { idle + 1 };
         let settled = qpns.iter().all(|&q| eng.qp(q).is_none_or(|qp| qp.state == QpState::Err || qp.sq.ci == qp.sq.pi));
         quiet = if settled && ab.is_empty() && rsp_q.is_empty() { quiet + 1 } else { 0 };
-        let drained = dbs.is_empty() && ctx_q.is_empty() && !ctx_on && kick_q.is_empty() && !kick_on && beats.is_empty();
+        let drained =
+            dbs.is_empty() && ctx_q.is_empty() && !ctx_on && kick_q.is_empty() && !kick_on && beats.is_empty();
         // (idle: no operation for two sweeps of the timer scanner over the 1024 QPs)
         if drained && quiet > 3000 && idle > 2500 {
             break;
@@ -674,7 +691,20 @@ pub fn comp_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<CompReport, SimError
                 .iter()
                 .filter_map(|&q| eng.qp(q).map(|qp| (q, qp)))
                 .filter(|(_, qp)| qp.state != QpState::Err && qp.sq.ci != qp.sq.pi)
-                .map(|(q, qp)| format!("QP {q}: ci {} pi {} fetched {} started {} cur {} next {} una {} max_sent {} rw {:?}", qp.sq.ci, qp.sq.pi, qp.req.fetched, qp.req.started, qp.req.cur, qp.req.next_psn, qp.comp.una, qp.req.max_sent, qp.comp.rewind))
+                .map(|(q, qp)| {
+                    format!(
+                        "QP {q}: ci {} pi {} fetched {} started {} cur {} next {} una {} max_sent {} rw {:?}",
+                        qp.sq.ci,
+                        qp.sq.pi,
+                        qp.req.fetched,
+                        qp.req.started,
+                        qp.req.cur,
+                        qp.req.next_psn,
+                        qp.comp.una,
+                        qp.req.max_sent,
+                        qp.comp.rewind
+                    )
+                })
                 .collect();
             return Err(SimError::Config(format!(
                 "roce_comp run did not finish in {} cycles: {}; divergences {:?}",
@@ -772,8 +802,18 @@ fn cmp<T: PartialEq + std::fmt::Debug>(out: &mut Vec<String>, what: &str, hdl: &
     if let Some(i) = (0..hdl.len().max(model.len())).find(|&i| hdl.get(i) != model.get(i)) {
         let show = |x: Option<&T>| {
             let s = format!("{x:?}");
-            if s.len() > 400 { format!("{}...", &s[..400]) } else { s }
+            if s.len() > 400 {
+                format!("{}...", &s[..400])
+            } else {
+                s
+            }
         };
-        out.push(format!("{what} {i}: hdl {} model {} ({} vs {} in all)", show(hdl.get(i)), show(model.get(i)), hdl.len(), model.len()));
+        out.push(format!(
+            "{what} {i}: hdl {} model {} ({} vs {} in all)",
+            show(hdl.get(i)),
+            show(model.get(i)),
+            hdl.len(),
+            model.len()
+        ));
     }
 }

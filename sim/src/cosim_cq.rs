@@ -221,6 +221,12 @@ pub fn cq_lockstep(
 
 fn compare<T: PartialEq + std::fmt::Debug>(out: &mut Vec<String>, what: &str, hdl: &[T], model: &[T]) {
     if let Some(i) = (0..hdl.len().max(model.len())).find(|&i| hdl.get(i) != model.get(i)) {
-        out.push(format!("{what} {i}: hdl {:?} model {:?} ({} vs {} in all)", hdl.get(i), model.get(i), hdl.len(), model.len()));
+        out.push(format!(
+            "{what} {i}: hdl {:?} model {:?} ({} vs {} in all)",
+            hdl.get(i),
+            model.get(i),
+            hdl.len(),
+            model.len()
+        ));
     }
 }

@@ -60,7 +60,12 @@ impl CtrlDut {
             p.push(port(&dut, n)?);
         }
         let p: [Port; 13] = p.try_into().map_err(|_| SimError::Config("ports".into()))?;
-        let db = (port(&dut, "m_axis_db_tdata")?, port(&dut, "m_axis_db_tuser")?, port(&dut, "m_axis_db_tvalid")?, port(&dut, "m_axis_db_tready")?);
+        let db = (
+            port(&dut, "m_axis_db_tdata")?,
+            port(&dut, "m_axis_db_tuser")?,
+            port(&dut, "m_axis_db_tvalid")?,
+            port(&dut, "m_axis_db_tready")?,
+        );
         for (n, v) in [
             ("status_link_up", 1),
             ("rx_attr_req_valid", 0),

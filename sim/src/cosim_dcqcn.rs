@@ -174,7 +174,8 @@ pub fn dcqcn_lockstep(
     dut.eval();
 
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let queues: Vec<Vec<usize>> = PORTS.iter().map(|&k| (0..ops.len()).filter(|&i| ops[i].port == k).collect()).collect();
+    let queues: Vec<Vec<usize>> =
+        PORTS.iter().map(|&k| (0..ops.len()).filter(|&i| ops[i].port == k).collect()).collect();
     let mut pos = [0usize; 5];
     let mut wait = [0u32; 5]; // idle cycles left before the head is offered
     for k in 0..5 {
@@ -284,7 +285,8 @@ pub fn dcqcn_lockstep(
     };
     let mut m = RoceDcqcn::new(LOG_N, LINE_MBPS, first);
     let mut cfg_i = 1;
-    let (mut cnps, mut m_cnp_cycles, mut answers, mut m_answer_cycles) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut cnps, mut m_cnp_cycles, mut answers, mut m_answer_cycles) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let (mut ti, mut ri) = (0, 0);
     let mut taken_now = Vec::new();
     let c0 = first_cycle.unwrap_or(0);
@@ -340,6 +342,12 @@ pub fn dcqcn_lockstep(
 
 fn compare<T: PartialEq + std::fmt::Debug>(out: &mut Vec<String>, what: &str, hdl: &[T], model: &[T]) {
     if let Some(i) = (0..hdl.len().max(model.len())).find(|&i| hdl.get(i) != model.get(i)) {
-        out.push(format!("{what} {i}: hdl {:?} model {:?} ({} vs {} in all)", hdl.get(i), model.get(i), hdl.len(), model.len()));
+        out.push(format!(
+            "{what} {i}: hdl {:?} model {:?} ({} vs {} in all)",
+            hdl.get(i),
+            model.get(i),
+            hdl.len(),
+            model.len()
+        ));
     }
 }

@@ -148,15 +148,61 @@ pub fn dma_axi_lockstep(
     seed: u64,
 ) -> Result<DmaAxiReport, SimError> {
     let mut dut = Dut::new(cfg.model, None)?;
-    ports!(p = dut, rst, s_dma_rd_valid, s_dma_rd_ready, s_dma_rd_addr, s_dma_rd_len, s_dma_rd_tag,
-        m_dma_rd_tdata, m_dma_rd_tvalid, m_dma_rd_tready, m_dma_rd_tlast, m_dma_rd_tuser, m_dma_rd_tid,
-        s_dma_wr_valid, s_dma_wr_ready, s_dma_wr_addr, s_dma_wr_len,
-        s_axis_dma_wr_tdata, s_axis_dma_wr_tkeep, s_axis_dma_wr_tvalid, s_axis_dma_wr_tready, s_axis_dma_wr_tlast,
-        m_axi_arid, m_axi_araddr, m_axi_arlen, m_axi_arsize, m_axi_arburst, m_axi_arvalid, m_axi_arready,
-        m_axi_rid, m_axi_rdata, m_axi_rresp, m_axi_rlast, m_axi_rvalid, m_axi_rready,
-        m_axi_awid, m_axi_awaddr, m_axi_awlen, m_axi_awsize, m_axi_awburst, m_axi_awvalid, m_axi_awready,
-        m_axi_wdata, m_axi_wstrb, m_axi_wlast, m_axi_wvalid, m_axi_wready,
-        m_axi_bid, m_axi_bresp, m_axi_bvalid, m_axi_bready, rd_error, wr_error);
+    ports!(
+        p = dut,
+        rst,
+        s_dma_rd_valid,
+        s_dma_rd_ready,
+        s_dma_rd_addr,
+        s_dma_rd_len,
+        s_dma_rd_tag,
+        m_dma_rd_tdata,
+        m_dma_rd_tvalid,
+        m_dma_rd_tready,
+        m_dma_rd_tlast,
+        m_dma_rd_tuser,
+        m_dma_rd_tid,
+        s_dma_wr_valid,
+        s_dma_wr_ready,
+        s_dma_wr_addr,
+        s_dma_wr_len,
+        s_axis_dma_wr_tdata,
+        s_axis_dma_wr_tkeep,
+        s_axis_dma_wr_tvalid,
+        s_axis_dma_wr_tready,
+        s_axis_dma_wr_tlast,
+        m_axi_arid,
+        m_axi_araddr,
+        m_axi_arlen,
+        m_axi_arsize,
+        m_axi_arburst,
+        m_axi_arvalid,
+        m_axi_arready,
+        m_axi_rid,
+        m_axi_rdata,
+        m_axi_rresp,
+        m_axi_rlast,
+        m_axi_rvalid,
+        m_axi_rready,
+        m_axi_awid,
+        m_axi_awaddr,
+        m_axi_awlen,
+        m_axi_awsize,
+        m_axi_awburst,
+        m_axi_awvalid,
+        m_axi_awready,
+        m_axi_wdata,
+        m_axi_wstrb,
+        m_axi_wlast,
+        m_axi_wvalid,
+        m_axi_wready,
+        m_axi_bid,
+        m_axi_bresp,
+        m_axi_bvalid,
+        m_axi_bready,
+        rd_error,
+        wr_error
+    );
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut rep = DmaAxiReport::default();
     let ntags = 1usize << cfg.tag_w;
@@ -303,7 +349,12 @@ pub fn dma_axi_lockstep(
             ("AR", p.m_axi_arvalid, ar_ready, vec![p.m_axi_arid, p.m_axi_araddr, p.m_axi_arlen]),
             ("AW", p.m_axi_awvalid, aw_ready, vec![p.m_axi_awid, p.m_axi_awaddr, p.m_axi_awlen]),
             ("W", p.m_axi_wvalid, w_ready, vec![p.m_axi_wdata, p.m_axi_wstrb, p.m_axi_wlast]),
-            ("m_dma_rd", p.m_dma_rd_tvalid, rd_ready, vec![p.m_dma_rd_tdata, p.m_dma_rd_tlast, p.m_dma_rd_tuser, p.m_dma_rd_tid]),
+            (
+                "m_dma_rd",
+                p.m_dma_rd_tvalid,
+                rd_ready,
+                vec![p.m_dma_rd_tdata, p.m_dma_rd_tlast, p.m_dma_rd_tuser, p.m_dma_rd_tid],
+            ),
         ];
         for (k, (name, v, ready, pl)) in checks.iter().enumerate() {
             let valid = dut.get_bool(*v);
@@ -344,7 +395,15 @@ pub fn dma_axi_lockstep(
                 rep.divergences.push(format!("cycle {now}: ARSIZE/ARBURST not 6/INCR"));
             }
             let err = rng.random_bool(slave.err);
-            let resp = if err { if rng.random_bool(0.5) { 2 } else { 3 } } else { 0 };
+            let resp = if err {
+                if rng.random_bool(0.5) {
+                    2
+                } else {
+                    3
+                }
+            } else {
+                0
+            };
             rep.rd_err_bursts += u64::from(err);
             let beats = (0..usize::from(b.beats))
                 .map(|i| {
@@ -423,12 +482,25 @@ pub fn dma_axi_lockstep(
         while !aw_q.is_empty() && !w_done.is_empty() {
             let (Some((b, err)), Some(beats)) = (aw_q.pop_front(), w_done.pop_front()) else { break };
             if beats.len() != usize::from(b.beats) {
-                rep.divergences.push(format!("AW burst at {:#x} of {} beats got {} W beats", b.addr, b.beats, beats.len()));
+                rep.divergences.push(format!(
+                    "AW burst at {:#x} of {} beats got {} W beats",
+                    b.addr,
+                    b.beats,
+                    beats.len()
+                ));
             }
             if !err {
                 model::apply_burst(mem, b.addr, &beats);
             }
-            let resp = if err { if rng.random_bool(0.5) { 2 } else { 3 } } else { 0 };
+            let resp = if err {
+                if rng.random_bool(0.5) {
+                    2
+                } else {
+                    3
+                }
+            } else {
+                0
+            };
             wr_err_b += u64::from(err);
             b_q.push_back((now + lat(&mut rng), resp));
         }

@@ -52,11 +52,24 @@ impl Rule {
 /// Run `frames` (lengths in beats) through the gate. Each cycle the source offers its beat
 /// with probability `valid_p`, the sink is ready with probability `ready_p`, and `en`
 /// flips with probability `flip_p`.
-pub fn frame_gate_run(frames: &[usize], valid_p: f64, ready_p: f64, flip_p: f64, seed: u64) -> Result<GateReport, SimError> {
+pub fn frame_gate_run(
+    frames: &[usize],
+    valid_p: f64,
+    ready_p: f64,
+    flip_p: f64,
+    seed: u64,
+) -> Result<GateReport, SimError> {
     let mut dut = Dut::new(Model::FrameGate, None)?;
     let p = |n: &str| dut.port(n).ok_or_else(|| SimError::Config(format!("roce_axis_frame_gate has no port {n}")));
-    let (rst, en_p, sv, sr, sl, mv, mr) =
-        (p("rst")?, p("en")?, p("s_axis_tvalid")?, p("s_axis_tready")?, p("s_axis_tlast")?, p("m_axis_tvalid")?, p("m_axis_tready")?);
+    let (rst, en_p, sv, sr, sl, mv, mr) = (
+        p("rst")?,
+        p("en")?,
+        p("s_axis_tvalid")?,
+        p("s_axis_tready")?,
+        p("s_axis_tlast")?,
+        p("m_axis_tvalid")?,
+        p("m_axis_tready")?,
+    );
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut rep = GateReport::default();
     dut.set_u64(sv, 0);

@@ -37,13 +37,30 @@ pub struct ScatterReport {
 
 /// Run `cmds` with payload `tvalid` probability `valid_p` and `tready` probability
 /// `ready_p` on the two DMA channels.
-pub fn pay_scatter_lockstep(cmds: &[ScatterCmd], valid_p: f64, ready_p: f64, seed: u64) -> Result<ScatterReport, SimError> {
+pub fn pay_scatter_lockstep(
+    cmds: &[ScatterCmd],
+    valid_p: f64,
+    ready_p: f64,
+    seed: u64,
+) -> Result<ScatterReport, SimError> {
     let mut dut = Dut::new(Model::PayScatter, None)?;
     let p = |n: &str| dut.port(n).ok_or_else(|| SimError::Config(format!("roce_pay_scatter has no port {n}")));
-    let (rst, c_valid, c_ready, c_pay, c_we, c_len, c_addr) =
-        (p("rst")?, p("s_cmd_valid")?, p("s_cmd_ready")?, p("s_cmd_pay")?, p("s_cmd_we")?, p("s_cmd_len")?, p("s_cmd_addr")?);
-    let (pd, pk, pv, pr, pl) =
-        (p("s_axis_pay_tdata")?, p("s_axis_pay_tkeep")?, p("s_axis_pay_tvalid")?, p("s_axis_pay_tready")?, p("s_axis_pay_tlast")?);
+    let (rst, c_valid, c_ready, c_pay, c_we, c_len, c_addr) = (
+        p("rst")?,
+        p("s_cmd_valid")?,
+        p("s_cmd_ready")?,
+        p("s_cmd_pay")?,
+        p("s_cmd_we")?,
+        p("s_cmd_len")?,
+        p("s_cmd_addr")?,
+    );
+    let (pd, pk, pv, pr, pl) = (
+        p("s_axis_pay_tdata")?,
+        p("s_axis_pay_tkeep")?,
+        p("s_axis_pay_tvalid")?,
+        p("s_axis_pay_tready")?,
+        p("s_axis_pay_tlast")?,
+    );
     let (rv, rr, ra, rl) = (p("m_dma_wr_valid")?, p("m_dma_wr_ready")?, p("m_dma_wr_addr")?, p("m_dma_wr_len")?);
     let (dd, dk, dv, dr, dl) = (
         p("m_axis_dma_wr_tdata")?,
@@ -137,7 +154,8 @@ pub fn pay_scatter_lockstep(cmds: &[ScatterCmd], valid_p: f64, ready_p: f64, see
             unpack_bytes(&w, &mut b);
             let n = keep.count_ones() as usize;
             if keep != if n == 64 { u64::MAX } else { (1u64 << n) - 1 } {
-                rep.divergences.push(format!("write {}: tkeep {keep:#x} is not contiguous from lane 0", rep.writes.len()));
+                rep.divergences
+                    .push(format!("write {}: tkeep {keep:#x} is not contiguous from lane 0", rep.writes.len()));
             }
             data.extend_from_slice(&b[..n]);
             rep.beats += 1;
@@ -149,7 +167,11 @@ pub fn pay_scatter_lockstep(cmds: &[ScatterCmd], valid_p: f64, ready_p: f64, see
         while !reqs.is_empty() && !done_data.is_empty() {
             let (Some((addr, len)), Some(d)) = (reqs.pop_front(), done_data.pop_front()) else { break };
             if d.len() != len {
-                rep.divergences.push(format!("write {}: {} data bytes for a request of {len}", rep.writes.len(), d.len()));
+                rep.divergences.push(format!(
+                    "write {}: {} data bytes for a request of {len}",
+                    rep.writes.len(),
+                    d.len()
+                ));
             }
             rep.writes.push((addr, d));
         }

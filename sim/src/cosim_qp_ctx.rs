@@ -154,7 +154,14 @@ impl OwnerPorts {
         dut.set_u64(self.op[4], u64::from(rng.random_bool(p_done)));
         dut.set_u64(self.rd[2], u64::from(rng.random_bool(p_done)));
         let s = owners.get(dut.get_u64(self.rd[1]) as u32);
-        for (k, v) in [(3, s.sq_psn), (4, s.rq_psn), (5, s.sq_pi.into()), (6, s.sq_ci.into()), (7, s.rq_pi.into()), (8, s.rq_ci.into())] {
+        for (k, v) in [
+            (3, s.sq_psn),
+            (4, s.rq_psn),
+            (5, s.sq_pi.into()),
+            (6, s.sq_ci.into()),
+            (7, s.rq_pi.into()),
+            (8, s.rq_ci.into()),
+        ] {
             dut.set_u64(self.rd[k], u64::from(v));
         }
     }
@@ -165,7 +172,11 @@ impl OwnerPorts {
         if !(dut.get_bool(self.op[0]) && dut.get_bool(self.op[4])) {
             return None;
         }
-        let op = CtxOpPort { code: dut.get_u64(self.op[1]) as u8, qpn: dut.get_u64(self.op[2]) as u32, arg: dut.get_u64(self.op[3]) as u32 };
+        let op = CtxOpPort {
+            code: dut.get_u64(self.op[1]) as u8,
+            qpn: dut.get_u64(self.op[2]) as u32,
+            arg: dut.get_u64(self.op[3]) as u32,
+        };
         owners.apply(op.code, op.qpn, op.arg);
         Some(op)
     }
@@ -231,7 +242,13 @@ enum Ev {
 
 /// Run `prog` (commands and events, in order) and `errs` (racing) on the Verilated block and
 /// on the model.
-pub fn qp_ctx_lockstep(prog: &[QpCtxOp], errs: &[TransportError], pace: Pace, seed: u64, fst: Option<&Path>) -> Result<QpCtxReport, SimError> {
+pub fn qp_ctx_lockstep(
+    prog: &[QpCtxOp],
+    errs: &[TransportError],
+    pace: Pace,
+    seed: u64,
+    fst: Option<&Path>,
+) -> Result<QpCtxReport, SimError> {
     let mut dut = Dut::new(Model::QpCtx, fst)?;
     let p = |n: &str| dut.port(n).ok_or_else(|| SimError::Config(format!("roce_qp_ctx has no port {n}")));
     let (rst, init_done) = (p("rst")?, p("init_done")?);
@@ -357,7 +374,11 @@ pub fn qp_ctx_lockstep(prog: &[QpCtxOp], errs: &[TransportError], pace: Pace, se
         let mut req = [None, None];
         for (k, port) in rp.iter().enumerate() {
             let v = !done_all && rng.random_bool(pace.read_rate);
-            let qpn = if rng.random_bool(0.9) { names[rng.random_range(0..names.len())] } else { rng.random_range(0..1 << 24) };
+            let qpn = if rng.random_bool(0.9) {
+                names[rng.random_range(0..names.len())]
+            } else {
+                rng.random_range(0..1 << 24)
+            };
             dut.set_u64(port[0], u64::from(v));
             dut.set_u64(port[1], u64::from(qpn));
             req[k] = v.then_some(qpn);
@@ -379,7 +400,9 @@ pub fn qp_ctx_lockstep(prog: &[QpCtxOp], errs: &[TransportError], pace: Pace, se
                     evs.push((cycle, Ev::Cmd(i)));
                     rep.latency.push(cycle - at);
                 }
-                other => return Err(SimError::Config(format!("cycle {cycle}: cmd_done without a command ({other:?})"))),
+                other => {
+                    return Err(SimError::Config(format!("cycle {cycle}: cmd_done without a command ({other:?})")))
+                }
             }
         }
         if dut.get_bool(q_valid) {
@@ -389,7 +412,9 @@ pub fn qp_ctx_lockstep(prog: &[QpCtxOp], errs: &[TransportError], pace: Pace, se
                     evs.push((cycle, Ev::Err(i)));
                     rep.err_latency.push(cycle - at);
                 }
-                other => return Err(SimError::Config(format!("cycle {cycle}: qp_err_valid without an error ({other:?})"))),
+                other => {
+                    return Err(SimError::Config(format!("cycle {cycle}: qp_err_valid without an error ({other:?})")))
+                }
             }
         }
         if let Some(op) = own.sample(&dut, &mut owners) {
@@ -408,7 +433,10 @@ pub fn qp_ctx_lockstep(prog: &[QpCtxOp], errs: &[TransportError], pace: Pace, se
             }
         }
         if let Some(r) = pending_reads.iter().find(|r| r.0 + 2 < cycle) {
-            return Err(SimError::Config(format!("cycle {cycle}: port {} did not answer the read of cycle {}", r.1, r.0)));
+            return Err(SimError::Config(format!(
+                "cycle {cycle}: port {} did not answer the read of cycle {}",
+                r.1, r.0
+            )));
         }
         for (k, q) in req.iter().enumerate() {
             if let Some(qpn) = q {
@@ -442,7 +470,11 @@ pub fn qp_ctx_lockstep(prog: &[QpCtxOp], errs: &[TransportError], pace: Pace, se
         dut.tick();
         cycle += 1;
         if cycle > 200 * (prog.len() + errs.len()) as u64 + 10_000 {
-            return Err(SimError::Config(format!("roce_qp_ctx stalled: {pc} of {} program entries, {pe} of {} errors", prog.len(), errs.len())));
+            return Err(SimError::Config(format!(
+                "roce_qp_ctx stalled: {pc} of {} program entries, {pe} of {} errors",
+                prog.len(),
+                errs.len()
+            )));
         }
     }
     rep.cycles = cycle;
@@ -462,7 +494,8 @@ pub fn qp_ctx_lockstep(prog: &[QpCtxOp], errs: &[TransportError], pace: Pace, se
         match *e {
             Ev::Cmd(i) => {
                 if let Some(QpCtxOp::Command { opcode, index, arg, data }) = prog.get(i) {
-                    let r = m.command(*opcode, *index, *arg, data, |cq| cqs.get(usize::from(cq)).copied().unwrap_or(false));
+                    let r =
+                        m.command(*opcode, *index, *arg, data, |cq| cqs.get(usize::from(cq)).copied().unwrap_or(false));
                     outcomes.push(CmdOutcome { error: r.error.code(), rdata: r.rdata });
                     ops.extend(r.ops);
                 }
@@ -498,6 +531,12 @@ pub fn qp_ctx_lockstep(prog: &[QpCtxOp], errs: &[TransportError], pace: Pace, se
 
 fn compare<T: PartialEq + std::fmt::Debug>(out: &mut Vec<String>, what: &str, hdl: &[T], model: &[T]) {
     if let Some(i) = (0..hdl.len().max(model.len())).find(|&i| hdl.get(i) != model.get(i)) {
-        out.push(format!("{what} {i}: hdl {:?} model {:?} ({} vs {} in all)", hdl.get(i), model.get(i), hdl.len(), model.len()));
+        out.push(format!(
+            "{what} {i}: hdl {:?} model {:?} ({} vs {} in all)",
+            hdl.get(i),
+            model.get(i),
+            hdl.len(),
+            model.len()
+        ));
     }
 }

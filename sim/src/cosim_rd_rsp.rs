@@ -32,7 +32,13 @@ pub struct RdRspReport {
 
 /// Run `rsps` against host memory `mem` with DMA latency in `lat` cycles and `ready_p`
 /// backpressure on every output.
-pub fn rd_rsp_lockstep(rsps: &[RdRsp], mem: &HostMem, lat: (u64, u64), ready_p: f64, seed: u64) -> Result<RdRspReport, SimError> {
+pub fn rd_rsp_lockstep(
+    rsps: &[RdRsp],
+    mem: &HostMem,
+    lat: (u64, u64),
+    ready_p: f64,
+    seed: u64,
+) -> Result<RdRspReport, SimError> {
     let mut dut = Dut::new(Model::RdRsp, None)?;
     let p = |n: &str| dut.port(n).ok_or_else(|| SimError::Config(format!("roce_rd_rsp has no port {n}")));
     let rst = p("rst")?;
@@ -40,8 +46,13 @@ pub fn rd_rsp_lockstep(rsps: &[RdRsp], mem: &HostMem, lat: (u64, u64), ready_p: 
     let (qv, qr, qa, ql) = (p("m_dma_rd_valid")?, p("m_dma_rd_ready")?, p("m_dma_rd_addr")?, p("m_dma_rd_len")?);
     let (dd, dv, dl, du) = (p("s_dma_rd_tdata")?, p("s_dma_rd_tvalid")?, p("s_dma_rd_tlast")?, p("s_dma_rd_tuser")?);
     let (ov, or, od) = (p("m_desc_valid")?, p("m_desc_ready")?, p("m_desc")?);
-    let (pd, pk, pv, pr, plast) =
-        (p("m_axis_pay_tdata")?, p("m_axis_pay_tkeep")?, p("m_axis_pay_tvalid")?, p("m_axis_pay_tready")?, p("m_axis_pay_tlast")?);
+    let (pd, pk, pv, pr, plast) = (
+        p("m_axis_pay_tdata")?,
+        p("m_axis_pay_tkeep")?,
+        p("m_axis_pay_tvalid")?,
+        p("m_axis_pay_tready")?,
+        p("m_axis_pay_tlast")?,
+    );
     let cnt = p("cnt_dma_err")?;
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut mem = mem.clone();
@@ -159,7 +170,13 @@ pub fn rd_rsp_lockstep(rsps: &[RdRsp], mem: &HostMem, lat: (u64, u64), ready_p: 
             let first_bad = (0..got.len()).find(|&k| want.get(k) != got.get(k));
             if let Some(k) = first_bad {
                 for j in k.saturating_sub(2)..k + 2 {
-                    eprintln!("{j}: hdl {:?} / {:?}\n    model {:?} / {:?}", got.get(j).map(|x| &x.0), got.get(j).map(|x| x.1.len()), want.get(j).map(|x| &x.0), want.get(j).map(|x| x.1.len()));
+                    eprintln!(
+                        "{j}: hdl {:?} / {:?}\n    model {:?} / {:?}",
+                        got.get(j).map(|x| &x.0),
+                        got.get(j).map(|x| x.1.len()),
+                        want.get(j).map(|x| &x.0),
+                        want.get(j).map(|x| x.1.len())
+                    );
                 }
             }
             return Err(SimError::Config(format!(
@@ -179,7 +196,13 @@ pub fn rd_rsp_lockstep(rsps: &[RdRsp], mem: &HostMem, lat: (u64, u64), ready_p: 
     rep.packets = got.len();
     if let Some(k) = (0..want.len().max(got.len())).find(|&k| want.get(k) != got.get(k)) {
         let show = |x: Option<&(TxDesc, Vec<u8>)>| x.map(|(d, p)| format!("{d:?} + {} bytes", p.len()));
-        rep.divergences.push(format!("packet {k}: hdl {:?} model {:?} ({} vs {})", show(got.get(k)), show(want.get(k)), got.len(), want.len()));
+        rep.divergences.push(format!(
+            "packet {k}: hdl {:?} model {:?} ({} vs {})",
+            show(got.get(k)),
+            show(want.get(k)),
+            got.len(),
+            want.len()
+        ));
     }
     if rep.dma_errors != want_err {
         rep.divergences.push(format!("failed reads: hdl {} model {want_err}", rep.dma_errors));

@@ -272,7 +272,9 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
     let tick_cycles = eng.cfg.tick_cycles.max(1);
 
     // reset
-    for q in [p.db_v, p.wk_v, p.ctx_v, p.st_v, p.wd_v, p.dd_v, p.rd_v, p.rd2_v, p.win_v, p.at_sv, p.cp_sv, p.pc_v, p.mrs_v] {
+    for q in
+        [p.db_v, p.wk_v, p.ctx_v, p.st_v, p.wd_v, p.dd_v, p.rd_v, p.rd2_v, p.win_v, p.at_sv, p.cp_sv, p.pc_v, p.mrs_v]
+    {
         dut.set_u64(q, 0);
     }
     dut.set_u64(p.rst, 1);
@@ -596,7 +598,9 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
                     let live = eng.qp(d.qpn).is_some_and(|q| q.state == QpState::Rts && q.req.gen == gen);
                     if live {
                         let st = eng.qp(d.qpn).map(|q| (q.state, q.req.gen, q.comp.rewind));
-                        rep.divergences.push(format!("packet {d:?} (gen {gen}) dropped as stale at cycle {now}, the model has it live: {st:?}"));
+                        rep.divergences.push(format!(
+                            "packet {d:?} (gen {gen}) dropped as stale at cycle {now}, the model has it live: {st:?}"
+                        ));
                     }
                 }
                 None => rep.divergences.push("a stale drop without a packet".into()),
@@ -726,7 +730,8 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
         idle = if moved { 0 } else { idle + 1 };
         let settled = qpns.iter().all(|&q| eng.qp(q).is_none_or(|qp| qp.state == QpState::Err || qp.sq.ci == qp.sq.pi));
         quiet_model = if settled && ab.q.is_empty() && ba.q.is_empty() { quiet_model + 1 } else { 0 };
-        let drained = dbs.is_empty() && ctx_q.is_empty() && !ctx_on && exp_pkts.is_empty() && cur.is_none() && wake_q.is_empty();
+        let drained =
+            dbs.is_empty() && ctx_q.is_empty() && !ctx_on && exp_pkts.is_empty() && cur.is_none() && wake_q.is_empty();
         if drained && quiet_model > 2000 && idle > 500 {
             if let Some(g) = again.take() {
                 // the second round: the QPs reset and brought up again, new WQEs posted
@@ -759,7 +764,19 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
                 .iter()
                 .filter_map(|&q| eng.qp(q).map(|qp| (q, qp)))
                 .filter(|(_, qp)| qp.state != QpState::Err && qp.sq.ci != qp.sq.pi)
-                .map(|(q, qp)| format!("QP {q}: ci {} pi {} fetched {} started {} cur {} next {} una {} max_sent {}", qp.sq.ci, qp.sq.pi, qp.req.fetched, qp.req.started, qp.req.cur, qp.req.next_psn, qp.comp.una, qp.req.max_sent))
+                .map(|(q, qp)| {
+                    format!(
+                        "QP {q}: ci {} pi {} fetched {} started {} cur {} next {} una {} max_sent {}",
+                        qp.sq.ci,
+                        qp.sq.pi,
+                        qp.req.fetched,
+                        qp.req.started,
+                        qp.req.cur,
+                        qp.req.next_psn,
+                        qp.comp.una,
+                        qp.req.max_sent
+                    )
+                })
                 .collect();
             return Err(SimError::Config(format!(
                 "roce_req run did not finish in {} cycles ({} packets, {} expected, {} doorbells left): {}; divergences {:?}",
@@ -778,7 +795,8 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
     for &q in &qpns {
         let Some(qp) = eng.qp(q) else { continue };
         let want = req_rd(&ReqView::of(qp));
-        let got = read_port(&mut dut, [p.rd_v, p.rd_q, p.rd_ov, p.rd_d], None, ReqRd::SIZE, q).and_then(|b| ReqRd::decode(&b).ok());
+        let got = read_port(&mut dut, [p.rd_v, p.rd_q, p.rd_ov, p.rd_d], None, ReqRd::SIZE, q)
+            .and_then(|b| ReqRd::decode(&b).ok());
         let want_cmp = ReqRd { busy_deadline: if want.busy { want.busy_deadline } else { 0 }, ..want };
         let got_cmp = got.map(|g| ReqRd { busy_deadline: if g.busy { g.busy_deadline } else { 0 }, ..g });
         if qp.state != QpState::Err && got_cmp != Some(want_cmp) {
@@ -786,8 +804,9 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
         }
         if qp.state != QpState::Err {
             for (idx, w) in roce_req::window(qp) {
-                let got = read_port(&mut dut, [p.win_v, p.win_q, p.win_ov, p.win_d], Some((p.win_i, idx)), SqWin::SIZE, q)
-                    .and_then(|b| SqWin::decode(&b).ok());
+                let got =
+                    read_port(&mut dut, [p.win_v, p.win_q, p.win_ov, p.win_d], Some((p.win_i, idx)), SqWin::SIZE, q)
+                        .and_then(|b| SqWin::decode(&b).ok());
                 if got != Some(w) {
                     rep.divergences.push(format!("QP {q} window entry {idx}: hdl {got:?} model {w:?}"));
                 }
@@ -820,7 +839,14 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
         }
     }
     let d = &mut rep.divergences;
-    for (what, n) in [("packets", exp_pkts.len()), ("sent reports", exp_sent.len()), ("local errors", exp_errs.len()), ("kicks", exp_kicks.len()), ("WQE reads", exp_reads.len()), ("pacing questions", pace_plan.len())] {
+    for (what, n) in [
+        ("packets", exp_pkts.len()),
+        ("sent reports", exp_sent.len()),
+        ("local errors", exp_errs.len()),
+        ("kicks", exp_kicks.len()),
+        ("WQE reads", exp_reads.len()),
+        ("pacing questions", pace_plan.len()),
+    ] {
         if n != 0 {
             d.push(format!("{n} {what} the model expects never came"));
         }

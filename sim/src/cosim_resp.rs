@@ -155,7 +155,13 @@ fn ports(dut: &Dut) -> Result<Ports, SimError> {
         ],
         mr_res: [p("s_mr_valid")?, p("s_mr_ready")?, p("s_mr_status")?, p("s_mr_dma")?, p("s_mr_user")?],
         rd_req: [p("m_dma_rd_valid")?, p("m_dma_rd_ready")?, p("m_dma_rd_addr")?, p("m_dma_rd_len")?],
-        rd_dat: [p("s_dma_rd_tdata")?, p("s_dma_rd_tvalid")?, p("s_dma_rd_tready")?, p("s_dma_rd_tlast")?, p("s_dma_rd_tuser")?],
+        rd_dat: [
+            p("s_dma_rd_tdata")?,
+            p("s_dma_rd_tvalid")?,
+            p("s_dma_rd_tready")?,
+            p("s_dma_rd_tlast")?,
+            p("s_dma_rd_tuser")?,
+        ],
         wr_req: [p("m_dma_wr_valid")?, p("m_dma_wr_ready")?, p("m_dma_wr_addr")?, p("m_dma_wr_len")?],
         wr_dat: [
             p("m_axis_dma_wr_tdata")?,
@@ -164,7 +170,14 @@ fn ports(dut: &Dut) -> Result<Ports, SimError> {
             p("m_axis_dma_wr_tready")?,
             p("m_axis_dma_wr_tlast")?,
         ],
-        ack: [p("m_ack_valid")?, p("m_ack_ready")?, p("m_ack_qpn")?, p("m_ack_psn")?, p("m_ack_syndrome")?, p("m_ack_msn")?],
+        ack: [
+            p("m_ack_valid")?,
+            p("m_ack_ready")?,
+            p("m_ack_qpn")?,
+            p("m_ack_psn")?,
+            p("m_ack_syndrome")?,
+            p("m_ack_msn")?,
+        ],
         rsp: [p("m_rsp_valid")?, p("m_rsp_ready")?, p("m_rsp_data")?],
         cpl: [p("m_cpl_valid")?, p("m_cpl_ready")?, p("m_cpl_tdata")?, p("m_cpl_tuser")?],
         err: [p("m_err_valid")?, p("m_err_ready")?, p("m_err_qpn")?, p("m_err_cause")?],
@@ -516,8 +529,15 @@ pub fn resp_lockstep(
             let b = bytes_of(&dut, pt.rsp[2], 40);
             let u32_at = |o: usize| u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]]);
             let u64_at = |o: usize| u64::from_le_bytes(b[o..o + 8].try_into().unwrap_or([0; 8]));
-            let (qpn, psn, msn, atomic, len, dma, orig) =
-                (u32_at(0) & 0xFF_FFFF, u32_at(4) & 0xFF_FFFF, u32_at(8) & 0xFF_FFFF, b[12] & 1 != 0, u32_at(16), u64_at(24), u64_at(32));
+            let (qpn, psn, msn, atomic, len, dma, orig) = (
+                u32_at(0) & 0xFF_FFFF,
+                u32_at(4) & 0xFF_FFFF,
+                u32_at(8) & 0xFF_FFFF,
+                b[12] & 1 != 0,
+                u32_at(16),
+                u64_at(24),
+                u64_at(32),
+            );
             let r = if atomic {
                 Response { qpn, psn, msn, npkts: 1, data: Vec::new(), orig: Some(orig) }
             } else {
@@ -592,7 +612,11 @@ pub fn resp_lockstep(
             }
             dut.eval();
             if dut.get_bool(pt.strd[3]) {
-                got = Some((dut.get_u64(pt.strd[4]) as u32, dut.get_u64(pt.strd[5]) as u32, dut.get_u64(pt.strd[6]) as u32));
+                got = Some((
+                    dut.get_u64(pt.strd[4]) as u32,
+                    dut.get_u64(pt.strd[5]) as u32,
+                    dut.get_u64(pt.strd[6]) as u32,
+                ));
                 break;
             }
         }
@@ -602,7 +626,12 @@ pub fn resp_lockstep(
 
     // ---- compare
     let d = &mut rep.divergences;
-    cmp(d, "DMA write", &hdl_writes.iter().map(|(a, b)| (*a, b.len(), b.clone())).collect::<Vec<_>>(), &m_writes.iter().map(|(a, b)| (*a, b.len(), b.clone())).collect::<Vec<_>>());
+    cmp(
+        d,
+        "DMA write",
+        &hdl_writes.iter().map(|(a, b)| (*a, b.len(), b.clone())).collect::<Vec<_>>(),
+        &m_writes.iter().map(|(a, b)| (*a, b.len(), b.clone())).collect::<Vec<_>>(),
+    );
     let (m_acks, m_errs): (Vec<EngineEvent>, Vec<EngineEvent>) =
         eng.events.iter().copied().partition(|e| matches!(e, EngineEvent::Ack { .. }));
     cmp(d, "ACK/NAK", &hdl_events, &m_acks);
@@ -633,7 +662,10 @@ pub fn resp_lockstep(
         let Some(qp) = eng.qp(q) else { continue };
         let want = (qp.resp.epsn, qp.rq.pi & 0xFFFF, qp.rq.ci & 0xFFFF);
         if got != Some(want) {
-            d.push(format!("QP {q} final (rq_psn, rq_pi, rq_ci): hdl {got:?} model {want:?} (model state {:?})", qp.state));
+            d.push(format!(
+                "QP {q} final (rq_psn, rq_pi, rq_ci): hdl {got:?} model {want:?} (model state {:?})",
+                qp.state
+            ));
         }
     }
     rep.writes = hdl_writes.len();
@@ -648,7 +680,11 @@ fn cmp<T: PartialEq + std::fmt::Debug>(out: &mut Vec<String>, what: &str, hdl: &
     if let Some(i) = (0..hdl.len().max(model.len())).find(|&i| hdl.get(i) != model.get(i)) {
         let show = |x: Option<&T>| {
             let s = format!("{x:?}");
-            if s.len() > 400 { format!("{}...", &s[..400]) } else { s }
+            if s.len() > 400 {
+                format!("{}...", &s[..400])
+            } else {
+                s
+            }
         };
         out.push(format!(
             "{what} {i}: hdl {} model {} ({} vs {} in all)",

@@ -60,22 +60,57 @@ pub struct DispCfg {
 }
 
 /// Run `frames` with QP states `states[qpn]` (QpState codes, 1024 entries).
-pub fn rx_disp_lockstep(frames: &[Vec<u8>], states: &[u8], cfg: &DispCfg, valid_p: f64, ready_p: f64, seed: u64) -> Result<DispReport, SimError> {
+pub fn rx_disp_lockstep(
+    frames: &[Vec<u8>],
+    states: &[u8],
+    cfg: &DispCfg,
+    valid_p: f64,
+    ready_p: f64,
+    seed: u64,
+) -> Result<DispReport, SimError> {
     let mut dut = Dut::new(Model::RxDisp, None)?;
     let p = |n: &str| dut.port(n).ok_or_else(|| SimError::Config(format!("roce_rx_disp has no port {n}")));
     let rst = p("rst")?;
     let c = [p("cfg_enable")?, p("cfg_ecn_enable")?, p("cfg_mac")?, p("cfg_ipv4")?, p("cfg_gid")?];
     let (sv, sr, sd) = (p("s_rec_valid")?, p("s_rec_ready")?, p("s_rec")?);
-    let (pd, pk, pv, pr, pl) = (p("s_axis_pay_tdata")?, p("s_axis_pay_tkeep")?, p("s_axis_pay_tvalid")?, p("s_axis_pay_tready")?, p("s_axis_pay_tlast")?);
-    let (av, aq, rv, rd, rs) = (p("m_attr_valid")?, p("m_attr_qpn")?, p("s_attr_valid")?, p("s_attr_data")?, p("s_attr_state")?);
-    let (qv, qr, xv, xr, mh) = (p("m_req_valid")?, p("m_req_ready")?, p("m_rsp_valid")?, p("m_rsp_ready")?, p("m_hdr")?);
+    let (pd, pk, pv, pr, pl) = (
+        p("s_axis_pay_tdata")?,
+        p("s_axis_pay_tkeep")?,
+        p("s_axis_pay_tvalid")?,
+        p("s_axis_pay_tready")?,
+        p("s_axis_pay_tlast")?,
+    );
+    let (av, aq, rv, rd, rs) =
+        (p("m_attr_valid")?, p("m_attr_qpn")?, p("s_attr_valid")?, p("s_attr_data")?, p("s_attr_state")?);
+    let (qv, qr, xv, xr, mh) =
+        (p("m_req_valid")?, p("m_req_ready")?, p("m_rsp_valid")?, p("m_rsp_ready")?, p("m_hdr")?);
     let mattr = p("m_attr")?;
     let outs_pay = [
-        [p("m_axis_req_tdata")?, p("m_axis_req_tkeep")?, p("m_axis_req_tvalid")?, p("m_axis_req_tready")?, p("m_axis_req_tlast")?],
-        [p("m_axis_rsp_tdata")?, p("m_axis_rsp_tkeep")?, p("m_axis_rsp_tvalid")?, p("m_axis_rsp_tready")?, p("m_axis_rsp_tlast")?],
+        [
+            p("m_axis_req_tdata")?,
+            p("m_axis_req_tkeep")?,
+            p("m_axis_req_tvalid")?,
+            p("m_axis_req_tready")?,
+            p("m_axis_req_tlast")?,
+        ],
+        [
+            p("m_axis_rsp_tdata")?,
+            p("m_axis_rsp_tkeep")?,
+            p("m_axis_rsp_tvalid")?,
+            p("m_axis_rsp_tready")?,
+            p("m_axis_rsp_tlast")?,
+        ],
     ];
-    let (cv, cr, cq, ev, er, eq) = (p("m_cnp_valid")?, p("m_cnp_ready")?, p("m_cnp_qpn")?, p("m_ce_valid")?, p("m_ce_ready")?, p("m_ce_qpn")?);
-    let cnts = [p("cnt_malformed")?, p("cnt_dropped")?, p("cnt_not_roce")?, p("cnt_unknown_qp")?, p("cnt_ecn")?, p("cnt_cnp")?];
+    let (cv, cr, cq, ev, er, eq) =
+        (p("m_cnp_valid")?, p("m_cnp_ready")?, p("m_cnp_qpn")?, p("m_ce_valid")?, p("m_ce_ready")?, p("m_ce_qpn")?);
+    let cnts = [
+        p("cnt_malformed")?,
+        p("cnt_dropped")?,
+        p("cnt_not_roce")?,
+        p("cnt_unknown_qp")?,
+        p("cnt_ecn")?,
+        p("cnt_cnp")?,
+    ];
     dut.set_u64(c[0], u64::from(cfg.enable));
     dut.set_u64(c[1], u64::from(cfg.ecn));
     dut.set_u64(c[2], cfg.mac.iter().fold(0u64, |a, &b| a << 8 | u64::from(b)));
@@ -97,7 +132,8 @@ pub fn rx_disp_lockstep(frames: &[Vec<u8>], states: &[u8], cfg: &DispCfg, valid_
         .map(|f| {
             let h = roce_rx_parse::parse(f);
             let (o, n) = (usize::from(h.payload_off), usize::from(h.payload_len));
-            let pl = if h.flags.contains(RxFlags::PAYLOAD) { f.get(o..o + n).unwrap_or(&[]).to_vec() } else { Vec::new() };
+            let pl =
+                if h.flags.contains(RxFlags::PAYLOAD) { f.get(o..o + n).unwrap_or(&[]).to_vec() } else { Vec::new() };
             (h, pl)
         })
         .collect();
@@ -190,7 +226,11 @@ pub fn rx_disp_lockstep(frames: &[Vec<u8>], states: &[u8], cfg: &DispCfg, valid_
                 if h.flags.contains(RxFlags::PAYLOAD) {
                     pending.push_back((rep.outs.len(), k == 0));
                 }
-                rep.outs.push(if k == 0 { DispOut::Req(h.dest_qp, Vec::new()) } else { DispOut::Rsp(h.dest_qp, Vec::new()) });
+                rep.outs.push(if k == 0 {
+                    DispOut::Req(h.dest_qp, Vec::new())
+                } else {
+                    DispOut::Rsp(h.dest_qp, Vec::new())
+                });
                 moved = true;
             }
         }
@@ -257,7 +297,8 @@ pub fn rx_disp_lockstep(frames: &[Vec<u8>], states: &[u8], cfg: &DispCfg, valid_
                 if ce && cfg.ecn {
                     want_ce.push(qpn);
                 }
-                let req = matches!(verdict(h, cfg.enable, cfg.mac, cfg.ipv4, cfg.gid, can), Some(RxVerdict::Request { .. }));
+                let req =
+                    matches!(verdict(h, cfg.enable, cfg.mac, cfg.ipv4, cfg.gid, can), Some(RxVerdict::Request { .. }));
                 want.push(if req { DispOut::Req(qpn, pl.clone()) } else { DispOut::Rsp(qpn, pl.clone()) });
             }
         }
@@ -268,7 +309,13 @@ pub fn rx_disp_lockstep(frames: &[Vec<u8>], states: &[u8], cfg: &DispCfg, valid_
             Some(DispOut::Rsp(q, p)) => format!("Rsp({q}, {} bytes)", p.len()),
             o => format!("{o:?}"),
         };
-        rep.divergences.push(format!("outcome {k}: hdl {} model {} ({} vs {})", show(rep.outs.get(k)), show(want.get(k)), rep.outs.len(), want.len()));
+        rep.divergences.push(format!(
+            "outcome {k}: hdl {} model {} ({} vs {})",
+            show(rep.outs.get(k)),
+            show(want.get(k)),
+            rep.outs.len(),
+            want.len()
+        ));
     }
     if rep.ce != want_ce {
         rep.divergences.push(format!("CE events: hdl {} model {}", rep.ce.len(), want_ce.len()));

@@ -13,7 +13,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use roce_model::blocks::roce_tx_arb::RoceTxArb;
 use roce_model::blocks::roce_tx_build;
-use roce_model::contract::records::{QpAttr, TxDesc, TxHdr, TxFlags};
+use roce_model::contract::records::{QpAttr, TxDesc, TxFlags, TxHdr};
 use roce_model::engine::tx::TxPort;
 
 use crate::vl::{pack_bytes, unpack_bytes, Dut, Model};
@@ -73,14 +73,50 @@ pub fn tx_arb_lockstep(
     let srcs = [
         (p("s_cnp_valid")?, p("s_cnp_ready")?, p("s_cnp_qpn")?, None),
         (p("s_ack_valid")?, p("s_ack_ready")?, p("s_ack_desc")?, None),
-        (p("s_rsp_valid")?, p("s_rsp_ready")?, p("s_rsp_desc")?, Some([p("s_axis_rsp_tdata")?, p("s_axis_rsp_tkeep")?, p("s_axis_rsp_tvalid")?, p("s_axis_rsp_tready")?, p("s_axis_rsp_tlast")?])),
-        (p("s_req_valid")?, p("s_req_ready")?, p("s_req_desc")?, Some([p("s_axis_req_tdata")?, p("s_axis_req_tkeep")?, p("s_axis_req_tvalid")?, p("s_axis_req_tready")?, p("s_axis_req_tlast")?])),
+        (
+            p("s_rsp_valid")?,
+            p("s_rsp_ready")?,
+            p("s_rsp_desc")?,
+            Some([
+                p("s_axis_rsp_tdata")?,
+                p("s_axis_rsp_tkeep")?,
+                p("s_axis_rsp_tvalid")?,
+                p("s_axis_rsp_tready")?,
+                p("s_axis_rsp_tlast")?,
+            ]),
+        ),
+        (
+            p("s_req_valid")?,
+            p("s_req_ready")?,
+            p("s_req_desc")?,
+            Some([
+                p("s_axis_req_tdata")?,
+                p("s_axis_req_tkeep")?,
+                p("s_axis_req_tvalid")?,
+                p("s_axis_req_tready")?,
+                p("s_axis_req_tlast")?,
+            ]),
+        ),
     ];
     let (av, aq, rv, rd) = (p("m_attr_valid")?, p("m_attr_qpn")?, p("s_attr_valid")?, p("s_attr_data")?);
     let (hv, hr, hd) = (p("m_hdr_valid")?, p("m_hdr_ready")?, p("m_hdr")?);
-    let (pd, pk, pv, pr, pl) = (p("m_axis_pay_tdata")?, p("m_axis_pay_tkeep")?, p("m_axis_pay_tvalid")?, p("m_axis_pay_tready")?, p("m_axis_pay_tlast")?);
+    let (pd, pk, pv, pr, pl) = (
+        p("m_axis_pay_tdata")?,
+        p("m_axis_pay_tkeep")?,
+        p("m_axis_pay_tvalid")?,
+        p("m_axis_pay_tready")?,
+        p("m_axis_pay_tlast")?,
+    );
     let (pause, cnt) = (p("pause")?, p("cnt_ack")?);
-    let cfg = [p("cfg_mac")?, p("cfg_ipv4")?, p("cfg_gid")?, p("cfg_ecn_enable")?, p("cfg_vlan_enable")?, p("cfg_vlan_vid")?, p("cfg_vlan_pcp")?];
+    let cfg = [
+        p("cfg_mac")?,
+        p("cfg_ipv4")?,
+        p("cfg_gid")?,
+        p("cfg_ecn_enable")?,
+        p("cfg_vlan_enable")?,
+        p("cfg_vlan_vid")?,
+        p("cfg_vlan_pcp")?,
+    ];
     let mac = port.mac.iter().fold(0u64, |a, &b| a << 8 | u64::from(b));
     dut.set_u64(cfg[0], mac);
     dut.set_u64(cfg[1], u64::from(u32::from(port.ipv4)));
@@ -251,25 +287,51 @@ pub fn tx_arb_lockstep(
             break;
         }
         if idle > 5000 {
-            return Err(SimError::Config(format!("roce_tx_arb stalled: {} frames out, {} taken and not out", rep.frames, taken.len())));
+            return Err(SimError::Config(format!(
+                "roce_tx_arb stalled: {} frames out, {} taken and not out",
+                rep.frames,
+                taken.len()
+            )));
         }
     }
     Ok(rep)
 }
 
-fn finish(rep: &mut ArbReport, taken: &mut VecDeque<&ArbIn>, model: &mut RoceTxArb, attrs: &[QpAttr], port: &TxPort, h: TxHdr, pl: Vec<u8>) {
+fn finish(
+    rep: &mut ArbReport,
+    taken: &mut VecDeque<&ArbIn>,
+    model: &mut RoceTxArb,
+    attrs: &[QpAttr],
+    port: &TxPort,
+    h: TxHdr,
+    pl: Vec<u8>,
+) {
     rep.frames += 1;
     let Some(i) = taken.pop_front() else {
         rep.divergences.push("a frame out of nothing taken".into());
         return;
     };
     let (qpn, d, want_pl) = match i {
-        ArbIn::Cnp(q) => (*q, TxDesc { qpn: *q, opcode: 0x81, flags: roce_model::contract::records::TxDescFlags::BECN, ..TxDesc::default() }, Vec::new()),
+        ArbIn::Cnp(q) => (
+            *q,
+            TxDesc {
+                qpn: *q,
+                opcode: 0x81,
+                flags: roce_model::contract::records::TxDescFlags::BECN,
+                ..TxDesc::default()
+            },
+            Vec::new(),
+        ),
         ArbIn::Ack(d) => (d.qpn, *d, Vec::new()),
         ArbIn::Rsp(d, p) | ArbIn::Req(d, p) => (d.qpn, *d, p.clone()),
     };
     if pl != want_pl {
-        rep.divergences.push(format!("frame {}: payload of {} bytes, offered {}", rep.frames - 1, pl.len(), want_pl.len()));
+        rep.divergences.push(format!(
+            "frame {}: payload of {} bytes, offered {}",
+            rep.frames - 1,
+            pl.len(),
+            want_pl.len()
+        ));
     }
     let a = &attrs[qpn as usize % attrs.len()];
     let want = model.builder(port, a, &d).and_then(|b| b.build(&want_pl).ok());

@@ -222,7 +222,12 @@ pub fn tx_build(cases: &[TxCase], traffic: &Traffic, fst: Option<&Path>) -> Resu
                                     frame: fi,
                                     beat: bi,
                                     cycle,
-                                    what: format!("frame length: HDL tlast at beat {} (last {}), model {} beats", bi, g.last, w.len()),
+                                    what: format!(
+                                        "frame length: HDL tlast at beat {} (last {}), model {} beats",
+                                        bi,
+                                        g.last,
+                                        w.len()
+                                    ),
                                 });
                             }
                             fi += 1;

@@ -140,12 +140,20 @@ pub struct DemoReport {
 pub fn run(data_bits: usize, corrupt: usize, seed: u64) -> Result<DemoReport, SimError> {
     let a4 = Node {
         mac: [0x52, 0x54, 0, 0, 0, 1],
-        ip: IpFields::V4(Ipv4Fields { src: Ipv4Addr::new(192, 0, 2, 1), dst: Ipv4Addr::new(192, 0, 2, 2), ..Default::default() }),
+        ip: IpFields::V4(Ipv4Fields {
+            src: Ipv4Addr::new(192, 0, 2, 1),
+            dst: Ipv4Addr::new(192, 0, 2, 2),
+            ..Default::default()
+        }),
         qpn: 0x11,
     };
     let b4 = Node {
         mac: [0x52, 0x54, 0, 0, 0, 2],
-        ip: IpFields::V4(Ipv4Fields { src: Ipv4Addr::new(192, 0, 2, 2), dst: Ipv4Addr::new(192, 0, 2, 1), ..Default::default() }),
+        ip: IpFields::V4(Ipv4Fields {
+            src: Ipv4Addr::new(192, 0, 2, 2),
+            dst: Ipv4Addr::new(192, 0, 2, 1),
+            ..Default::default()
+        }),
         qpn: 0x12,
     };
     let v6 = |s: u16, d: u16| {

@@ -120,7 +120,14 @@ pub fn mark_ce(f: &mut [u8]) -> bool {
 impl Link {
     /// A link with its own RNG stream.
     pub fn new(cfg: LinkConfig, seed: u64) -> Self {
-        Link { cfg, rng: ChaCha8Rng::seed_from_u64(seed), heap: BinaryHeap::new(), seq: 0, free_at: 0, stats: LinkStats::default() }
+        Link {
+            cfg,
+            rng: ChaCha8Rng::seed_from_u64(seed),
+            heap: BinaryHeap::new(),
+            seq: 0,
+            free_at: 0,
+            stats: LinkStats::default(),
+        }
     }
 
     /// Offer a frame at cycle `now`.

@@ -38,7 +38,14 @@ pub struct HdlConfig {
 
 impl Default for HdlConfig {
     fn default() -> Self {
-        HdlConfig { dma_read_latency: 250, line_bytes_per_cycle: 50.0, fst: None, fst_window: 0..u64::MAX, stall: 0.0, stall_seed: 1 }
+        HdlConfig {
+            dma_read_latency: 250,
+            line_bytes_per_cycle: 50.0,
+            fst: None,
+            fst_window: 0..u64::MAX,
+            stall: 0.0,
+            stall_seed: 1,
+        }
     }
 }
 
@@ -141,12 +148,45 @@ fn ports(d: &Dut) -> Result<P, SimError> {
             p("s_axil_rvalid")?,
             p("s_axil_rready")?,
         ],
-        rx: [p("s_axis_rx_tdata")?, p("s_axis_rx_tkeep")?, p("s_axis_rx_tvalid")?, p("s_axis_rx_tready")?, p("s_axis_rx_tlast")?, p("s_axis_rx_tuser")?],
-        tx: [p("m_axis_tx_tdata")?, p("m_axis_tx_tkeep")?, p("m_axis_tx_tvalid")?, p("m_axis_tx_tready")?, p("m_axis_tx_tlast")?, p("m_axis_tx_tuser")?],
-        rd_req: [p("m_dma_rd_valid")?, p("m_dma_rd_ready")?, p("m_dma_rd_addr")?, p("m_dma_rd_len")?, p("m_dma_rd_tag")?],
-        rd_dat: [p("s_dma_rd_tdata")?, p("s_dma_rd_tvalid")?, p("s_dma_rd_tready")?, p("s_dma_rd_tlast")?, p("s_dma_rd_tuser")?, p("s_dma_rd_tid")?],
+        rx: [
+            p("s_axis_rx_tdata")?,
+            p("s_axis_rx_tkeep")?,
+            p("s_axis_rx_tvalid")?,
+            p("s_axis_rx_tready")?,
+            p("s_axis_rx_tlast")?,
+            p("s_axis_rx_tuser")?,
+        ],
+        tx: [
+            p("m_axis_tx_tdata")?,
+            p("m_axis_tx_tkeep")?,
+            p("m_axis_tx_tvalid")?,
+            p("m_axis_tx_tready")?,
+            p("m_axis_tx_tlast")?,
+            p("m_axis_tx_tuser")?,
+        ],
+        rd_req: [
+            p("m_dma_rd_valid")?,
+            p("m_dma_rd_ready")?,
+            p("m_dma_rd_addr")?,
+            p("m_dma_rd_len")?,
+            p("m_dma_rd_tag")?,
+        ],
+        rd_dat: [
+            p("s_dma_rd_tdata")?,
+            p("s_dma_rd_tvalid")?,
+            p("s_dma_rd_tready")?,
+            p("s_dma_rd_tlast")?,
+            p("s_dma_rd_tuser")?,
+            p("s_dma_rd_tid")?,
+        ],
         wr_req: [p("m_dma_wr_valid")?, p("m_dma_wr_ready")?, p("m_dma_wr_addr")?, p("m_dma_wr_len")?],
-        wr_dat: [p("m_axis_dma_wr_tdata")?, p("m_axis_dma_wr_tkeep")?, p("m_axis_dma_wr_tvalid")?, p("m_axis_dma_wr_tready")?, p("m_axis_dma_wr_tlast")?],
+        wr_dat: [
+            p("m_axis_dma_wr_tdata")?,
+            p("m_axis_dma_wr_tkeep")?,
+            p("m_axis_dma_wr_tvalid")?,
+            p("m_axis_dma_wr_tready")?,
+            p("m_axis_dma_wr_tlast")?,
+        ],
         link_up: p("status_link_up")?,
     })
 }
@@ -218,7 +258,10 @@ impl HdlEngine {
 
     /// Whether the engine has frames, DMA reads or writes in progress in the harness.
     pub fn busy(&self) -> bool {
-        !self.rx_q.is_empty() || self.rd_q.iter().any(|q| !q.is_empty()) || !self.wr_reqs.is_empty() || !self.tx_cur.is_empty()
+        !self.rx_q.is_empty()
+            || self.rd_q.iter().any(|q| !q.is_empty())
+            || !self.wr_reqs.is_empty()
+            || !self.tx_cur.is_empty()
     }
 
     /// The DMA writes since the last call (with [`HdlEngine::log_writes`]).

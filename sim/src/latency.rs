@@ -57,7 +57,11 @@ pub struct Spread {
 impl Spread {
     fn of(v: &mut [u64]) -> Self {
         v.sort_unstable();
-        Spread { min: v.first().copied().unwrap_or(0), median: v.get(v.len() / 2).copied().unwrap_or(0), max: v.last().copied().unwrap_or(0) }
+        Spread {
+            min: v.first().copied().unwrap_or(0),
+            median: v.get(v.len() / 2).copied().unwrap_or(0),
+            max: v.last().copied().unwrap_or(0),
+        }
     }
 }
 
@@ -116,7 +120,8 @@ fn place(node: &NodeRef, frame: &[u8], lo: u64, hi: u64, bytes: usize) -> Result
     n.engine.last_placement = None;
     n.rx(frame);
     if n.hdl.is_none() {
-        let (a, b, _) = n.engine.last_placement.ok_or_else(|| SimError::Config("latency: the model placed no payload".into()))?;
+        let (a, b, _) =
+            n.engine.last_placement.ok_or_else(|| SimError::Config("latency: the model placed no payload".into()))?;
         return Ok((t0, a, b));
     }
     let end = t0 + LIMIT;
@@ -164,7 +169,16 @@ fn settle(p: &mut Pair) -> Result<(), SimError> {
             n.borrow_mut().advance(p.now);
         }
     }
-    let mut wcs = [WorkCompletion { wr_id: 0, status: CqeStatus::Success, opcode: CqeOpcode::Send, byte_len: 0, imm: None, invalidated: None, qpn: 0, src_qp: 0 }; 8];
+    let mut wcs = [WorkCompletion {
+        wr_id: 0,
+        status: CqeStatus::Success,
+        opcode: CqeOpcode::Send,
+        byte_len: 0,
+        imm: None,
+        invalidated: None,
+        qpn: 0,
+        src_qp: 0,
+    }; 8];
     for e in [&mut p.a, &mut p.b] {
         loop {
             let k = e.dev.poll_cq(e.cq, &mut wcs).map_err(drv)?;
@@ -214,7 +228,11 @@ fn sample(p: &mut Pair, op: Op, size: usize, mtu: u32, k: u64) -> Result<(u64, u
         match n.hdl.as_ref() {
             Some(h) => match h.times.axil_write {
                 Some((off, c)) if off == SQ_DB => c,
-                w => return Err(SimError::Config(format!("latency: the last register write was {w:?}, not the SQ doorbell"))),
+                w => {
+                    return Err(SimError::Config(format!(
+                        "latency: the last register write was {w:?}, not the SQ doorbell"
+                    )))
+                }
             },
             None => n.now,
         }
@@ -250,7 +268,14 @@ pub fn measure(c: &LatencyConfig, mut progress: impl FnMut(&LatencyPoint)) -> Re
     let mut out = Vec::new();
     for &hdl in &c.engines {
         let buf_len = c.sizes.iter().copied().max().unwrap_or(64).max(4096);
-        let cfg = PairConfig { mtu: c.mtu, depth: 16, buf_len, hdl: [hdl, hdl], link: LinkConfig::default(), ..PairConfig::default() };
+        let cfg = PairConfig {
+            mtu: c.mtu,
+            depth: 16,
+            buf_len,
+            hdl: [hdl, hdl],
+            link: LinkConfig::default(),
+            ..PairConfig::default()
+        };
         let mut p = Pair::new(&cfg)?;
         let mut k = 0u64;
         for &size in &c.sizes {

@@ -9,7 +9,11 @@ use roce_sim::stream::Traffic;
 use roce_sim::{cosim, pcapio, SimError};
 
 #[derive(Parser)]
-#[command(name = "roce-sim", version, about = "Cosimulation of the RoCEv2 offload engine: Verilated HDL and Rust model on the same stimulus")]
+#[command(
+    name = "roce-sim",
+    version,
+    about = "Cosimulation of the RoCEv2 offload engine: Verilated HDL and Rust model on the same stimulus"
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -388,10 +392,7 @@ fn run_transfer(a: &TransferArgs, out: &mut impl Write) -> Result<u64, SimError>
         ipv6: a.ipv6,
         rocev1: a.rocev1,
         capture: a.pcap.is_some(),
-        hdl: [
-            matches!(a.engine, EngineArg::Hdl2 | EngineArg::Cosim2),
-            !matches!(a.engine, EngineArg::Model),
-        ],
+        hdl: [matches!(a.engine, EngineArg::Hdl2 | EngineArg::Cosim2), !matches!(a.engine, EngineArg::Model)],
         cosim: matches!(a.engine, EngineArg::Cosim | EngineArg::Cosim2).then(HdlConfig::default),
         model_fault: a.cosim_self_check,
         stall: a.stall,
@@ -420,13 +421,20 @@ fn run_transfer(a: &TransferArgs, out: &mut impl Write) -> Result<u64, SimError>
         (true, false) => "Verilated HDL",
         (true, true) => "Verilated HDL + model (cosim)",
     };
-    writeln!(out, "  engines          A (requester) {}, B (responder) {}", kind(cfg.hdl[0]), kind(cfg.hdl[1])).map_err(io)?;
+    writeln!(out, "  engines          A (requester) {}, B (responder) {}", kind(cfg.hdl[0]), kind(cfg.hdl[1]))
+        .map_err(io)?;
     writeln!(out, "  completions      {} of {}", r.completed, a.messages).map_err(io)?;
     writeln!(out, "  bytes verified   {}", r.bytes_verified).map_err(io)?;
     writeln!(out, "  mismatches       {}", r.mismatches).map_err(io)?;
     writeln!(out, "  lost             {}", r.lost).map_err(io)?;
     writeln!(out, "  duplicated       {}", r.duplicated).map_err(io)?;
-    writeln!(out, "  error completions {}{}", r.errors, r.first_error.map(|e| format!(" (first: {e:?})")).unwrap_or_default()).map_err(io)?;
+    writeln!(
+        out,
+        "  error completions {}{}",
+        r.errors,
+        r.first_error.map(|e| format!(" (first: {e:?})")).unwrap_or_default()
+    )
+    .map_err(io)?;
     writeln!(out, "  retransmissions  {} (timeouts {})", naks(|c| c.retransmits), naks(|c| c.timeouts)).map_err(io)?;
     writeln!(
         out,
@@ -468,10 +476,12 @@ fn run_transfer(a: &TransferArgs, out: &mut impl Write) -> Result<u64, SimError>
         l[0].ecn_marked + l[1].ecn_marked
     )
     .map_err(io)?;
-    writeln!(out, "  simulated cycles {} ({:.1} us at {} MHz)", r.cycles, r.cycles as f64 / r.clock_mhz, r.clock_mhz).map_err(io)?;
+    writeln!(out, "  simulated cycles {} ({:.1} us at {} MHz)", r.cycles, r.cycles as f64 / r.clock_mhz, r.clock_mhz)
+        .map_err(io)?;
     writeln!(out, "  goodput          {:.2} bytes/cycle = {:.2} Gb/s", r.bytes_per_cycle(), r.gbps()).map_err(io)?;
     if let Some(g) = r.steady_gbps(a.messages, a.size) {
-        writeln!(out, "  steady state     {g:.2} Gb/s (between a quarter and three quarters of the completions)").map_err(io)?;
+        writeln!(out, "  steady state     {g:.2} Gb/s (between a quarter and three quarters of the completions)")
+            .map_err(io)?;
     }
     if let Some(p) = &a.pcap {
         let caps: Vec<pcapio::Captured> = r
@@ -519,7 +529,12 @@ fn run_transfer(a: &TransferArgs, out: &mut impl Write) -> Result<u64, SimError>
         return Ok(1);
     }
     let ok = r.clean(a.messages);
-    writeln!(out, "{}", if ok { "OK: every byte landed exactly once" } else { "FAILED: data lost, duplicated or corrupted" }).map_err(io)?;
+    writeln!(
+        out,
+        "{}",
+        if ok { "OK: every byte landed exactly once" } else { "FAILED: data lost, duplicated or corrupted" }
+    )
+    .map_err(io)?;
     Ok(u64::from(!ok))
 }
 
@@ -527,7 +542,10 @@ fn run_sweep(a: &SweepArgs, out: &mut impl Write) -> Result<u64, SimError> {
     use roce_sim::transfer::Op;
     let io = |e| SimError::Io("stdout".into(), e);
     if a.engine.iter().any(|e| matches!(e, EngineArg::Cosim | EngineArg::Cosim2)) {
-        return Err(SimError::Config("sweep measures goodput of model, hdl (node B) and hdl2 (both nodes); cosim and cosim2 are transfer modes".into()));
+        return Err(SimError::Config(
+            "sweep measures goodput of model, hdl (node B) and hdl2 (both nodes); cosim and cosim2 are transfer modes"
+                .into(),
+        ));
     }
     if a.sizes.contains(&0) || a.mtu.iter().any(|&m| !matches!(m, 256 | 512 | 1024 | 2048 | 4096)) {
         return Err(SimError::Config("sizes must be positive and MTUs one of 256, 512, 1024, 2048, 4096".into()));
@@ -539,28 +557,29 @@ fn run_sweep(a: &SweepArgs, out: &mut impl Write) -> Result<u64, SimError> {
     };
     let cfg = roce_sim::sweep::SweepConfig {
         op,
-        engines: a.engine.iter().map(|e| [matches!(e, EngineArg::Hdl2), matches!(e, EngineArg::Hdl | EngineArg::Hdl2)]).collect(),
+        engines: a
+            .engine
+            .iter()
+            .map(|e| [matches!(e, EngineArg::Hdl2), matches!(e, EngineArg::Hdl | EngineArg::Hdl2)])
+            .collect(),
         mtus: a.mtu.clone(),
         sizes: a.sizes.clone(),
         bytes: a.bytes,
         depth: a.depth,
     };
     writeln!(out, "sweep: {op:?}, depth {}, clean 100 Gb/s link, 250 MHz; model: both nodes the model, hdl: node B (responder) Verilated, hdl2: both", a.depth).map_err(io)?;
-    writeln!(out, "{:>6} {:>5} {:>8} {:>8} {:>10} {:>8} {:>6} {:>12} {:>8}", "engine", "mtu", "size", "msgs", "cycles", "Gb/s", "line", "msg/s", "steady").map_err(io)?;
+    writeln!(
+        out,
+        "{:>6} {:>5} {:>8} {:>8} {:>10} {:>8} {:>6} {:>12} {:>8}",
+        "engine", "mtu", "size", "msgs", "cycles", "Gb/s", "line", "msg/s", "steady"
+    )
+    .map_err(io)?;
     let mut err = None;
     let pts = roce_sim::sweep::sweep(&cfg, |p| {
         if let Err(e) = writeln!(
             out,
             "{:>6} {:>5} {:>8} {:>8} {:>10} {:>8.2} {:>5.1}% {:>12.0} {:>8.2}",
-            p.engine,
-            p.mtu,
-            p.size,
-            p.messages,
-            p.cycles,
-            p.gbps,
-            p.gbps,
-            p.msg_rate,
-            p.steady_gbps
+            p.engine, p.mtu, p.size, p.messages, p.cycles, p.gbps, p.gbps, p.msg_rate, p.steady_gbps
         ) {
             err = Some(e);
         }
@@ -581,10 +600,14 @@ fn run_latency(a: &LatencyArgs, out: &mut impl Write) -> Result<u64, SimError> {
     use roce_sim::transfer::Op;
     let io = |e| SimError::Io("stdout".into(), e);
     if a.engine.iter().any(|e| !matches!(e, EngineArg::Model | EngineArg::Hdl)) {
-        return Err(SimError::Config("latency runs --engine model and/or hdl (the Verilated engine on both nodes)".into()));
+        return Err(SimError::Config(
+            "latency runs --engine model and/or hdl (the Verilated engine on both nodes)".into(),
+        ));
     }
     if a.sizes.contains(&0) || !matches!(a.mtu, 256 | 512 | 1024 | 2048 | 4096) || a.samples == 0 {
-        return Err(SimError::Config("sizes and samples must be positive, the MTU one of 256, 512, 1024, 2048, 4096".into()));
+        return Err(SimError::Config(
+            "sizes and samples must be positive, the MTU one of 256, 512, 1024, 2048, 4096".into(),
+        ));
     }
     let cfg = roce_sim::latency::LatencyConfig {
         op: match a.op {

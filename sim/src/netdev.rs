@@ -476,7 +476,9 @@ fn rx_loop(sh: &Shared, to_pump: &Sender<Msg>) {
     while !sh.stop.load(Ordering::SeqCst) {
         let n = match sh.sock.recv(&mut buf) {
             Ok(n) => n,
-            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted) => continue,
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted) => {
+                continue
+            }
             Err(_) => {
                 std::thread::sleep(Duration::from_millis(10));
                 continue;
@@ -623,7 +625,10 @@ mod tests {
     fn arp_round_trip() {
         let req = arp_request([2, 0, 0, 0, 0, 1], Ipv4Addr::new(10, 0, 0, 1), Ipv4Addr::new(10, 0, 0, 2));
         let a = parse_arp(&req).unwrap();
-        assert_eq!((a.op, a.sha, a.spa, a.tpa), (1, [2, 0, 0, 0, 0, 1], Ipv4Addr::new(10, 0, 0, 1), Ipv4Addr::new(10, 0, 0, 2)));
+        assert_eq!(
+            (a.op, a.sha, a.spa, a.tpa),
+            (1, [2, 0, 0, 0, 0, 1], Ipv4Addr::new(10, 0, 0, 1), Ipv4Addr::new(10, 0, 0, 2))
+        );
         assert_eq!(req.len(), 60);
         assert!(parse_arp(&req[..41]).is_none());
     }

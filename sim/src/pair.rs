@@ -129,7 +129,14 @@ pub fn endpoint(cfg: &PairConfig, mac: [u8; 6], ip4: Ipv4Addr, gid: Ipv6Addr, ps
 }
 
 /// [`endpoint`] on a node running the model or (`hdl`) the Verilated engine.
-pub fn endpoint_on(cfg: &PairConfig, hdl: bool, mac: [u8; 6], ip4: Ipv4Addr, gid: Ipv6Addr, psn: u32) -> Result<Endpoint, SimError> {
+pub fn endpoint_on(
+    cfg: &PairConfig,
+    hdl: bool,
+    mac: [u8; 6],
+    ip4: Ipv4Addr,
+    gid: Ipv6Addr,
+    psn: u32,
+) -> Result<Endpoint, SimError> {
     let ecfg = EngineConfig { mac, ipv4: ip4, gid, ..EngineConfig::default() };
     let h = HdlConfig {
         stall: cfg.stall,
@@ -155,7 +162,14 @@ pub fn endpoint_on(cfg: &PairConfig, hdl: bool, mac: [u8; 6], ip4: Ipv4Addr, gid
 }
 
 /// Bring `me` to RTS towards a peer (the usual INIT / RTR / RTS sequence).
-pub fn connect(cfg: &PairConfig, me: &mut Endpoint, peer_qpn: u32, peer_mac: [u8; 6], peer_ip: IpAddr, peer_psn: u32) -> Result<(), SimError> {
+pub fn connect(
+    cfg: &PairConfig,
+    me: &mut Endpoint,
+    peer_qpn: u32,
+    peer_mac: [u8; 6],
+    peer_ip: IpAddr,
+    peer_psn: u32,
+) -> Result<(), SimError> {
     let mut a = QpAttr {
         state: QpState::Init,
         access: ALL_ACCESS,
@@ -232,7 +246,8 @@ impl Pair {
                 n.rx(&f);
             }
         }
-        for (dir, (node, link)) in [(&self.a.node, &mut self.ab), (&self.b.node, &mut self.ba)].into_iter().enumerate() {
+        for (dir, (node, link)) in [(&self.a.node, &mut self.ab), (&self.b.node, &mut self.ba)].into_iter().enumerate()
+        {
             let mut n = node.borrow_mut();
             n.advance(now);
             while let Some(f) = n.tx() {

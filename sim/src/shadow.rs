@@ -52,7 +52,11 @@ pub struct Divergence {
 
 impl fmt::Display for Divergence {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "cycle {}: {} ({})\n    hdl:   {}\n    model: {}", self.cycle, self.what, self.block, self.hdl, self.model)
+        write!(
+            f,
+            "cycle {}: {} ({})\n    hdl:   {}\n    model: {}",
+            self.cycle, self.what, self.block, self.hdl, self.model
+        )
     }
 }
 
@@ -268,7 +272,13 @@ impl Shadow {
                     return;
                 }
                 if side == Side::Hdl && !ipv4_checksum_ok(f) {
-                    self.diverge(cycle, block, "the HDL's frame has a wrong IPv4 header checksum".into(), hex(f), String::new());
+                    self.diverge(
+                        cycle,
+                        block,
+                        "the HDL's frame has a wrong IPv4 header checksum".into(),
+                        hex(f),
+                        String::new(),
+                    );
                     return;
                 }
                 if let Some(key) = request_key(f) {
@@ -298,7 +308,13 @@ impl Shadow {
                 let at = h.iter().zip(m.iter()).position(|(a, b)| a != b).unwrap_or(h.len().min(m.len()));
                 let from = at.saturating_sub(8);
                 let show = |f: &[u8]| format!("[{from}..] {}", hex(f.get(from..).unwrap_or_default()));
-                let what = format!("request to QP {:#x} PSN {:#08x} differs from byte {at} (lengths {} / {})", key.0, key.1, h.len(), m.len());
+                let what = format!(
+                    "request to QP {:#x} PSN {:#08x} differs from byte {at} (lengths {} / {})",
+                    key.0,
+                    key.1,
+                    h.len(),
+                    m.len()
+                );
                 let (hs, ms) = (show(h), show(m));
                 self.diverge(cycle, BLOCK, what, hs, ms);
                 return;
@@ -311,7 +327,8 @@ impl Shadow {
             while let (Some(h), Some(m)) = (hq.front(), mq.front()) {
                 if h != m {
                     let what = "requests in a different order (neither side went back)".to_string();
-                    let (hs, ms) = (format!("QP {:#x} PSN {:#08x}", h.0, h.1), format!("QP {:#x} PSN {:#08x}", m.0, m.1));
+                    let (hs, ms) =
+                        (format!("QP {:#x} PSN {:#08x}", h.0, h.1), format!("QP {:#x} PSN {:#08x}", m.0, m.1));
                     self.diverge(cycle, BLOCK, what, hs, ms);
                     return;
                 }
@@ -369,13 +386,19 @@ impl Shadow {
                 let (hs, ms) = (&h.1[h.2..h.2 + n], &m.1[m.2..m.2 + n]);
                 if ha != ma || hs != ms {
                     let i = hs.iter().zip(ms).position(|(a, b)| a != b).unwrap_or(0);
-                    let block = if h.1.len() == 32 || m.1.len() == 32 { "roce_cq (CQE)" } else { "roce_pay_scatter (payload)" };
+                    let block =
+                        if h.1.len() == 32 || m.1.len() == 32 { "roce_cq (CQE)" } else { "roce_pay_scatter (payload)" };
                     let what = if ha != ma {
                         format!("DMA write address in window {w:#x}")
                     } else {
                         format!("DMA write data at {:#x} (window {w:#x})", ha + i as u64)
                     };
-                    found = Some((block, what, format!("{ha:#x}: {}", hex(&hs[i..])), format!("{ma:#x}: {}", hex(&ms[i..]))));
+                    found = Some((
+                        block,
+                        what,
+                        format!("{ha:#x}: {}", hex(&hs[i..])),
+                        format!("{ma:#x}: {}", hex(&ms[i..])),
+                    ));
                     break;
                 }
                 self.stats.dma_bytes += n as u64;
@@ -435,8 +458,14 @@ impl Shadow {
         for (&block, q) in &self.tx {
             for (side, other) in [(0usize, "model"), (1, "HDL")] {
                 if let Some(f) = q[side].front() {
-                    let (h, m) = if side == 0 { (hex(f), "(none)".to_string()) } else { ("(none)".to_string(), hex(f)) };
-                    extra.get_or_insert((block, format!("{} frame(s) of {block} the {other} did not send", q[side].len()), h, m));
+                    let (h, m) =
+                        if side == 0 { (hex(f), "(none)".to_string()) } else { ("(none)".to_string(), hex(f)) };
+                    extra.get_or_insert((
+                        block,
+                        format!("{} frame(s) of {block} the {other} did not send", q[side].len()),
+                        h,
+                        m,
+                    ));
                 }
             }
         }
@@ -449,7 +478,8 @@ impl Shadow {
         // timer fires. Only without any going back must both have sent the same PSNs.
         let went_back = self.req_repeat.iter().any(|&r| r);
         for (side, other) in [(0usize, "model"), (1, "HDL")].into_iter().filter(|_| !went_back) {
-            let mut missing: Vec<_> = self.reqs[side].keys().filter(|k| !self.reqs[1 - side].contains_key(k)).copied().collect();
+            let mut missing: Vec<_> =
+                self.reqs[side].keys().filter(|k| !self.reqs[1 - side].contains_key(k)).copied().collect();
             missing.sort_unstable();
             if let Some(&(q, p)) = missing.first() {
                 let v = format!("QP {q:#x} PSN {p:#08x} (and {} more)", missing.len() - 1);
@@ -478,7 +508,8 @@ impl Shadow {
         for q in qpns {
             let (h, m) = (self.acks[0].get(&q), self.acks[1].get(&q));
             if h != m {
-                let s = |x: Option<&(u32, u32)>| x.map_or("(no ACK)".to_string(), |(p, n)| format!("PSN {p:#08x} MSN {n}"));
+                let s =
+                    |x: Option<&(u32, u32)>| x.map_or("(no ACK)".to_string(), |(p, n)| format!("PSN {p:#08x} MSN {n}"));
                 self.diverge(cycle, "roce_ack_q (coalesced ACKs)", format!("last ACK to QP {q:#x}"), s(h), s(m));
                 return;
             }

@@ -143,7 +143,15 @@ pub fn plot(points: &[Point], title: &str, path: &Path) -> Result<(), SimError> 
     ch.configure_mesh()
         .x_desc("message size (bytes)")
         .y_desc("goodput (Gb/s)")
-        .x_label_formatter(&|v| if *v >= 1 << 20 { format!("{}Mi", v >> 20) } else if *v >= 1024 { format!("{}Ki", v >> 10) } else { v.to_string() })
+        .x_label_formatter(&|v| {
+            if *v >= 1 << 20 {
+                format!("{}Mi", v >> 20)
+            } else if *v >= 1024 {
+                format!("{}Ki", v >> 10)
+            } else {
+                v.to_string()
+            }
+        })
         .draw()
         .map_err(|e| err(e.to_string()))?;
     ch.draw_series(LineSeries::new(vec![(lo.max(1), 100.0), (hi.max(2), 100.0)], BLACK.mix(0.4)))
@@ -160,12 +168,14 @@ pub fn plot(points: &[Point], title: &str, path: &Path) -> Result<(), SimError> 
     for (i, (eng, mtu)) in series.iter().enumerate() {
         let c = colors[i % colors.len()];
         let style = if *eng == "model" { c.mix(0.6).stroke_width(1) } else { c.stroke_width(2) };
-        let pts: Vec<(u64, f64)> = points.iter().filter(|p| p.engine == *eng && p.mtu == *mtu).map(|p| (p.size as u64, p.gbps)).collect();
+        let pts: Vec<(u64, f64)> =
+            points.iter().filter(|p| p.engine == *eng && p.mtu == *mtu).map(|p| (p.size as u64, p.gbps)).collect();
         ch.draw_series(LineSeries::new(pts.clone(), style))
             .map_err(|e| err(e.to_string()))?
             .label(format!("{eng}, MTU {mtu}"))
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
-        ch.draw_series(pts.into_iter().map(|(x, y)| Circle::new((x, y), 3, c.filled()))).map_err(|e| err(e.to_string()))?;
+        ch.draw_series(pts.into_iter().map(|(x, y)| Circle::new((x, y), 3, c.filled())))
+            .map_err(|e| err(e.to_string()))?;
     }
     ch.configure_series_labels()
         .position(SeriesLabelPosition::LowerRight)

@@ -188,7 +188,8 @@ pub fn run(cfg: &TransferConfig, mut progress: impl FnMut(u64, u64)) -> Result<T
     // duplicate READ that arrives after its message completed is re-executed by the
     // responder, and if the host had rewritten the slot meanwhile, what it returns depends on
     // when the engine read it (the HDL and the model read at different cycles).
-    let slots = if cfg.cosim.is_some() && cfg.op == Op::Read { cfg.messages.max(cfg.depth as u64) } else { cfg.depth as u64 };
+    let slots =
+        if cfg.cosim.is_some() && cfg.op == Op::Read { cfg.messages.max(cfg.depth as u64) } else { cfg.depth as u64 };
     if (cfg.size.max(8) as u64).saturating_mul(slots) > 1 << 28 {
         return Err(SimError::Config(format!(
             "cosim READs keep every message's source: {} x {} B is over 256 MiB",
@@ -214,7 +215,9 @@ pub fn run(cfg: &TransferConfig, mut progress: impl FnMut(u64, u64)) -> Result<T
         pair.capture = Some(Vec::new());
     }
     if cfg.model_fault.is_some() && (cfg.op != Op::Read || pair.b.node.borrow().shadow.is_none()) {
-        return Err(SimError::Config("model_fault is for cosim READs (it changes the model's copy of a READ source)".into()));
+        return Err(SimError::Config(
+            "model_fault is for cosim READs (it changes the model's copy of a READ source)".into(),
+        ));
     }
     let mut rep = TransferReport { clock_mhz: pair.a.node.borrow().engine.cfg.clock_mhz, ..Default::default() };
     let n = cfg.messages;
@@ -227,7 +230,16 @@ pub fn run(cfg: &TransferConfig, mut progress: impl FnMut(u64, u64)) -> Result<T
     let mut inflight: VecDeque<u64> = VecDeque::new();
     let mut data = vec![0u8; size];
     let mut got = vec![0u8; size];
-    let mut wcs = [WorkCompletion { wr_id: 0, status: CqeStatus::Success, opcode: roce_driver::CqeOpcode::Send, byte_len: 0, imm: None, invalidated: None, qpn: 0, src_qp: 0 }; 32];
+    let mut wcs = [WorkCompletion {
+        wr_id: 0,
+        status: CqeStatus::Success,
+        opcode: roce_driver::CqeOpcode::Send,
+        byte_len: 0,
+        imm: None,
+        invalidated: None,
+        qpn: 0,
+        src_qp: 0,
+    }; 32];
     // A Verilated node's clock ran through the set-up's register accesses (each takes AXI4-Lite
     // cycles); the transfer starts when both nodes are there, so that setup is not counted.
     for n in [&pair.a.node, &pair.b.node] {

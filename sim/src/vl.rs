@@ -361,7 +361,11 @@ impl Dut {
             // SAFETY: `i` is below the model's port count; the name is a static C string.
             let (name, bits, dir) = unsafe {
                 let p = (vt.port_name)(i);
-                let name = if p.is_null() { String::new() } else { std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned() };
+                let name = if p.is_null() {
+                    String::new()
+                } else {
+                    std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned()
+                };
                 (name, (vt.port_bits)(i), (vt.port_dir)(i))
             };
             ports.push((name, Port { index: i, bits: bits.max(0) as u32, output: dir == 1 }));
@@ -418,7 +422,11 @@ impl Dut {
         let mut w = [0u32; 2];
         self.get(p, &mut w);
         let v = u64::from(w[0]) | (u64::from(w[1]) << 32);
-        if p.bits < 64 { v & ((1u64 << p.bits) - 1) } else { v }
+        if p.bits < 64 {
+            v & ((1u64 << p.bits) - 1)
+        } else {
+            v
+        }
     }
 
     /// Read a port of at most 64 bits as a bool (non-zero).

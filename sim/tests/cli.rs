@@ -114,7 +114,12 @@ fn bad_input_is_a_clear_error() {
         assert!(err.contains("bad record after") && !err.contains("panicked"), "{err}");
     }
 
-    for args in [&["icrc"][..], &["icrc", "--pcap", "x", "--data-width", "128"], &["icrc", "--pcap", "x", "--ready-p", "0"], &["frobnicate"]] {
+    for args in [
+        &["icrc"][..],
+        &["icrc", "--pcap", "x", "--data-width", "128"],
+        &["icrc", "--pcap", "x", "--ready-p", "0"],
+        &["frobnicate"],
+    ] {
         let o = bin().args(args).output().expect("run");
         let (_, err) = text(&o);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");

@@ -4,7 +4,17 @@ use roce_sim::fabric::LinkConfig;
 use roce_sim::transfer::{run, Op, TransferConfig};
 
 fn go(op: Op, size: usize, messages: u64, mtu: u32, link: LinkConfig, seed: u64) -> roce_sim::transfer::TransferReport {
-    let cfg = TransferConfig { op, size, messages, mtu, link, seed, depth: 8, max_cycles: 2_000_000_000, ..Default::default() };
+    let cfg = TransferConfig {
+        op,
+        size,
+        messages,
+        mtu,
+        link,
+        seed,
+        depth: 8,
+        max_cycles: 2_000_000_000,
+        ..Default::default()
+    };
     let r = run(&cfg, |_, _| {}).expect("transfer runs");
     assert!(
         r.clean(messages),

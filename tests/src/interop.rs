@@ -141,13 +141,20 @@ pub struct PingpongResult {
 /// ibv_rc_pingpong's loop on the engine: keep receives posted; whenever nothing is pending
 /// and fewer than `iters` SENDs went out, send one `size`-byte message (rc_pingpong fills its
 /// buffer with 0x7b). The client side starts with a SEND; the server waits for one.
-pub fn pingpong(h: &mut HostEngine, vm: &RxeVm, client: bool, size: usize, iters: u32, timeout: Duration) -> PingpongResult {
+pub fn pingpong(
+    h: &mut HostEngine,
+    vm: &RxeVm,
+    client: bool,
+    size: usize,
+    iters: u32,
+    timeout: Duration,
+) -> PingpongResult {
     const SEND: u8 = 1;
     const RECV: u8 = 2;
     let mut r = PingpongResult::default();
     let slots = h.cfg.depth as usize / 2;
     let recv_off = size * slots; // receives in the second half of the buffer
-    // our send buffer: rc_pingpong's fill
+                                 // our send buffer: rc_pingpong's fill
     h.ep.dev.write_buf(&h.ep.buf, 0, &vec![0x7bu8; size]);
     let mut posted = 0u64;
     let mut post_recvs = |h: &mut HostEngine, upto: u64| {
@@ -170,7 +177,16 @@ pub fn pingpong(h: &mut HostEngine, vm: &RxeVm, client: bool, size: usize, iters
         pending |= SEND;
     }
     let end = Instant::now() + timeout;
-    let mut wcs = [WorkCompletion { wr_id: 0, status: CqeStatus::Success, opcode: CqeOpcode::Send, byte_len: 0, imm: None, invalidated: None, qpn: 0, src_qp: 0 }; 8];
+    let mut wcs = [WorkCompletion {
+        wr_id: 0,
+        status: CqeStatus::Success,
+        opcode: CqeOpcode::Send,
+        byte_len: 0,
+        imm: None,
+        invalidated: None,
+        qpn: 0,
+        src_qp: 0,
+    }; 8];
     let mut got = vec![0u8; size];
     while (r.received < iters || r.sent < iters) && Instant::now() < end && r.errors.is_empty() {
         h.pump(vm, Duration::from_micros(500));

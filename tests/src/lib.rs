@@ -160,7 +160,14 @@ pub fn scapy_vectors(dir: &std::path::Path, count: usize, seed: u64) -> (PathBuf
 /// 1 = IPv6, 2 = RoCEv1 (GRH), optional VLAN tag, `plen` payload bytes (0 for opcodes
 /// without payload), random header fields and extension header values, zero ICRC, Ethernet
 /// padding to 60 bytes when `eth_pad`.
-pub fn roce_frame(rng: &mut impl RngCore, op: roce_model::wire::Opcode, ip: u8, vlan: bool, plen: usize, eth_pad: bool) -> Vec<u8> {
+pub fn roce_frame(
+    rng: &mut impl RngCore,
+    op: roce_model::wire::Opcode,
+    ip: u8,
+    vlan: bool,
+    plen: usize,
+    eth_pad: bool,
+) -> Vec<u8> {
     use roce_model::wire::*;
     let plen = if op.has_payload() { plen } else { 0 };
     let mut bth = BthFields::new(op, rng.random::<u32>() & MAX_U24, rng.random::<u32>() & MAX_U24);
@@ -173,13 +180,26 @@ pub fn roce_frame(rng: &mut impl RngCore, op: roce_model::wire::Opcode, ip: u8, 
     let mut x = ExtHeaders::NONE;
     for k in op.ext_headers() {
         match k {
-            ExtHeaderKind::Deth => x.deth = Some(DethFields { qkey: rng.random(), src_qp: rng.random::<u32>() & MAX_U24 }),
-            ExtHeaderKind::Reth => x.reth = Some(RethFields { va: rng.random(), rkey: rng.random(), dma_len: rng.random() }),
-            ExtHeaderKind::AtomicEth => {
-                x.atomic_eth = Some(AtomicEthFields { va: rng.random(), rkey: rng.random(), swap_add: rng.random(), compare: rng.random() })
+            ExtHeaderKind::Deth => {
+                x.deth = Some(DethFields { qkey: rng.random(), src_qp: rng.random::<u32>() & MAX_U24 })
             }
-            ExtHeaderKind::Aeth => x.aeth = Some(AethFields { syndrome: rng.random(), msn: rng.random::<u32>() & MAX_U24 }),
-            ExtHeaderKind::AtomicAckEth => x.atomic_ack_eth = Some(AtomicAckEthFields { orig_remote_data: rng.random() }),
+            ExtHeaderKind::Reth => {
+                x.reth = Some(RethFields { va: rng.random(), rkey: rng.random(), dma_len: rng.random() })
+            }
+            ExtHeaderKind::AtomicEth => {
+                x.atomic_eth = Some(AtomicEthFields {
+                    va: rng.random(),
+                    rkey: rng.random(),
+                    swap_add: rng.random(),
+                    compare: rng.random(),
+                })
+            }
+            ExtHeaderKind::Aeth => {
+                x.aeth = Some(AethFields { syndrome: rng.random(), msn: rng.random::<u32>() & MAX_U24 })
+            }
+            ExtHeaderKind::AtomicAckEth => {
+                x.atomic_ack_eth = Some(AtomicAckEthFields { orig_remote_data: rng.random() })
+            }
             ExtHeaderKind::ImmDt => x.immdt = Some(ImmDtFields { imm: rng.random() }),
             ExtHeaderKind::Ieth => x.ieth = Some(IethFields { rkey: rng.random() }),
             ExtHeaderKind::CnpPadding => {}

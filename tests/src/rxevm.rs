@@ -139,10 +139,7 @@ pub fn enabled() -> bool {
 
 /// `52:54:00:00:00:01` style.
 pub fn fmt_mac(m: &[u8; 6]) -> String {
-    m.iter()
-        .map(|b| format!("{b:02x}"))
-        .collect::<Vec<_>>()
-        .join(":")
+    m.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(":")
 }
 
 /// The RoCEv2 GID of an IPv4 address: `::ffff:a.b.c.d`.
@@ -303,9 +300,7 @@ pub fn free_local_port() -> Result<u16> {
 
 /// `accept()` with a timeout. The stream is returned in blocking mode with no timeouts.
 pub fn accept_timeout(listener: &TcpListener, timeout: Duration) -> Result<TcpStream> {
-    listener
-        .set_nonblocking(true)
-        .map_err(io("set_nonblocking"))?;
+    listener.set_nonblocking(true).map_err(io("set_nonblocking"))?;
     let end = Instant::now() + timeout;
     let r = loop {
         match listener.accept() {
@@ -345,17 +340,11 @@ impl RxeVm {
         if !out.status.success() {
             let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
             text.push_str(&String::from_utf8_lossy(&out.stderr));
-            return Err(Error::Build {
-                status: out.status.to_string(),
-                output: tail(text.as_bytes(), 30),
-            });
+            return Err(Error::Build { status: out.status.to_string(), output: tail(text.as_bytes(), 30) });
         }
         for f in ["vmlinuz", "initramfs.gz"] {
             if !dir.join(f).is_file() {
-                return Err(Error::Build {
-                    status: "ok".into(),
-                    output: format!("{f} missing in {}", dir.display()),
-                });
+                return Err(Error::Build { status: "ok".into(), output: format!("{f} missing in {}", dir.display()) });
             }
         }
         Ok(dir)
@@ -365,13 +354,7 @@ impl RxeVm {
     /// use [`RxeVm::wait_ready`] to wait for the `=== VM READY` marker.
     pub fn boot_from(image_dir: &Path, opts: VmOptions) -> Result<RxeVm> {
         let qemu = "qemu-system-x86_64";
-        if Command::new(qemu)
-            .arg("--version")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_err()
-        {
+        if Command::new(qemu).arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status().is_err() {
             return Err(Error::Missing(qemu.into()));
         }
         if opts.cmd.contains('\0') {
@@ -413,68 +396,42 @@ impl RxeVm {
         }
         let accel = std::env::var(ACCEL_ENV).unwrap_or_else(|_| "tcg".into());
         let mut c = Command::new(qemu);
-        c.args([
-            "-accel",
-            &accel,
-            "-m",
-            &opts.mem_mib.to_string(),
-            "-smp",
-            "1",
-        ])
-        .args([
-            "-nographic",
-            "-monitor",
-            "none",
-            "-serial",
-            "stdio",
-            "-no-reboot",
-        ])
-        .arg("-kernel")
-        .arg(image_dir.join("vmlinuz"))
-        .arg("-initrd")
-        .arg(image_dir.join("initramfs.gz"))
-        .arg("-append")
-        .arg(&append)
-        .arg("-netdev")
-        .arg(format!(
-            "dgram,id=n0,local.type=unix,local.path={},remote.type=unix,remote.path={}",
-            vm_sock.display(),
-            remote.display()
-        ))
-        .arg("-device")
-        .arg(format!(
-            "virtio-net-pci,netdev=n0,mac={},romfile=",
-            fmt_mac(&opts.vm_mac)
-        ));
+        c.args(["-accel", &accel, "-m", &opts.mem_mib.to_string(), "-smp", "1"])
+            .args(["-nographic", "-monitor", "none", "-serial", "stdio", "-no-reboot"])
+            .arg("-kernel")
+            .arg(image_dir.join("vmlinuz"))
+            .arg("-initrd")
+            .arg(image_dir.join("initramfs.gz"))
+            .arg("-append")
+            .arg(&append)
+            .arg("-netdev")
+            .arg(format!(
+                "dgram,id=n0,local.type=unix,local.path={},remote.type=unix,remote.path={}",
+                vm_sock.display(),
+                remote.display()
+            ))
+            .arg("-device")
+            .arg(format!("virtio-net-pci,netdev=n0,mac={},romfile=", fmt_mac(&opts.vm_mac)));
         if let Some(p) = &opts.pcap {
-            c.arg("-object")
-                .arg(format!("filter-dump,id=f0,netdev=n0,file={}", p.display()));
+            c.arg("-object").arg(format!("filter-dump,id=f0,netdev=n0,file={}", p.display()));
         }
         let mut user = String::from("user,id=n1,net=10.0.2.0/24,restrict=on");
         if let Some(h) = opts.hostfwd_port {
-            let _ = write!(
-                user,
-                ",hostfwd=tcp:127.0.0.1:{h}-{VM_SIDE_ADDR}:{TOOL_PORT}"
-            );
+            let _ = write!(user, ",hostfwd=tcp:127.0.0.1:{h}-{VM_SIDE_ADDR}:{TOOL_PORT}");
         }
         if let Some(f) = opts.fwd_port {
-            let _ = write!(
-                user,
-                ",guestfwd=tcp:{GUESTFWD_ADDR}:{TOOL_PORT}-tcp:127.0.0.1:{f}"
-            );
+            let _ = write!(user, ",guestfwd=tcp:{GUESTFWD_ADDR}:{TOOL_PORT}-tcp:127.0.0.1:{f}");
         }
         let side_mac = {
             let mut m = opts.vm_mac;
             m[4] ^= 0x01;
             m
         };
-        c.arg("-netdev").arg(user).arg("-device").arg(format!(
-            "virtio-net-pci,netdev=n1,mac={},romfile=",
-            fmt_mac(&side_mac)
-        ));
-        c.stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+        c.arg("-netdev")
+            .arg(user)
+            .arg("-device")
+            .arg(format!("virtio-net-pci,netdev=n1,mac={},romfile=", fmt_mac(&side_mac)));
+        c.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
         let started = Instant::now();
         let mut child = c.spawn().map_err(io("spawn qemu-system-x86_64"))?;
         let console: Shared<Console> = Arc::new((Mutex::new(Console::default()), Condvar::new()));
@@ -539,14 +496,8 @@ impl RxeVm {
         let img = RxeVm::build_image()?;
         let d = new_run_dir()?;
         let (sa, sb) = (d.join("a.sock"), d.join("b.sock"));
-        a.link = Eth0Link::Sockets {
-            local: sa.clone(),
-            remote: sb.clone(),
-        };
-        b.link = Eth0Link::Sockets {
-            local: sb,
-            remote: sa,
-        };
+        a.link = Eth0Link::Sockets { local: sa.clone(), remote: sb.clone() };
+        b.link = Eth0Link::Sockets { local: sb, remote: sa };
         a.peer_ip = b.vm_ip;
         a.peer_mac = b.vm_mac;
         b.peer_ip = a.vm_ip;
@@ -586,27 +537,15 @@ impl RxeVm {
     /// Like [`RxeVm::recv_frame`], with errors.
     pub fn try_recv_frame(&self, timeout: Duration) -> Result<Option<Vec<u8>>> {
         let s = self.host()?;
-        let t = if timeout.is_zero() {
-            Duration::from_micros(1)
-        } else {
-            timeout
-        };
-        s.set_read_timeout(Some(t))
-            .map_err(io("set_read_timeout"))?;
+        let t = if timeout.is_zero() { Duration::from_micros(1) } else { timeout };
+        s.set_read_timeout(Some(t)).map_err(io("set_read_timeout"))?;
         let mut buf = vec![0u8; 65536];
         match s.recv(&mut buf) {
             Ok(n) => {
                 buf.truncate(n);
                 Ok(Some(buf))
             }
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) =>
-            {
-                Ok(None)
-            }
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => Ok(None),
             Err(e) => Err(io("recv frame")(e)),
         }
     }
@@ -614,14 +553,9 @@ impl RxeVm {
     /// Send one Ethernet frame (no FCS) to the VM's eth0.
     pub fn send_frame(&self, frame: &[u8]) -> Result<()> {
         let s = self.host()?;
-        let n = s
-            .send_to(frame, &self.vm_sock)
-            .map_err(io(format!("send frame to {}", self.vm_sock.display())))?;
+        let n = s.send_to(frame, &self.vm_sock).map_err(io(format!("send frame to {}", self.vm_sock.display())))?;
         if n != frame.len() {
-            return Err(Error::Protocol(format!(
-                "short datagram send {n}/{}",
-                frame.len()
-            )));
+            return Err(Error::Protocol(format!("short datagram send {n}/{}", frame.len())));
         }
         Ok(())
     }
@@ -636,9 +570,7 @@ impl RxeVm {
     }
 
     fn stderr_text(&self) -> String {
-        String::from_utf8_lossy(&lock(&self.stderr))
-            .trim()
-            .to_string()
+        String::from_utf8_lossy(&lock(&self.stderr)).trim().to_string()
     }
 
     /// Wait until the console contains `needle` (bounded by the VM's own timeout too).
@@ -667,10 +599,7 @@ impl RxeVm {
                     console_tail: self.console_tail(),
                 });
             }
-            g = cv
-                .wait_timeout(g, end - now)
-                .unwrap_or_else(|p| p.into_inner())
-                .0;
+            g = cv.wait_timeout(g, end - now).unwrap_or_else(|p| p.into_inner()).0;
         }
     }
 
@@ -689,17 +618,13 @@ impl RxeVm {
     /// accepts. QEMU's user networking accepts the host connection at once and closes it when
     /// the guest refuses, so each attempt is kept only if it stays open for a short probe.
     pub fn connect_hostfwd(&self, timeout: Duration) -> Result<TcpStream> {
-        let port = self
-            .opts
-            .hostfwd_port
-            .ok_or_else(|| Error::Options("no hostfwd_port".into()))?;
+        let port = self.opts.hostfwd_port.ok_or_else(|| Error::Options("no hostfwd_port".into()))?;
         let addr = SocketAddr::from(([127, 0, 0, 1], port));
         let end = (Instant::now() + timeout).min(self.deadline);
         loop {
             if let Ok(s) = TcpStream::connect_timeout(&addr, Duration::from_secs(1)) {
                 let _ = s.set_nodelay(true);
-                s.set_read_timeout(Some(Duration::from_millis(400)))
-                    .map_err(io("set_read_timeout"))?;
+                s.set_read_timeout(Some(Duration::from_millis(400))).map_err(io("set_read_timeout"))?;
                 let mut b = [0u8; 1];
                 match s.peek(&mut b) {
                     Ok(0) => {} // refused by the guest: slirp closed it
@@ -707,12 +632,7 @@ impl RxeVm {
                         s.set_read_timeout(None).map_err(io("set_read_timeout"))?;
                         return Ok(s);
                     }
-                    Err(e)
-                        if matches!(
-                            e.kind(),
-                            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                        ) =>
-                    {
+                    Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
                         s.set_read_timeout(None).map_err(io("set_read_timeout"))?;
                         return Ok(s);
                     }
@@ -789,10 +709,7 @@ impl RxeVm {
                 if now >= drain_end {
                     break;
                 }
-                g = cv
-                    .wait_timeout(g, drain_end - now)
-                    .unwrap_or_else(|p| p.into_inner())
-                    .0;
+                g = cv.wait_timeout(g, drain_end - now).unwrap_or_else(|p| p.into_inner()).0;
             }
         }
         let console_log = self.console();
@@ -846,11 +763,7 @@ pub fn parse_run(console: &str) -> Option<(i32, String)> {
     let exit_at = rest.find(&format!("\n{MARK_EXIT}"))?;
     let out = &rest[..exit_at];
     let code_text = &rest[exit_at + 1 + MARK_EXIT.len()..];
-    let code: i32 = code_text
-        .split(|c: char| c.is_whitespace())
-        .next()?
-        .parse()
-        .ok()?;
+    let code: i32 = code_text.split(|c: char| c.is_whitespace()).next()?.parse().ok()?;
     // /init prints one extra newline before the marker (so output without a final newline
     // cannot merge into it); the "\n" matched in front of the marker is that one.
     Some((code, out.to_string()))
@@ -929,12 +842,7 @@ impl PingpongPeerInfo {
     /// wire (byte) order (`gid_to_wire_gid` prints `htonl` of each 32-bit word), NUL-padded to
     /// [`PINGPONG_MSG_LEN`]. QPN and PSN are masked to 24 bits.
     pub fn encode(&self) -> [u8; PINGPONG_MSG_LEN] {
-        let mut s = format!(
-            "{:04x}:{:06x}:{:06x}:",
-            self.lid,
-            self.qpn & 0xFF_FFFF,
-            self.psn & 0xFF_FFFF
-        );
+        let mut s = format!("{:04x}:{:06x}:{:06x}:", self.lid, self.qpn & 0xFF_FFFF, self.psn & 0xFF_FFFF);
         for b in self.gid {
             let _ = write!(s, "{b:02x}");
         }
@@ -960,8 +868,7 @@ impl PingpongPeerInfo {
         }
         let t = std::str::from_utf8(&msg[..text_len]).map_err(|_| bad("not ASCII"))?;
         let f: Vec<&str> = t.split(':').collect();
-        if f.len() != 4 || f[0].len() != 4 || f[1].len() != 6 || f[2].len() != 6 || f[3].len() != 32
-        {
+        if f.len() != 4 || f[0].len() != 4 || f[1].len() != 6 || f[2].len() != 6 || f[3].len() != 32 {
             return Err(bad("not LLLL:QQQQQQ:PPPPPP:<32 hex>"));
         }
         let lid = hex_u64(f[0]).ok_or_else(|| bad("LID"))? as u16;
@@ -987,9 +894,7 @@ fn read_exact_what<S: Read>(s: &mut S, buf: &mut [u8], what: &str) -> Result<()>
 }
 
 fn write_all_what<S: Write>(s: &mut S, buf: &[u8], what: &str) -> Result<()> {
-    s.write_all(buf)
-        .and_then(|_| s.flush())
-        .map_err(io(format!("write {what}")))
+    s.write_all(buf).and_then(|_| s.flush()).map_err(io(format!("write {what}")))
 }
 
 /// The server side of ibv_rc_pingpong's exchange (`pp_server_exch_dest`): read the client's
@@ -1022,10 +927,7 @@ where
 }
 
 /// [`pingpong_server_exchange_with`] without the callback.
-pub fn pingpong_server_exchange<S: Read + Write>(
-    stream: &mut S,
-    mine: &PingpongPeerInfo,
-) -> Result<PingpongPeerInfo> {
+pub fn pingpong_server_exchange<S: Read + Write>(stream: &mut S, mine: &PingpongPeerInfo) -> Result<PingpongPeerInfo> {
     pingpong_server_exchange_with(stream, mine, |_| Ok(()))
 }
 
@@ -1036,18 +938,14 @@ pub fn pingpong_server_accept(
     timeout: Duration,
 ) -> Result<PingpongPeerInfo> {
     let mut s = accept_timeout(listener, timeout)?;
-    s.set_read_timeout(Some(timeout))
-        .map_err(io("set_read_timeout"))?;
+    s.set_read_timeout(Some(timeout)).map_err(io("set_read_timeout"))?;
     pingpong_server_exchange(&mut s, mine)
 }
 
 /// The client side (`pp_client_exch_dest`): write ours, read the server's, write `"done\0"`.
 /// The server has its QP at RTR by then; the client moves its own QP to RTR/RTS afterwards and
 /// sends the first SEND.
-pub fn pingpong_client_exchange<S: Read + Write>(
-    stream: &mut S,
-    mine: &PingpongPeerInfo,
-) -> Result<PingpongPeerInfo> {
+pub fn pingpong_client_exchange<S: Read + Write>(stream: &mut S, mine: &PingpongPeerInfo) -> Result<PingpongPeerInfo> {
     write_all_what(stream, &mine.encode(), "ibv_rc_pingpong client message")?;
     let mut m = [0u8; PINGPONG_MSG_LEN];
     read_exact_what(stream, &mut m, "ibv_rc_pingpong server message")?;
@@ -1127,10 +1025,7 @@ impl PerftestDest {
             why: why.to_string(),
         };
         if msg.len() != PERFTEST_KEY_MSG_LEN {
-            return Err(bad(&format!(
-                "length {} != {PERFTEST_KEY_MSG_LEN}",
-                msg.len()
-            )));
+            return Err(bad(&format!("length {} != {PERFTEST_KEY_MSG_LEN}", msg.len())));
         }
         let text_len = msg.iter().position(|&b| b == 0).unwrap_or(msg.len());
         if msg[text_len..].iter().any(|&b| b != 0) {
@@ -1145,10 +1040,7 @@ impl PerftestDest {
         }
         for (i, w) in widths.iter().enumerate() {
             if f[i].len() != *w {
-                return Err(bad(&format!(
-                    "field {i} has width {}, expected {w}",
-                    f[i].len()
-                )));
+                return Err(bad(&format!("field {i} has width {}, expected {w}", f[i].len())));
             }
         }
         if f[6..22].iter().any(|g| g.len() != 2) || f[22].len() != 8 {
@@ -1270,9 +1162,7 @@ impl<S: Read + Write> PerftestConn<S> {
     /// (`sizeof(char[2])`), e.g. `"3\0"` for 1024. Returns the peer's enum.
     pub fn mtu(&mut self, mtu_enum: u8) -> Result<u8> {
         if !(1..=5).contains(&mtu_enum) {
-            return Err(Error::Options(format!(
-                "ibv_mtu enum {mtu_enum} not in 1..=5"
-            )));
+            return Err(Error::Options(format!("ibv_mtu enum {mtu_enum} not in 1..=5")));
         }
         let r = self.xchg(&[b'0' + mtu_enum, 0], "perftest mtu")?;
         match r[0] {
@@ -1317,23 +1207,11 @@ impl<S: Read + Write> PerftestConn<S> {
                 )));
             }
         }
-        Ok((
-            theirs,
-            PerftestNegotiated {
-                remote_version,
-                cycle_buffer,
-                cache_line_size,
-                remote_mtu_enum,
-            },
-        ))
+        Ok((theirs, PerftestNegotiated { remote_version, cycle_buffer, cache_line_size, remote_mtu_enum }))
     }
 
     /// [`PerftestConn::bw_connect_with`] without the callback.
-    pub fn bw_connect(
-        &mut self,
-        mine: &PerftestDest,
-        mtu_enum: u8,
-    ) -> Result<(PerftestDest, PerftestNegotiated)> {
+    pub fn bw_connect(&mut self, mine: &PerftestDest, mtu_enum: u8) -> Result<(PerftestDest, PerftestNegotiated)> {
         self.bw_connect_with(mine, mtu_enum, |_| Ok(()))
     }
 
@@ -1351,10 +1229,7 @@ impl<S: Read + Write> PerftestConn<S> {
             iters: g(mine.iters, "perftest report iters")?,
             bw_peak: f64::from_bits(g(mine.bw_peak.to_bits(), "perftest report bw_peak")?),
             bw_avg: f64::from_bits(g(mine.bw_avg.to_bits(), "perftest report bw_avg")?),
-            msg_rate_avg: f64::from_bits(g(
-                mine.msg_rate_avg.to_bits(),
-                "perftest report msgRate",
-            )?),
+            msg_rate_avg: f64::from_bits(g(mine.msg_rate_avg.to_bits(), "perftest report msgRate")?),
         })
     }
 
@@ -1380,14 +1255,12 @@ mod unit {
     use super::*;
 
     fn unhex(s: &str) -> Vec<u8> {
-        (0..s.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-            .collect()
+        (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
     }
 
     /// The client message of shared/vectors/rxe/rxevm_rc_pingpong_send64_n5.pcap (frame 6).
-    const PP_CLIENT: &str = "303030303a3030303031313a3031396564663a303030303030303030303030303030303030303066666666633030303032303200";
+    const PP_CLIENT: &str =
+        "303030303a3030303031313a3031396564663a303030303030303030303030303030303030303066666666633030303032303200";
     /// ib_write_bw client key, rxevm_ib_write_bw_2500B_n5.pcap frame 17.
     const PT_CLIENT: &str = "303030303a303030313a3030303031313a6532616266303a30303030303264663a303030303536316631663138613030303a30303a30303a30303a30303a30303a30303a30303a30303a30303a30303a66663a66663a63303a30303a30323a30323a30303030303030303a00";
 
@@ -1397,12 +1270,7 @@ mod unit {
         let p = PingpongPeerInfo::parse(&m).unwrap();
         assert_eq!(
             p,
-            PingpongPeerInfo {
-                lid: 0,
-                qpn: 0x11,
-                psn: 0x019edf,
-                gid: gid_from_ipv4(Ipv4Addr::new(192, 0, 2, 2))
-            }
+            PingpongPeerInfo { lid: 0, qpn: 0x11, psn: 0x019edf, gid: gid_from_ipv4(Ipv4Addr::new(192, 0, 2, 2)) }
         );
         assert_eq!(p.encode().as_slice(), m.as_slice());
         assert!(PingpongPeerInfo::parse(&m[..51]).is_err());
@@ -1434,9 +1302,7 @@ mod unit {
     #[test]
     fn arp() {
         let mut req = vec![0xff; 6];
-        req.extend_from_slice(&[
-            0x52, 0x54, 0, 0, 0, 1, 0x08, 0x06, 0, 1, 0x08, 0, 6, 4, 0, 1,
-        ]);
+        req.extend_from_slice(&[0x52, 0x54, 0, 0, 0, 1, 0x08, 0x06, 0, 1, 0x08, 0, 6, 4, 0, 1]);
         req.extend_from_slice(&[0x52, 0x54, 0, 0, 0, 1, 192, 0, 2, 1]);
         req.extend_from_slice(&[0; 6]);
         req.extend_from_slice(&[192, 0, 2, 2]);
@@ -1455,12 +1321,10 @@ mod unit {
 
     #[test]
     fn run_markers() {
-        let c = "junk\r\n=== VM READY mtu=1500\r\n=== RUN BEGIN\r\nhello\r\nworld\r\n\r\n=== RUN EXIT 3\r\n=== VM HALT\r\n";
+        let c =
+            "junk\r\n=== VM READY mtu=1500\r\n=== RUN BEGIN\r\nhello\r\nworld\r\n\r\n=== RUN EXIT 3\r\n=== VM HALT\r\n";
         assert_eq!(parse_run(c), Some((3, "hello\nworld\n".to_string())));
-        assert_eq!(
-            parse_run("=== RUN BEGIN\n\n=== RUN EXIT 0\n"),
-            Some((0, String::new()))
-        );
+        assert_eq!(parse_run("=== RUN BEGIN\n\n=== RUN EXIT 0\n"), Some((0, String::new())));
         assert_eq!(parse_run("=== RUN BEGIN\nx"), None);
     }
 
@@ -1484,21 +1348,9 @@ mod unit {
     fn exchanges_over_loopback() {
         let l = side_listener().unwrap();
         let port = l.local_addr().unwrap().port();
-        let a = PingpongPeerInfo {
-            lid: 0,
-            qpn: 0x123,
-            psn: 0xabcdef,
-            gid: gid_from_ipv4(Ipv4Addr::new(192, 0, 2, 2)),
-        };
-        let b = PingpongPeerInfo {
-            lid: 0,
-            qpn: 0x11,
-            psn: 0x42,
-            gid: gid_from_ipv4(Ipv4Addr::new(192, 0, 2, 1)),
-        };
-        let t = std::thread::spawn(move || {
-            pingpong_server_accept(&l, &a, Duration::from_secs(5)).unwrap()
-        });
+        let a = PingpongPeerInfo { lid: 0, qpn: 0x123, psn: 0xabcdef, gid: gid_from_ipv4(Ipv4Addr::new(192, 0, 2, 2)) };
+        let b = PingpongPeerInfo { lid: 0, qpn: 0x11, psn: 0x42, gid: gid_from_ipv4(Ipv4Addr::new(192, 0, 2, 1)) };
+        let t = std::thread::spawn(move || pingpong_server_accept(&l, &a, Duration::from_secs(5)).unwrap());
         let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
         assert_eq!(pingpong_client_exchange(&mut s, &b).unwrap(), a);
         assert_eq!(t.join().unwrap(), b);
@@ -1533,13 +1385,7 @@ mod unit {
         let (theirs, n) = c.bw_connect(&db, 3).unwrap();
         assert_eq!(theirs, da);
         assert_eq!(n.remote_version, PERFTEST_VERSION);
-        let rep = BwReport {
-            size: 2500,
-            iters: 5,
-            bw_peak: 0.41,
-            bw_avg: 0.41,
-            msg_rate_avg: 0.000173,
-        };
+        let rep = BwReport { size: 2500, iters: 5, bw_peak: 0.41, bw_avg: 0.41, msg_rate_avg: 0.000173 };
         c.bw_finish(&db, &rep).unwrap();
         let (t_theirs, _, t_rep) = t.join().unwrap();
         assert_eq!(t_theirs, db);

@@ -18,7 +18,12 @@ fn frames(rng: &mut ChaCha8Rng, n: usize, max_beats: usize) -> Vec<Vec<Beat>> {
                 .map(|i| {
                     let last = i + 1 == k;
                     let keep = if last { (1u64 << rng.random_range(1..=8)) - 1 } else { 0xFF };
-                    Beat { data: (0..8).map(|_| rng.random()).collect(), keep, last, user: u64::from(rng.random_bool(0.1)) }
+                    Beat {
+                        data: (0..8).map(|_| rng.random()).collect(),
+                        keep,
+                        last,
+                        user: u64::from(rng.random_bool(0.1)),
+                    }
                 })
                 .collect()
         })

@@ -19,7 +19,8 @@ fn random_ops(rng: &mut ChaCha8Rng, n: usize) -> Vec<AxiOp> {
                 _ => 6,
             };
             let beats = if rng.random_bool(0.8) { 1 } else { rng.random_range(2..=4) };
-            let mut addr = u64::from(rng.random_range(0..0x400u16) & !3) | if rng.random_bool(0.1) { u64::from(ERR_BIT) } else { 0 };
+            let mut addr = u64::from(rng.random_range(0..0x400u16) & !3)
+                | if rng.random_bool(0.1) { u64::from(ERR_BIT) } else { 0 };
             addr |= 0xF000_0000_0000; // bits above the register port's 16 are dropped
             if size >= 2 {
                 addr &= !((1u64 << size) - 1);

@@ -7,7 +7,9 @@ use roce_sim::cosim_axis_fifo::{axis_fifo_run, Beat};
 
 fn beats(n: usize, seed: u64) -> Vec<Beat> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    (0..n).map(|_| ((0..16).map(|_| rng.random()).collect(), rng.random(), rng.random_bool(0.2), rng.random_bool(0.1))).collect()
+    (0..n)
+        .map(|_| ((0..16).map(|_| rng.random()).collect(), rng.random(), rng.random_bool(0.2), rng.random_bool(0.1)))
+        .collect()
 }
 
 #[test]

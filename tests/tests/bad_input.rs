@@ -2,10 +2,10 @@
 //! (drop, or the right NAK) and leaves the registered memory untouched. Every test also sends
 //! the well-formed twin of its bad packet and sees it accepted, so it can fail.
 
+use roce_driver::QpState;
 use roce_model::wire::{
     parse_frame, AtomicEthFields, BthFields, EthernetFields, ExtHeaders, FrameBuilder, Ipv4Fields, Opcode, RethFields,
 };
-use roce_driver::QpState;
 use roce_sim::pair::{Pair, PairConfig};
 
 struct Rig {
@@ -253,7 +253,10 @@ fn misaligned_atomic_naks_invalid_request() {
     let mut r = rig();
     let before = r.mem();
     let mr = r.pair.b.mr;
-    let ext = |va| ExtHeaders { atomic_eth: Some(AtomicEthFields { va, rkey: mr.rkey, swap_add: 5, compare: 0 }), ..ExtHeaders::NONE };
+    let ext = |va| ExtHeaders {
+        atomic_eth: Some(AtomicEthFields { va, rkey: mr.rkey, swap_add: 5, compare: 0 }),
+        ..ExtHeaders::NONE
+    };
     let f = r.frame(Opcode::RcFetchAdd, r.epsn, ext(mr.va + 4), &[]);
     assert_eq!(r.inject(&f), vec![(Opcode::RcAcknowledge, r.epsn, Some(NAK_INV))]);
     assert_eq!(r.mem(), before);

@@ -189,7 +189,14 @@ fn wqe(rng: &mut ChaCha8Rng, qpn: u32, i: usize, mtu: u32, fault: Option<Fault>)
         flags = flags.union(SqFlags::FENCE);
     }
     let remote = REMOTE_VA + 8 * rng.random_range(0..(DATA_LEN - 0x1_0000) / 8);
-    let mut w = SqWqe { wr_id: u64::from(qpn) << 32 | i as u64, flags, remote_addr: remote, rkey: key(1, 3), total_len: len, ..SqWqe::default() };
+    let mut w = SqWqe {
+        wr_id: u64::from(qpn) << 32 | i as u64,
+        flags,
+        remote_addr: remote,
+        rkey: key(1, 3),
+        total_len: len,
+        ..SqWqe::default()
+    };
     w.opcode = match kind {
         0 => SqOpcode::Send,
         1 => SqOpcode::SendImm,
@@ -262,7 +269,8 @@ fn setup(seed: u64, nqp: u32, nwqe: usize) -> ReqSetup {
     for e in [&mut a, &mut b] {
         e.create_cq(1, &CqCtx { base: CQ_BASE, log_size: CQ_LOG, valid: true, ..CqCtx::default() }).expect("cq");
     }
-    let all = AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ | AccessFlags::REMOTE_ATOMIC;
+    let all =
+        AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ | AccessFlags::REMOTE_ATOMIC;
     let mr = |va, iova, access, k| MrCtx { va, len: DATA_LEN, iova, pd: PD, key: k, access, valid: true };
     a.write_mr(1, &mr(LOCAL_VA, LOCAL_IOVA, AccessFlags::LOCAL_WRITE, key(1, 5))).expect("a mr1");
     b.write_mr(1, &mr(REMOTE_VA, REMOTE_IOVA, all, key(1, 3))).expect("b mr1");
@@ -308,7 +316,19 @@ fn setup(seed: u64, nqp: u32, nwqe: usize) -> ReqSetup {
             rq_base: 0,
         };
         bring_up(&mut a, &mut amem, &cb, &up);
-        let up_b = Up { qpn: bqpn, dest_qpn: qpn, sq_psn: 0, rq_psn: psn, timeout: 5, retry_cnt: 7, rnr_retry: 7, max_rd: 16, sq_base: 0, rq_base, ..up };
+        let up_b = Up {
+            qpn: bqpn,
+            dest_qpn: qpn,
+            sq_psn: 0,
+            rq_psn: psn,
+            timeout: 5,
+            retry_cnt: 7,
+            rnr_retry: 7,
+            max_rd: 16,
+            sq_base: 0,
+            rq_base,
+            ..up
+        };
         bring_up(&mut b, &mut bmem, &ca, &up_b);
         // B's receive WQEs: enough for every SEND
         for i in 0..256u32 {
@@ -349,7 +369,12 @@ fn setup(seed: u64, nqp: u32, nwqe: usize) -> ReqSetup {
 fn run(seed: u64, nqp: u32, nwqe: usize, t: ReqTraffic) -> CompReport {
     let s = setup(seed, nqp, nwqe);
     let r = comp_lockstep(s, &t).expect("runs");
-    assert!(r.divergences.is_empty(), "seed {seed}: {} divergences:\n{}", r.divergences.len(), r.divergences.join("\n"));
+    assert!(
+        r.divergences.is_empty(),
+        "seed {seed}: {} divergences:\n{}",
+        r.divergences.len(),
+        r.divergences.join("\n")
+    );
     eprintln!(
         "seed {seed}: {} cycles, ops {:?}, {} packets, {} DMA writes, {} QP errors, counters {:?}, {} wakes ({} with a rewind), {} rewinds applied, {} bodies given, {} WQEs read again, completions {:?}, opcodes {:?}, syndromes {:?}",
         r.cycles, r.ops, r.packets, r.writes, r.errors, r.counters, r.wakes, r.rewind_wakes, r.rewinds, r.bodies, r.wqe_reads, r.completions, r.opcodes, r.syndromes
@@ -388,7 +413,9 @@ fn completer_matches_the_model_on_lossy_links() {
         tot.rewind_wakes += r.rewind_wakes;
         tot.bodies += r.bodies;
         tot.wqe_reads += r.wqe_reads;
-        for (src, dst) in [(&r.completions, &mut tot.completions), (&r.opcodes, &mut tot.opcodes), (&r.syndromes, &mut tot.syndromes)] {
+        for (src, dst) in
+            [(&r.completions, &mut tot.completions), (&r.opcodes, &mut tot.opcodes), (&r.syndromes, &mut tot.syndromes)]
+        {
             for (&k, &v) in src {
                 *dst.entry(k).or_default() += v;
             }

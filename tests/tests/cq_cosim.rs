@@ -70,12 +70,12 @@ fn random_ops(rng: &mut ChaCha8Rng, n: usize) -> Vec<CqOp> {
                 }
                 let mut data = ctx.encode();
                 match rng.random_range(0..12) {
-                    0 => data[8] |= 0x10,                             // log_size over 4 bits
-                    1 => data[9] |= 0x2,                              // undefined flag
-                    2 => data[10] = 2,                                // valid not 0/1
-                    3 => data[rng.random_range(17..32)] = 1,          // reserved byte
-                    4 => data[16] = rng.random::<u8>() & 0x7,        // engine state: ignored
-                    5 => data[12] = 9,                                // engine state: ignored
+                    0 => data[8] |= 0x10,                     // log_size over 4 bits
+                    1 => data[9] |= 0x2,                      // undefined flag
+                    2 => data[10] = 2,                        // valid not 0/1
+                    3 => data[rng.random_range(17..32)] = 1,  // reserved byte
+                    4 => data[16] = rng.random::<u8>() & 0x7, // engine state: ignored
+                    5 => data[12] = 9,                        // engine state: ignored
                     _ => {}
                 }
                 if c < 256 {

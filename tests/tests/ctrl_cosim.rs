@@ -120,7 +120,11 @@ fn random_qp_ctx(rng: &mut ChaCha8Rng, state: QpState) -> QpCtx {
 /// A QP command: QP_WRITE, QP_MODIFY (mostly along the state machine from the QP's state in
 /// the model, with the transition's mask, sometimes a wrong one) or QP_READ.
 fn qp_command(b: &mut Both, rng: &mut ChaCha8Rng, step: usize) {
-    let mut qpn = if rng.random_bool(0.1) { [0, 1, 1 << LOG_MAX_QP, 0xFF_FFFF][rng.random_range(0..4)] } else { rng.random_range(2..8) };
+    let mut qpn = if rng.random_bool(0.1) {
+        [0, 1, 1 << LOG_MAX_QP, 0xFF_FFFF][rng.random_range(0..4)]
+    } else {
+        rng.random_range(2..8)
+    };
     let mut cur = b.eng.qp(qpn).map_or(QpState::Reset, |q| q.state);
     let op = match rng.random_range(0..10) {
         0..=2 => {
@@ -130,7 +134,11 @@ fn qp_command(b: &mut Both, rng: &mut ChaCha8Rng, step: usize) {
                 qpn = reset[rng.random_range(0..reset.len())];
                 cur = QpState::Reset;
             }
-            let st = if rng.random_bool(0.9) { [QpState::Reset, QpState::Init][rng.random_range(0..2)] } else { QpState::Rts };
+            let st = if rng.random_bool(0.9) {
+                [QpState::Reset, QpState::Init][rng.random_range(0..2)]
+            } else {
+                QpState::Rts
+            };
             let mut c = random_qp_ctx(rng, st);
             // mostly CQs that exist
             let valid: Vec<u16> = (0..20).filter(|&q| b.eng.cq(u32::from(q)).is_some()).collect();
@@ -170,7 +178,8 @@ fn qp_command(b: &mut Both, rng: &mut ChaCha8Rng, step: usize) {
 #[test]
 fn ctrl_matches_engine_mmio() {
     let cfg = EngineConfig { max_qps: 1 << LOG_MAX_QP, max_cqs: 256, max_mrs: 1024, ..EngineConfig::default() };
-    let mut b = Both { hdl: CtrlDut::new(3, None).expect("dut"), eng: Engine::new(cfg), mem: HostMem::new(), now: 0, reads: 0 };
+    let mut b =
+        Both { hdl: CtrlDut::new(3, None).expect("dut"), eng: Engine::new(cfg), mem: HostMem::new(), now: 0, reads: 0 };
     b.wait_ready();
     let mut rng = ChaCha8Rng::seed_from_u64(11);
     for off in [regs::ID, regs::VERSION, regs::CAPS, regs::NEXT, regs::STATUS, regs::CTRL, regs::IRQ_MASK] {
@@ -190,7 +199,8 @@ fn ctrl_matches_engine_mmio() {
             }
             0..=29 => {
                 // MR command
-                let index = if rng.random_bool(0.1) { rng.random_range(1024..1 << 24) } else { rng.random_range(0..64) };
+                let index =
+                    if rng.random_bool(0.1) { rng.random_range(1024..1 << 24) } else { rng.random_range(0..64) };
                 let op = [CmdOpcode::MrWrite, CmdOpcode::MrRead, CmdOpcode::MrInvalidate][rng.random_range(0..3)];
                 if op == CmdOpcode::MrWrite {
                     let c = MrCtx {

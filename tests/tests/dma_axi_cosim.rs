@@ -62,22 +62,58 @@ fn random_traffic_against_a_misbehaving_slave() {
         // (model, seed, slave, engine)
         (
             DmaAxiModel::DEFAULT,
-            AxiSlave { ar_ready: 0.7, aw_ready: 0.7, w_ready: 0.6, r_valid: 0.7, b_valid: 0.5, latency: (0, 150), interleave: true, err: 0.03 },
+            AxiSlave {
+                ar_ready: 0.7,
+                aw_ready: 0.7,
+                w_ready: 0.6,
+                r_valid: 0.7,
+                b_valid: 0.5,
+                latency: (0, 150),
+                interleave: true,
+                err: 0.03,
+            },
             EngineSide { rd_valid: 0.5, wr_valid: 0.5, wd_valid: 0.8, rd_ready: 0.7 },
         ),
         (
             DmaAxiModel::DEFAULT,
-            AxiSlave { ar_ready: 1.0, aw_ready: 0.3, w_ready: 1.0, r_valid: 1.0, b_valid: 1.0, latency: (20, 400), interleave: false, err: 0.02 },
+            AxiSlave {
+                ar_ready: 1.0,
+                aw_ready: 0.3,
+                w_ready: 1.0,
+                r_valid: 1.0,
+                b_valid: 1.0,
+                latency: (20, 400),
+                interleave: false,
+                err: 0.02,
+            },
             EngineSide { rd_valid: 1.0, wr_valid: 1.0, wd_valid: 1.0, rd_ready: 1.0 },
         ),
         (
             DmaAxiModel::SMALL,
-            AxiSlave { ar_ready: 0.5, aw_ready: 0.5, w_ready: 0.5, r_valid: 0.6, b_valid: 0.6, latency: (0, 60), interleave: true, err: 0.05 },
+            AxiSlave {
+                ar_ready: 0.5,
+                aw_ready: 0.5,
+                w_ready: 0.5,
+                r_valid: 0.6,
+                b_valid: 0.6,
+                latency: (0, 60),
+                interleave: true,
+                err: 0.05,
+            },
             EngineSide { rd_valid: 0.7, wr_valid: 0.7, wd_valid: 0.5, rd_ready: 0.4 },
         ),
         (
             DmaAxiModel::SMALL,
-            AxiSlave { ar_ready: 0.9, aw_ready: 0.9, w_ready: 0.9, r_valid: 0.9, b_valid: 0.9, latency: (0, 300), interleave: false, err: 0.0 },
+            AxiSlave {
+                ar_ready: 0.9,
+                aw_ready: 0.9,
+                w_ready: 0.9,
+                r_valid: 0.9,
+                b_valid: 0.9,
+                latency: (0, 300),
+                interleave: false,
+                err: 0.0,
+            },
             EngineSide { rd_valid: 1.0, wr_valid: 0.2, wd_valid: 1.0, rd_ready: 0.9 },
         ),
     ];
@@ -90,7 +126,14 @@ fn random_traffic_against_a_misbehaving_slave() {
         eprintln!(
             "run {seed}: {} cycles, {} read beats, {} W beats, {} AR / {} AW bursts, {} interleaved, {} overtaken, \
              {} / {} failed bursts",
-            r.cycles, r.rd_beats, r.w_beats, r.ar_bursts, r.aw_bursts, r.interleaved, r.overtaken, r.rd_err_bursts,
+            r.cycles,
+            r.rd_beats,
+            r.w_beats,
+            r.ar_bursts,
+            r.aw_bursts,
+            r.interleaved,
+            r.overtaken,
+            r.rd_err_bursts,
             r.wr_err_bursts
         );
         inter += r.interleaved;
@@ -108,11 +151,24 @@ fn line_rate(addr_off: u64, aligned_only_reads: bool) -> (f64, f64) {
     let fill: Vec<u8> = (0..(64 * 4096 + 4096) as u64).map(|_| rng.random()).collect();
     mem.write(RD_BASE, &fill);
     let reads: Vec<DmaRead> = (0..64u64)
-        .map(|i| DmaRead { tag: (i % 4) as u8, addr: RD_BASE + 4096 * i + if aligned_only_reads { 0 } else { addr_off }, len: 4096 })
+        .map(|i| DmaRead {
+            tag: (i % 4) as u8,
+            addr: RD_BASE + 4096 * i + if aligned_only_reads { 0 } else { addr_off },
+            len: 4096,
+        })
         .collect();
     let writes: Vec<DmaWrite> =
         (0..64u64).map(|i| DmaWrite { addr: WR_BASE + 8192 * i + addr_off, data: vec![i as u8; 4096] }).collect();
-    let slave = AxiSlave { ar_ready: 1.0, aw_ready: 1.0, w_ready: 1.0, r_valid: 1.0, b_valid: 1.0, latency: (40, 40), interleave: false, err: 0.0 };
+    let slave = AxiSlave {
+        ar_ready: 1.0,
+        aw_ready: 1.0,
+        w_ready: 1.0,
+        r_valid: 1.0,
+        b_valid: 1.0,
+        latency: (40, 40),
+        interleave: false,
+        err: 0.0,
+    };
     let eng = EngineSide { rd_valid: 1.0, wr_valid: 1.0, wd_valid: 1.0, rd_ready: 1.0 };
     let r = dma_axi_lockstep(DmaAxiModel::DEFAULT, &reads, &writes, &mut mem, slave, eng, 1).expect("runs");
     assert!(r.divergences.is_empty(), "{:?}", r.divergences);
@@ -124,7 +180,13 @@ fn line_rate(addr_off: u64, aligned_only_reads: bool) -> (f64, f64) {
     assert_eq!((ar - req, rs - rbeat, ws - wd), (2, if addr_off == 0 || aligned_only_reads { 2 } else { 3 }, 1));
     let rd = r.rd_beats as f64 / (re - rs + 1) as f64;
     let wr = r.w_beats as f64 / (we - ws + 1) as f64;
-    eprintln!("offset {addr_off}: reads {} beats in {} cycles, W {} beats in {} cycles", r.rd_beats, re - rs + 1, r.w_beats, we - ws + 1);
+    eprintln!(
+        "offset {addr_off}: reads {} beats in {} cycles, W {} beats in {} cycles",
+        r.rd_beats,
+        re - rs + 1,
+        r.w_beats,
+        we - ws + 1
+    );
     (rd, wr)
 }
 

@@ -4,11 +4,11 @@
 
 use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use roce_model::wire::{
-    AethFields, AtomicEthFields, BthFields, EthernetFields, ExtHeaders, FrameBuilder, IethFields, ImmDtFields, Ipv4Fields, Opcode,
-    RethFields,
-};
 use roce_driver::{RecvWr, WorkCompletion};
+use roce_model::wire::{
+    AethFields, AtomicEthFields, BthFields, EthernetFields, ExtHeaders, FrameBuilder, IethFields, ImmDtFields,
+    Ipv4Fields, Opcode, RethFields,
+};
 use roce_sim::pair::{Pair, PairConfig};
 
 fn random_frame(rng: &mut ChaCha8Rng, pair: &Pair, epsn: u32) -> Vec<u8> {
@@ -28,9 +28,14 @@ fn random_frame(rng: &mut ChaCha8Rng, pair: &Pair, epsn: u32) -> Vec<u8> {
         Opcode::RcFetchAdd,
         Opcode::RcCompareSwap,
     ];
-    let op = if rng.random_bool(0.5) { useful[rng.random_range(0..useful.len())] } else { Opcode::ALL[rng.random_range(0..Opcode::ALL.len())] };
+    let op = if rng.random_bool(0.5) {
+        useful[rng.random_range(0..useful.len())]
+    } else {
+        Opcode::ALL[rng.random_range(0..Opcode::ALL.len())]
+    };
     let qpn = if rng.random_bool(0.9) { b.qp.qpn() } else { rng.random_range(0..2048) };
-    let psn = if rng.random_bool(0.7) { epsn.wrapping_add(rng.random_range(0..3)).wrapping_sub(1) } else { rng.random() };
+    let psn =
+        if rng.random_bool(0.7) { epsn.wrapping_add(rng.random_range(0..3)).wrapping_sub(1) } else { rng.random() };
     let mut bth = BthFields::new(op, qpn, psn & 0xFF_FFFF);
     bth.ack_req = rng.random();
     let mr = b.mr;
@@ -41,7 +46,11 @@ fn random_frame(rng: &mut ChaCha8Rng, pair: &Pair, epsn: u32) -> Vec<u8> {
     } else {
         rng.random_range(0..4200)
     };
-    let va = if rng.random_bool(0.7) { (mr.va + rng.random_range(0..mr.len + 64).min(mr.len - plen as u64)) & !7 } else { rng.random() };
+    let va = if rng.random_bool(0.7) {
+        (mr.va + rng.random_range(0..mr.len + 64).min(mr.len - plen as u64)) & !7
+    } else {
+        rng.random()
+    };
     let rkey = if rng.random_bool(0.8) { mr.rkey } else { rng.random() };
     // usually a length consistent with the packet, so execution paths are reached
     let len = if rng.random_bool(0.5) { plen as u32 } else { rng.random_range(0..9000u32) };
@@ -50,12 +59,19 @@ fn random_frame(rng: &mut ChaCha8Rng, pair: &Pair, epsn: u32) -> Vec<u8> {
     for k in op.ext_headers() {
         match k {
             K::Reth => ext.reth = Some(RethFields { va, rkey, dma_len: len }),
-            K::AtomicEth => ext.atomic_eth = Some(AtomicEthFields { va, rkey, swap_add: rng.random(), compare: rng.random() }),
+            K::AtomicEth => {
+                ext.atomic_eth = Some(AtomicEthFields { va, rkey, swap_add: rng.random(), compare: rng.random() })
+            }
             K::Aeth => ext.aeth = Some(AethFields { syndrome: rng.random(), msn: rng.random::<u32>() & 0xFF_FFFF }),
             K::ImmDt => ext.immdt = Some(ImmDtFields { imm: rng.random() }),
             K::Ieth => ext.ieth = Some(IethFields { rkey }),
-            K::AtomicAckEth => ext.atomic_ack_eth = Some(roce_model::wire::AtomicAckEthFields { orig_remote_data: rng.random() }),
-            K::Deth => ext.deth = Some(roce_model::wire::DethFields { qkey: rng.random(), src_qp: rng.random::<u32>() & 0xFF_FFFF }),
+            K::AtomicAckEth => {
+                ext.atomic_ack_eth = Some(roce_model::wire::AtomicAckEthFields { orig_remote_data: rng.random() })
+            }
+            K::Deth => {
+                ext.deth =
+                    Some(roce_model::wire::DethFields { qkey: rng.random(), src_qp: rng.random::<u32>() & 0xFF_FFFF })
+            }
             K::CnpPadding => {}
         }
     }
@@ -66,7 +82,10 @@ fn random_frame(rng: &mut ChaCha8Rng, pair: &Pair, epsn: u32) -> Vec<u8> {
         std::net::IpAddr::V6(_) => std::net::Ipv4Addr::UNSPECIFIED,
     };
     let ipf = Ipv4Fields { src: ip(a.ip), dst: ip(b.ip), ..Ipv4Fields::default() };
-    let Ok(mut f) = FrameBuilder::new(EthernetFields { dst: b.mac, src: a.mac, vlan: None }, ipf, bth).with_ext(ext).build(&payload) else {
+    let Ok(mut f) = FrameBuilder::new(EthernetFields { dst: b.mac, src: a.mac, vlan: None }, ipf, bth)
+        .with_ext(ext)
+        .build(&payload)
+    else {
         return Vec::new();
     };
     if roce_model::icrc::fill(&mut f).is_err() || rng.random_bool(0.05) {
@@ -81,7 +100,8 @@ fn arbitrary_packets_never_write_outside_registered_memory() {
     let rounds = if std::env::var_os("ROCE_SOAK").is_some() { 50 } else { 1 };
     let (mut executed, mut naks) = (0usize, 0u64);
     for seed in 0..(4 * rounds) {
-        let mut pair = Pair::new(&PairConfig { buf_len: 16 * 1024, mtu: 1024, depth: 16, ..PairConfig::default() }).expect("pair");
+        let mut pair =
+            Pair::new(&PairConfig { buf_len: 16 * 1024, mtu: 1024, depth: 16, ..PairConfig::default() }).expect("pair");
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         // receive buffers: the first half of B's buffer
         let sge = [pair.b.mr.sge(0, 8192)];
@@ -96,7 +116,16 @@ fn arbitrary_packets_never_write_outside_registered_memory() {
         pair.b.node.borrow_mut().mem.track_writes = true;
         let (buf_lo, buf_hi) = (pair.b.buf.iova, pair.b.buf.iova + pair.b.buf.len as u64);
         let epsn = pair.a.psn;
-        let mut wcs = [WorkCompletion { wr_id: 0, status: roce_driver::CqeStatus::Success, opcode: roce_driver::CqeOpcode::Send, byte_len: 0, imm: None, invalidated: None, qpn: 0, src_qp: 0 }; 16];
+        let mut wcs = [WorkCompletion {
+            wr_id: 0,
+            status: roce_driver::CqeStatus::Success,
+            opcode: roce_driver::CqeOpcode::Send,
+            byte_len: 0,
+            imm: None,
+            invalidated: None,
+            qpn: 0,
+            src_qp: 0,
+        }; 16];
         let _ = epsn;
         for _ in 0..500 {
             let (state, epsn) = {
@@ -106,7 +135,8 @@ fn arbitrary_packets_never_write_outside_registered_memory() {
             };
             if state == roce_driver::QpState::Err {
                 // bring the QP back so the fuzz keeps reaching execution
-                let reset = roce_driver::QpAttr { state: roce_driver::QpState::Reset, ..roce_driver::QpAttr::default() };
+                let reset =
+                    roce_driver::QpAttr { state: roce_driver::QpState::Reset, ..roce_driver::QpAttr::default() };
                 pair.b.dev.modify_qp(pair.b.qp, &reset, roce_driver::QpAttrMask::STATE).expect("reset");
                 let (qa, ma, ia, pa) = (pair.a.qp.qpn(), pair.a.mac, pair.a.ip, pair.a.psn);
                 let cfg = PairConfig { mtu: 1024, ..PairConfig::default() };

@@ -42,7 +42,9 @@ fn cfg(op: Op, size: usize, messages: u64, mtu: u32, link: LinkConfig, seed: u64
 /// before coalescing). ACKs are coalesced by timing, so ACKS_SENT is checked against the
 /// Acknowledge frames the HDL put on the wire, and the model's against its own.
 fn counters_agree(r: &TransferReport, node: usize, what: &str) {
-    let (Some(m), Some(s)) = (&r.model_counters[node], &r.cosim[node]) else { panic!("{what}: node {node} is not a cosim node") };
+    let (Some(m), Some(s)) = (&r.model_counters[node], &r.cosim[node]) else {
+        panic!("{what}: node {node} is not a cosim node")
+    };
     let h = &r.counters[node];
     let pick = |c: &Counters| {
         [
@@ -63,7 +65,11 @@ fn counters_agree(r: &TransferReport, node: usize, what: &str) {
         ]
     };
     assert_eq!(pick(h), pick(m), "{what}: node {node}'s HDL counters (left) against the model's (right)");
-    assert_eq!([h.acks_sent, m.acks_sent], s.acks, "{what}: node {node}'s ACKS_SENT (HDL, model) against the Acknowledge frames each sent");
+    assert_eq!(
+        [h.acks_sent, m.acks_sent],
+        s.acks,
+        "{what}: node {node}'s ACKS_SENT (HDL, model) against the Acknowledge frames each sent"
+    );
 }
 
 fn go(op: Op, size: usize, messages: u64, mtu: u32, link: LinkConfig, seed: u64) -> TransferReport {
@@ -139,7 +145,8 @@ fn backpressure_on_every_port() {
 fn cosim_reports_a_divergence() {
     // The model's copy of one READ source byte differs: the READ response carrying it must
     // be reported, with the block that built it and both values.
-    let c = TransferConfig { model_fault: Some(3 * 3000 + 1500), ..cfg(Op::Read, 3000, 8, 1024, LinkConfig::default(), 5) };
+    let c =
+        TransferConfig { model_fault: Some(3 * 3000 + 1500), ..cfg(Op::Read, 3000, 8, 1024, LinkConfig::default(), 5) };
     let r = run(&c, |_, _| {}).expect("transfer runs");
     let (node, d) = r.divergence.expect("the flipped byte is found");
     assert_eq!(node, 1);
@@ -157,8 +164,22 @@ fn go2(op: Op, size: usize, messages: u64, mtu: u32, link: LinkConfig, seed: u64
 
 /// [`go2`] with random backpressure `stall` on every MAC and DMA port of both engines.
 #[allow(clippy::too_many_arguments)]
-fn go2s(op: Op, size: usize, messages: u64, mtu: u32, link: LinkConfig, seed: u64, cosim: bool, stall: f64) -> TransferReport {
-    let c = TransferConfig { hdl: [true, true], cosim: cosim.then(HdlConfig::default), stall, ..cfg(op, size, messages, mtu, link, seed) };
+fn go2s(
+    op: Op,
+    size: usize,
+    messages: u64,
+    mtu: u32,
+    link: LinkConfig,
+    seed: u64,
+    cosim: bool,
+    stall: f64,
+) -> TransferReport {
+    let c = TransferConfig {
+        hdl: [true, true],
+        cosim: cosim.then(HdlConfig::default),
+        stall,
+        ..cfg(op, size, messages, mtu, link, seed)
+    };
     let r = run(&c, |_, _| {}).expect("transfer runs");
     if let Some((n, d)) = &r.divergence {
         panic!("{op:?} size {size} mtu {mtu} seed {seed}: the HDL and the model diverged at node {n}: {d}");
@@ -198,7 +219,9 @@ fn hdl_requester_lossy_links_every_op() {
     // cosim on both nodes: the requests are compared by PSN (go-back-N resends what the
     // model resends, byte for byte), the completer's DMA writes and CQEs in order
     let (mut naks, mut retx) = (0, 0);
-    for (i, (loss, size, mtu)) in [(0.01, 3000, 1024), (0.05, 3000, 1024), (0.2, 5000, 4096), (0.05, 700, 256)].into_iter().enumerate() {
+    for (i, (loss, size, mtu)) in
+        [(0.01, 3000, 1024), (0.05, 3000, 1024), (0.2, 5000, 4096), (0.05, 700, 256)].into_iter().enumerate()
+    {
         for op in [Op::Write, Op::Send, Op::Read] {
             let r = go2(op, size, 20, mtu, lossy(loss), 11 + i as u64, true);
             naks += r.counters[0].naks_rcvd;

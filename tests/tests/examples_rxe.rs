@@ -51,7 +51,14 @@ fn opts(d: &TempDir, cmd: &str) -> VmOptions {
 
 /// The example's device arguments towards the VM.
 fn ex_args(d: &TempDir, port: u16, rest: &[&str]) -> Vec<String> {
-    let mut v = strs(&["--device", &sim_dev(&d.join("ex.sock"), &d.join("vm.sock")), "--ip", EX_IP, "--mac", "52:54:00:00:00:02"]);
+    let mut v = strs(&[
+        "--device",
+        &sim_dev(&d.join("ex.sock"), &d.join("vm.sock")),
+        "--ip",
+        EX_IP,
+        "--mac",
+        "52:54:00:00:00:02",
+    ]);
     v.extend(strs(&["-p", &port.to_string(), "--timeout", "120"]));
     v.extend(strs(rest));
     v
@@ -64,7 +71,10 @@ fn pingpong_example_server_vm_client() {
     let t = Instant::now();
     let d = TempDir::new("ppsrv");
     let port = free_port();
-    let mut ex = Proc::spawn("pingpong", &ex_args(&d, port, &["-g", "1", "-m", "1024", "-s", &size.to_string(), "-n", &n.to_string()]));
+    let mut ex = Proc::spawn(
+        "pingpong",
+        &ex_args(&d, port, &["-g", "1", "-m", "1024", "-s", &size.to_string(), "-n", &n.to_string()]),
+    );
     // listening: QEMU's guestfwd connects when it starts
     ex.wait_for("local address", Duration::from_secs(30));
     let mut o = opts(&d, &format!("ibv_rc_pingpong -g 1 -m 1024 -s {size} -n {n} {GUESTFWD_ADDR}"));
@@ -72,7 +82,11 @@ fn pingpong_example_server_vm_client() {
     let vm = RxeVm::boot_from(&img, o).expect("boot");
     let (ok, out, err) = ex.wait(Duration::from_secs(130));
     let vo = vm.wait(Duration::from_secs(60)).expect("VM run");
-    eprintln!("pingpong example server / VM client {size} B x {n}: {:.1}s\n{out}{err}\n--- VM:\n{}", t.elapsed().as_secs_f64(), vo.stdout_of_cmd);
+    eprintln!(
+        "pingpong example server / VM client {size} B x {n}: {:.1}s\n{out}{err}\n--- VM:\n{}",
+        t.elapsed().as_secs_f64(),
+        vo.stdout_of_cmd
+    );
     assert!(ok, "{out}\n{err}\n--- VM:\n{}", vo.console_log);
     assert!(pingpong_done(&out, size, n) && !err.contains("warning"), "{out}\n{err}");
     assert!(out.contains("GID ::ffff:192.0.2.1"), "{out}");
@@ -100,7 +114,11 @@ fn pingpong_example_client_vm_server() {
         let mut ex = Proc::spawn("pingpong", &args);
         let (ok, out, err) = ex.wait(Duration::from_secs(130));
         eprintln!("pingpong example client / VM server {size} B x {n}: {:.1}s\n{out}{err}", t.elapsed().as_secs_f64());
-        assert!(ok && pingpong_done(&out, size, n) && !err.contains("warning"), "{out}\n{err}\n--- VM:\n{}", vm.console());
+        assert!(
+            ok && pingpong_done(&out, size, n) && !err.contains("warning"),
+            "{out}\n{err}\n--- VM:\n{}",
+            vm.console()
+        );
     }
     let vo = vm.wait(Duration::from_secs(60)).expect("VM run");
     eprintln!("--- VM:\n{}", vo.stdout_of_cmd);
@@ -123,7 +141,11 @@ fn perftest_server(example: &str, tool: &str, size: u64, n: u64) {
     let vm = RxeVm::boot_from(&img, o).expect("boot");
     let (ok, out, err) = ex.wait(Duration::from_secs(130));
     let vo = vm.wait(Duration::from_secs(60)).expect("VM run");
-    eprintln!("{example} server / VM {tool} client {size} B x {n}: {:.1}s\n{out}{err}\n--- VM:\n{}", t.elapsed().as_secs_f64(), vo.stdout_of_cmd);
+    eprintln!(
+        "{example} server / VM {tool} client {size} B x {n}: {:.1}s\n{out}{err}\n--- VM:\n{}",
+        t.elapsed().as_secs_f64(),
+        vo.stdout_of_cmd
+    );
     assert!(ok, "{out}\n{err}\n--- VM:\n{}", vo.console_log);
     assert_eq!(vo.exit_code, 0, "{}", vo.stdout_of_cmd);
     // our server prints the VM client's numbers (perftest's report exchange)
@@ -131,7 +153,8 @@ fn perftest_server(example: &str, tool: &str, size: u64, n: u64) {
     assert_eq!((s, it), (size, n), "{out}");
     assert!(avg > 0.0, "{out}");
     assert!(out.contains(" Mtu             : 1024[B]"), "negotiated down to the VM's MTU:\n{out}");
-    let (vs, vi, _, _, _) = bw_row(&vo.stdout_of_cmd).unwrap_or_else(|| panic!("no table from the VM in\n{}", vo.stdout_of_cmd));
+    let (vs, vi, _, _, _) =
+        bw_row(&vo.stdout_of_cmd).unwrap_or_else(|| panic!("no table from the VM in\n{}", vo.stdout_of_cmd));
     assert_eq!((vs, vi), (size, n), "{}", vo.stdout_of_cmd);
 }
 

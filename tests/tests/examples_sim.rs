@@ -50,7 +50,8 @@ fn pingpong_several_sizes() {
     let n = 200u64;
     for (size, mtu) in [(1u64, 1024), (64, 1024), (1024, 1024), (5000, 1024), (65536, 4096)] {
         let t = Instant::now();
-        let (c, s) = pair("pingpong", &["-s", &size.to_string(), "-n", &n.to_string(), "-m", &mtu.to_string(), "-g", "1"]);
+        let (c, s) =
+            pair("pingpong", &["-s", &size.to_string(), "-n", &n.to_string(), "-m", &mtu.to_string(), "-g", "1"]);
         eprintln!("pingpong {size} B x {n} at MTU {mtu}: {:.2}s\n{c}", t.elapsed().as_secs_f64());
         for out in [&c, &s] {
             assert!(pingpong_done(out, size, n), "{out}");
@@ -100,9 +101,15 @@ fn write_bw_mtu_negotiation() {
     let d = TempDir::new("mtu");
     let (a, b) = (d.join("srv.sock"), d.join("cli.sock"));
     let port = free_port().to_string();
-    let mut srv = Proc::spawn("write_bw", &strs(&["--device", &sim_dev(&a, &b), "-m", "1024", "-s", "3000", "-n", "200", "-p", &port, "--timeout", "50"]));
+    let mut srv = Proc::spawn(
+        "write_bw",
+        &strs(&["--device", &sim_dev(&a, &b), "-m", "1024", "-s", "3000", "-n", "200", "-p", &port, "--timeout", "50"]),
+    );
     srv.wait_for("Waiting for client", T);
-    let mut cli = Proc::spawn("write_bw", &strs(&["--device", &sim_dev(&b, &a), "-s", "3000", "-n", "200", "-p", &port, "--timeout", "50", "127.0.0.1"]));
+    let mut cli = Proc::spawn(
+        "write_bw",
+        &strs(&["--device", &sim_dev(&b, &a), "-s", "3000", "-n", "200", "-p", &port, "--timeout", "50", "127.0.0.1"]),
+    );
     let (cok, cout, cerr) = cli.wait(T);
     let (sok, sout, serr) = srv.wait(T);
     assert!(cok && sok, "{cout}\n{cerr}\n{sout}\n{serr}");

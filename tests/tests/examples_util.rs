@@ -33,7 +33,11 @@ pub fn examples_dir() -> &'static Path {
             c.env("CARGO_TARGET_DIR", target);
         }
         let out = c.output().expect("run cargo build --examples");
-        assert!(out.status.success(), "cargo build --examples -p roce-driver failed:\n{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "cargo build --examples -p roce-driver failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         eprintln!("examples built in {:.1}s", t.elapsed().as_secs_f64());
         profile_dir.join("examples")
     })
@@ -52,7 +56,11 @@ impl TempDir {
     /// A fresh folder.
     pub fn new(tag: &str) -> TempDir {
         static N: AtomicU32 = AtomicU32::new(0);
-        let d = PathBuf::from("/tmp").join(format!("rex-{tag}-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed)));
+        let d = PathBuf::from("/tmp").join(format!(
+            "rex-{tag}-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).expect("create temp dir");
         TempDir(d)
@@ -127,7 +135,13 @@ impl Proc {
                 std::thread::sleep(Duration::from_millis(50));
                 panic!("{} exited ({st}) before printing {needle:?}:\n{}\n{}", self.name, self.stdout(), self.stderr());
             }
-            assert!(Instant::now() < end, "{} did not print {needle:?} in {timeout:?}:\n{}\n{}", self.name, self.stdout(), self.stderr());
+            assert!(
+                Instant::now() < end,
+                "{} did not print {needle:?} in {timeout:?}:\n{}\n{}",
+                self.name,
+                self.stdout(),
+                self.stderr()
+            );
             std::thread::sleep(Duration::from_millis(10));
         }
     }

@@ -11,7 +11,8 @@ use roce_sim::cosim_frame_gate::frame_gate_run;
 fn frames_pass_whole_cut_or_not_at_all() {
     for (seed, vp, rp, flip) in [(0u64, 1.0, 1.0, 0.02), (1, 0.6, 0.7, 0.05), (2, 0.9, 0.3, 0.1), (3, 0.4, 0.9, 0.01)] {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        let frames: Vec<usize> = (0..2000).map(|_| if rng.random_bool(0.3) { 1 } else { rng.random_range(2..=20) }).collect();
+        let frames: Vec<usize> =
+            (0..2000).map(|_| if rng.random_bool(0.3) { 1 } else { rng.random_range(2..=20) }).collect();
         let r = frame_gate_run(&frames, vp, rp, flip, seed).expect("runs");
         assert!(r.divergences.is_empty(), "seed {seed}: {:#?}", &r.divergences[..r.divergences.len().min(5)]);
         assert_eq!(r.whole + r.cut + r.dropped, frames.len() as u64);

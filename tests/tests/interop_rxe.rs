@@ -124,7 +124,11 @@ fn pingpong_vm_client(hdl: bool) {
         assert_eq!(theirs.gid, gid_of(VM_IP));
         let r = pingpong(&mut h, &vm, false, size, n, Duration::from_secs(90));
         let out = vm.wait(Duration::from_secs(60)).expect("VM run");
-        eprintln!("interop pingpong VM client, {} engine, {size} B x {n}: {r:?}, {:.1}s", kind(hdl), t.elapsed().as_secs_f64());
+        eprintln!(
+            "interop pingpong VM client, {} engine, {size} B x {n}: {r:?}, {:.1}s",
+            kind(hdl),
+            t.elapsed().as_secs_f64()
+        );
         assert!(r.errors.is_empty(), "{r:?}\n{}", out.stdout_of_cmd);
         assert_eq!((r.sent, r.received, r.bad_payload), (n, n, 0), "{r:?}\n{}", out.stdout_of_cmd);
         assert_eq!(out.exit_code, 0, "{}", out.stdout_of_cmd);
@@ -223,7 +227,10 @@ fn perftest(op: &str, size: usize, hdl: bool) {
 }
 
 fn perftest_size(default: usize) -> usize {
-    std::env::var("ROCE_INTEROP_SIZES").ok().and_then(|s| s.split(',').next_back()?.trim().parse().ok()).unwrap_or(default)
+    std::env::var("ROCE_INTEROP_SIZES")
+        .ok()
+        .and_then(|s| s.split(',').next_back()?.trim().parse().ok())
+        .unwrap_or(default)
 }
 
 #[test]

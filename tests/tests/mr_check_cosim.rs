@@ -66,7 +66,7 @@ fn phase(rng: &mut ChaCha8Rng, ncmd: usize, nreq: usize) -> (Vec<MrCmd>, Vec<MrR
                 match rng.random_range(0..30) {
                     0 => data[rng.random_range(37..64)] = rng.random_range(1..=255), // reserved byte
                     1 => data[36] = rng.random_range(2..=255),                       // valid not 0/1
-                    2 => data[32 + rng.random_range(0..4)] |= 0xF0,                   // undefined access bit
+                    2 => data[32 + rng.random_range(0..4)] |= 0xF0,                  // undefined access bit
                     _ => {}
                 }
                 if c.valid && c.key >> 8 == index && index < N {
@@ -89,7 +89,9 @@ fn phase(rng: &mut ChaCha8Rng, ncmd: usize, nreq: usize) -> (Vec<MrCmd>, Vec<MrR
     let mut reqs = Vec::new();
     for u in 0..nreq {
         let mut q = MrReq { user: u as u32 & 0xFFFF, ..MrReq::default() };
-        if let (false, Some(g)) = (rng.random_bool(0.15), (!regions.is_empty()).then(|| regions[rng.random_range(0..regions.len())])) {
+        if let (false, Some(g)) =
+            (rng.random_bool(0.15), (!regions.is_empty()).then(|| regions[rng.random_range(0..regions.len())]))
+        {
             q.key = if rng.random_bool(0.08) { g.key ^ rng.random_range(1..256) } else { g.key };
             q.pd = if rng.random_bool(0.1) { g.pd ^ 1 } else { g.pd };
             q.need = if rng.random_bool(0.8) { g.access & rng.random::<u8>() } else { rng.random::<u8>() & 0xF };
@@ -123,7 +125,9 @@ fn phase(rng: &mut ChaCha8Rng, ncmd: usize, nreq: usize) -> (Vec<MrCmd>, Vec<MrR
 fn mr_check_lockstep_random() {
     let mut rng = ChaCha8Rng::seed_from_u64(0x4d52);
     let phases: Vec<_> = (0..3).map(|_| phase(&mut rng, 400, 4000)).collect();
-    for (seed, (req_rate, cmd_rate, ready_rate)) in [(1u64, (0.9, 0.3, 0.8)), (2, (0.4, 0.8, 0.4)), (3, (1.0, 0.1, 1.0))] {
+    for (seed, (req_rate, cmd_rate, ready_rate)) in
+        [(1u64, (0.9, 0.3, 0.8)), (2, (0.4, 0.8, 0.4)), (3, (1.0, 0.1, 1.0))]
+    {
         let rep = mr_check(&phases, MrPacing { req_rate, cmd_rate, ready_rate, seed }, None).expect("run");
         for d in rep.divergences.iter().take(5) {
             eprintln!("{d}");

@@ -138,8 +138,11 @@ fn hdl_insert_output_decodes_in_tshark_and_scapy() {
     let ins = cosim::icrc(512, true, &frames, &Traffic::FULL, None).expect("cosim insert");
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("oracle");
     let out = dir.join("hdl_sealed.pcap");
-    let caps_out: Vec<_> =
-        caps.iter().zip(&ins.frames).map(|(c, f)| pcapio::Captured { data: f.hdl_frame.clone(), ..c.clone() }).collect();
+    let caps_out: Vec<_> = caps
+        .iter()
+        .zip(&ins.frames)
+        .map(|(c, f)| pcapio::Captured { data: f.hdl_frame.clone(), ..c.clone() })
+        .collect();
     pcapio::write(&out, &caps_out).expect("write");
 
     // tshark on the frames that were not corrupted (their JSON fields are the truth).

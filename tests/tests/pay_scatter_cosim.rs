@@ -20,7 +20,8 @@ fn random_cmds(rng: &mut ChaCha8Rng, n: usize) -> Vec<ScatterCmd> {
                 4 => rng.random_range(1..9000),
                 _ => rng.random_range(1..1100),
             };
-            let payload: Option<Vec<u8>> = if rng.random_bool(0.9) { Some((0..len).map(|_| rng.random()).collect()) } else { None };
+            let payload: Option<Vec<u8>> =
+                if rng.random_bool(0.9) { Some((0..len).map(|_| rng.random()).collect()) } else { None };
             let plen = payload.as_ref().map_or(0, Vec::len);
             let mut segs = [Segment::default(); NSEG];
             let mut left = plen;
@@ -32,7 +33,11 @@ fn random_cmds(rng: &mut ChaCha8Rng, n: usize) -> Vec<ScatterCmd> {
                     _ => rng.random_range(0..=left),
                 };
                 let l = l.min(u16::MAX as usize);
-                *s = Segment { write: payload.is_some() && rng.random_bool(0.8), len: l as u16, addr: rng.random::<u64>() >> 8 };
+                *s = Segment {
+                    write: payload.is_some() && rng.random_bool(0.8),
+                    len: l as u16,
+                    addr: rng.random::<u64>() >> 8,
+                };
                 left -= l.min(left);
             }
             ScatterCmd { segs, payload }

@@ -15,8 +15,8 @@ use std::collections::BTreeSet;
 use std::net::IpAddr;
 
 use roce_driver::{
-    Backend, CompletionQueue, CqeOpcode, CqeStatus, DriverError, QpState, QueuePair, RecvWr, SendWr, Sge, WorkCompletion,
-    WrOp,
+    Backend, CompletionQueue, CqeOpcode, CqeStatus, DriverError, QpState, QueuePair, RecvWr, SendWr, Sge,
+    WorkCompletion, WrOp,
 };
 use roce_model::contract::regs;
 use roce_model::engine::Counters;
@@ -58,7 +58,10 @@ fn rnr_naks(r: &Rig) -> usize {
     r.frames(1)
         .iter()
         .filter(|(_, f)| {
-            parse_frame(f).ok().and_then(|p| p.roce().and_then(|x| x.aeth()).map(|a| a.syndrome() >> 5 == 1)).unwrap_or(false)
+            parse_frame(f)
+                .ok()
+                .and_then(|p| p.roce().and_then(|x| x.aeth()).map(|a| a.syndrome() >> 5 == 1))
+                .unwrap_or(false)
         })
         .count()
 }
@@ -224,7 +227,10 @@ fn retry_exhaustion(hdl: [bool; 2]) {
     assert!(r.run_until(10 * MS, |r| r.wa.len() >= 3), "no completions: {:?}", r.wa);
     let took = r.pair.now - t0;
     let ids_status: Vec<_> = r.wa.iter().map(|w| (w.wr_id, w.status)).collect();
-    assert_eq!(ids_status, vec![(10, CqeStatus::RetryExcErr), (11, CqeStatus::WrFlushErr), (12, CqeStatus::WrFlushErr)]);
+    assert_eq!(
+        ids_status,
+        vec![(10, CqeStatus::RetryExcErr), (11, CqeStatus::WrFlushErr), (12, CqeStatus::WrFlushErr)]
+    );
     // Exactly 1 + retry_cnt transmissions of the first packet, and of every other one.
     let firsts = r.frames(0).iter().filter(|(_, f)| roce_of(f).map(|x| x.0) == Some(first_psn)).count();
     assert_eq!(firsts, 1 + usize::from(cfg.retry_cnt));
@@ -274,7 +280,12 @@ fn rnr_retry(hdl: [bool; 2]) {
     assert_eq!(r.pair.a.dev.counter(regs::RNR_RETRIES_LO), 3);
     // The SEND went 3 times, each retry at least the advertised RNR timer (code 1 = 10 µs)
     // after the previous attempt.
-    let sends: Vec<u64> = r.frames(0).iter().filter(|(_, f)| roce_of(f).map(|x| x.1) == Some(Opcode::RcSendOnly)).map(|(t, _)| *t).collect();
+    let sends: Vec<u64> = r
+        .frames(0)
+        .iter()
+        .filter(|(_, f)| roce_of(f).map(|x| x.1) == Some(Opcode::RcSendOnly))
+        .map(|(t, _)| *t)
+        .collect();
     assert_eq!(sends.len(), 3);
     assert!(sends.windows(2).all(|w| w[1] - w[0] >= 2500), "retries too early: {sends:?}");
     assert_eq!(r.a_state(), QpState::Err);
@@ -384,7 +395,11 @@ fn atomic_storm(cfg: &PairConfig, n: u64) -> Rig {
         assert!(r.run_until(50 * MS, |r| r.wa.len() > k), "seed {}: stalled at {k} completions", cfg.seed);
     }
     let seed = cfg.seed;
-    assert!(r.wa.iter().all(|w| w.status == CqeStatus::Success), "seed {seed}: {:?}", r.wa.iter().find(|w| w.status != CqeStatus::Success));
+    assert!(
+        r.wa.iter().all(|w| w.status == CqeStatus::Success),
+        "seed {seed}: {:?}",
+        r.wa.iter().find(|w| w.status != CqeStatus::Success)
+    );
     let ids: Vec<u64> = r.wa.iter().map(|w| w.wr_id).collect();
     assert_eq!(ids, (0..n).collect::<Vec<_>>(), "seed {seed}");
     assert_eq!(read_u64(&r.pair.b, 128), n, "seed {seed}");
@@ -433,7 +448,10 @@ fn immediate_and_invalidate(hdl: [bool; 2]) {
     assert!(r.run_until(MS, |r| r.wa.len() >= 2 && r.wb.len() >= 2));
     assert!(r.wa.iter().all(|w| w.status == CqeStatus::Success && w.opcode == CqeOpcode::Send));
     let (w, v) = (r.wb[0], r.wb[1]);
-    assert_eq!((w.wr_id, w.status, w.opcode, w.imm, w.invalidated, w.byte_len), (10, CqeStatus::Success, CqeOpcode::RecvImm, Some(0xDEAD_BEEF), None, 200));
+    assert_eq!(
+        (w.wr_id, w.status, w.opcode, w.imm, w.invalidated, w.byte_len),
+        (10, CqeStatus::Success, CqeOpcode::RecvImm, Some(0xDEAD_BEEF), None, 200)
+    );
     assert_eq!((v.wr_id, v.opcode, v.imm, v.byte_len), (11, CqeOpcode::Recv, None, 100));
     assert_eq!((w.qpn, w.src_qp), (r.pair.b.qp.qpn(), r.pair.a.qp.qpn()));
     assert_eq!(read(&r.pair.b, 0, 200), d1);
@@ -447,7 +465,10 @@ fn immediate_and_invalidate(hdl: [bool; 2]) {
     assert!(r.run_until(MS, |r| r.wa.len() >= 3 && r.wb.len() >= 3));
     assert_eq!((r.wa[2].wr_id, r.wa[2].status, r.wa[2].opcode), (3, CqeStatus::Success, CqeOpcode::Write));
     let w = r.wb[2];
-    assert_eq!((w.wr_id, w.status, w.opcode, w.imm, w.byte_len), (12, CqeStatus::Success, CqeOpcode::RecvWriteImm, Some(0x1234_5678), 10_000));
+    assert_eq!(
+        (w.wr_id, w.status, w.opcode, w.imm, w.byte_len),
+        (12, CqeStatus::Success, CqeOpcode::RecvWriteImm, Some(0x1234_5678), 10_000)
+    );
     assert_eq!(read(&r.pair.b, 16384, 10_000), d2);
     assert_eq!(read(&r.pair.b, 1024, 64), vec![0u8; 64]);
     // With the receive queue now empty, the next WRITE with immediate is RNR NAKed (and
@@ -475,7 +496,10 @@ fn immediate_and_invalidate(hdl: [bool; 2]) {
     assert!(r.run_until(MS, |r| r.wa.len() >= 6 && r.wb.len() >= 5));
     assert_eq!((r.wa[5].wr_id, r.wa[5].status), (6, CqeStatus::Success));
     let w = r.wb[4];
-    assert_eq!((w.wr_id, w.status, w.opcode, w.invalidated, w.imm, w.byte_len), (14, CqeStatus::Success, CqeOpcode::RecvInv, Some(mr2.rkey), None, 50));
+    assert_eq!(
+        (w.wr_id, w.status, w.opcode, w.invalidated, w.imm, w.byte_len),
+        (14, CqeStatus::Success, CqeOpcode::RecvInv, Some(mr2.rkey), None, 50)
+    );
     assert_eq!(read(&r.pair.b, 2048, 50), d2[..50]);
     fill(&mut r.pair.a, 0, 5, 100);
     r.post(7, WrOp::Write { remote_addr: mr2.va, rkey: mr2.rkey }, 0, 100);
@@ -499,7 +523,16 @@ fn hdl_ipv6_and_vlan() {
 
 fn ipv6_vlan(hdl: [bool; 2]) {
     for op in [Op::Write, Op::Read, Op::Send] {
-        let cfg = TransferConfig { op, size: 10_000, messages: 16, depth: 4, ipv6: true, capture: true, hdl, ..TransferConfig::default() };
+        let cfg = TransferConfig {
+            op,
+            size: 10_000,
+            messages: 16,
+            depth: 4,
+            ipv6: true,
+            capture: true,
+            hdl,
+            ..TransferConfig::default()
+        };
         let rep = transfer::run(&cfg, |_, _| {}).expect("transfer");
         assert!(rep.clean(16), "{op:?} over IPv6: {rep:?}");
         assert!(!rep.capture.is_empty());
@@ -588,7 +621,8 @@ fn ecn_run(mark: f64) -> EcnRun {
         assert_eq!(read(&r.pair.b, i as u64 * u64::from(SZ), SZ as usize), data[i]);
     }
     // captured as sent, before the link marks them: ECT(0)
-    let ect = r.frames(0).iter().all(|(_, f)| parse_frame(f).ok().and_then(|p| p.ipv4()).is_some_and(|h| h.ecn() == 0b10));
+    let ect =
+        r.frames(0).iter().all(|(_, f)| parse_frame(f).ok().and_then(|p| p.ipv4()).is_some_and(|h| h.ecn() == 0b10));
     EcnRun { cycles, a: counters(&r.pair.a), b: counters(&r.pair.b), rate_after_first_cnp, line, ect }
 }
 
@@ -597,7 +631,10 @@ fn ecn_marks_bring_cnps_and_rate_limiting() {
     // Without marking: ECN-capable frames, no CE, no CNPs, no rate limiting.
     let clean = ecn_run(0.0);
     assert!(clean.ect, "requests are not sent ECN-capable");
-    assert_eq!((clean.b.ecn_marked, clean.b.cnp_sent, clean.a.cnp_rcvd, clean.a.cnp_sent, clean.b.cnp_rcvd), (0, 0, 0, 0, 0));
+    assert_eq!(
+        (clean.b.ecn_marked, clean.b.cnp_sent, clean.a.cnp_rcvd, clean.a.cnp_sent, clean.b.cnp_rcvd),
+        (0, 0, 0, 0, 0)
+    );
     assert_eq!(clean.rate_after_first_cnp, None);
 
     // Every A->B frame CE-marked: B answers with CNPs (at most one per 50 µs), A's rate is
@@ -611,7 +648,12 @@ fn ecn_marks_bring_cnps_and_rate_limiting() {
     let rate = marked.rate_after_first_cnp.expect("the first CNP engages the rate limiter");
     let want = marked.line * (1.0 - 1023.0 / 2048.0);
     assert!((rate - want).abs() < 1.0 / 256.0, "rate {rate} Mb/s after the first CNP (line {} Mb/s)", marked.line);
-    assert!(marked.cycles > clean.cycles + clean.cycles / 2, "rate limiting had no effect: {} vs {} cycles", marked.cycles, clean.cycles);
+    assert!(
+        marked.cycles > clean.cycles + clean.cycles / 2,
+        "rate limiting had no effect: {} vs {} cycles",
+        marked.cycles,
+        clean.cycles
+    );
 }
 
 // 7. PFC ------------------------------------------------------------------------------------
@@ -734,7 +776,9 @@ fn every_qp(hdl: [bool; 2]) {
         for (i, &q) in qps[0].iter().enumerate() {
             let off = (i * SZ) as u64;
             let sge = [a.mr.sge(off, SZ as u32)];
-            a.dev.post_send(q, &[SendWr::new(i as u64, WrOp::Write { remote_addr: va + off, rkey }, &sge)]).expect("post");
+            a.dev
+                .post_send(q, &[SendWr::new(i as u64, WrOp::Write { remote_addr: va + off, rkey }, &sge)])
+                .expect("post");
         }
     }
     let mut wa = Vec::new();
@@ -794,7 +838,18 @@ fn rocev1(hdl: [bool; 2]) {
     use roce_sim::transfer::{run, Op, TransferConfig};
     for op in [Op::Send, Op::Write, Op::Read] {
         for ipv6 in [false, true] {
-            let cfg = TransferConfig { op, size: 5000, messages: 20, mtu: 1024, depth: 8, rocev1: true, ipv6, capture: true, hdl, ..TransferConfig::default() };
+            let cfg = TransferConfig {
+                op,
+                size: 5000,
+                messages: 20,
+                mtu: 1024,
+                depth: 8,
+                rocev1: true,
+                ipv6,
+                capture: true,
+                hdl,
+                ..TransferConfig::default()
+            };
             let r = run(&cfg, |_, _| {}).expect("transfer");
             assert!(r.clean(20), "{op:?} ipv6={ipv6}: {r:?}");
             assert!(!r.capture.is_empty());
@@ -827,7 +882,8 @@ fn port_vlan(hdl: [bool; 2]) {
     pair.a.dev.backend().write32(regs::VLAN, v);
     pair.capture = Some(Vec::new());
     let sge = [pair.a.mr.sge(0, 100)];
-    let wr = roce_driver::SendWr::new(1, roce_driver::WrOp::Write { remote_addr: pair.b.mr.va, rkey: pair.b.mr.rkey }, &sge);
+    let wr =
+        roce_driver::SendWr::new(1, roce_driver::WrOp::Write { remote_addr: pair.b.mr.va, rkey: pair.b.mr.rkey }, &sge);
     pair.a.dev.post_send(pair.a.qp, &[wr]).expect("post");
     pair.settle(100_000);
     let cap = pair.capture.take().unwrap_or_default();

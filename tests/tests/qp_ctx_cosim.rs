@@ -67,13 +67,13 @@ fn image(rng: &mut ChaCha8Rng, c: &QpCtx) -> Vec<u8> {
     if rng.random_bool(0.08) {
         match rng.random_range(0..8) {
             0 => d[rng.random_range(92..128)] = 1 << rng.random_range(0..8), // reserved byte
-            1 => d[0] = rng.random_range(7..=255),                            // state code
-            2 => d[2] = [0, 6, 7, 200][rng.random_range(0..4)],               // path MTU code
-            3 => d[3] = rng.random_range(3..=255),                            // encap code
-            4 => d[8] |= 0x10 << rng.random_range(0..4),                      // access bit
-            5 => d[15] = 1,                                                   // dest_qpn bit 24
-            6 => d[46] |= 0x20,                                               // timeout bit 5
-            _ => d[1] = 0,                                                    // type code
+            1 => d[0] = rng.random_range(7..=255),                           // state code
+            2 => d[2] = [0, 6, 7, 200][rng.random_range(0..4)],              // path MTU code
+            3 => d[3] = rng.random_range(3..=255),                           // encap code
+            4 => d[8] |= 0x10 << rng.random_range(0..4),                     // access bit
+            5 => d[15] = 1,                                                  // dest_qpn bit 24
+            6 => d[46] |= 0x20,                                              // timeout bit 5
+            _ => d[1] = 0,                                                   // type code
         }
     }
     d
@@ -110,17 +110,35 @@ fn program(rng: &mut ChaCha8Rng, n: usize, tried: &mut [[u32; 7]; 7]) -> (Vec<Qp
         prog.push(QpCtxOp::Cq { cq, valid: true });
         cqs[usize::from(cq)] = true;
     }
-    let pick = |rng: &mut ChaCha8Rng| if rng.random_bool(0.85) { QPNS[rng.random_range(2..8)] } else { QPNS[rng.random_range(0..QPNS.len())] };
+    let pick = |rng: &mut ChaCha8Rng| {
+        if rng.random_bool(0.85) {
+            QPNS[rng.random_range(2..8)]
+        } else {
+            QPNS[rng.random_range(0..QPNS.len())]
+        }
+    };
     for _ in 0..n {
         let qpn = pick(rng);
         let cur = pred.qp(qpn).map_or(QpState::Reset, |q| q.state);
         let cmd = match rng.random_range(0..100) {
             0..=17 => {
-                let st = if rng.random_bool(0.85) { [QpState::Reset, QpState::Init][rng.random_range(0..2)] } else { QpState::ALL[rng.random_range(0..7)] };
+                let st = if rng.random_bool(0.85) {
+                    [QpState::Reset, QpState::Init][rng.random_range(0..2)]
+                } else {
+                    QpState::ALL[rng.random_range(0..7)]
+                };
                 let c = random_ctx(rng, st);
                 // often a QP that is in Reset, so that most writes take
-                let reset: Vec<u32> = QPNS[2..8].iter().copied().filter(|&q| pred.qp(q).is_none_or(|x| x.state == QpState::Reset)).collect();
-                let index = if !reset.is_empty() && rng.random_bool(0.5) { reset[rng.random_range(0..reset.len())] } else { qpn };
+                let reset: Vec<u32> = QPNS[2..8]
+                    .iter()
+                    .copied()
+                    .filter(|&q| pred.qp(q).is_none_or(|x| x.state == QpState::Reset))
+                    .collect();
+                let index = if !reset.is_empty() && rng.random_bool(0.5) {
+                    reset[rng.random_range(0..reset.len())]
+                } else {
+                    qpn
+                };
                 QpCtxOp::Command { opcode: CmdOpcode::QpWrite.code(), index, arg: rng.random(), data: image(rng, &c) }
             }
             18..=62 => {
@@ -141,9 +159,16 @@ fn program(rng: &mut ChaCha8Rng, n: usize, tried: &mut [[u32; 7]; 7]) -> (Vec<Qp
                     // an MTU the build accepts
                     c.path_mtu = PathMtu::ALL[rng.random_range(0..4)];
                 }
-                QpCtxOp::Command { opcode: CmdOpcode::QpModify.code(), index: qpn, arg: mask_for(rng, cur, to), data: image(rng, &c) }
+                QpCtxOp::Command {
+                    opcode: CmdOpcode::QpModify.code(),
+                    index: qpn,
+                    arg: mask_for(rng, cur, to),
+                    data: image(rng, &c),
+                }
             }
-            63..=79 => QpCtxOp::Command { opcode: CmdOpcode::QpRead.code(), index: qpn, arg: rng.random(), data: vec![0; 128] },
+            63..=79 => {
+                QpCtxOp::Command { opcode: CmdOpcode::QpRead.code(), index: qpn, arg: rng.random(), data: vec![0; 128] }
+            }
             80..=83 => QpCtxOp::Command {
                 opcode: [0, 3, 4, 5, 6, 7, 9, 200][rng.random_range(0..8)],
                 index: qpn,
@@ -163,9 +188,7 @@ fn program(rng: &mut ChaCha8Rng, n: usize, tried: &mut [[u32; 7]; 7]) -> (Vec<Qp
         }
         prog.push(cmd);
     }
-    let errs = (0..n / 8)
-        .map(|_| TransportError { qpn: pick(rng), cause: rng.random_range(1..22) })
-        .collect();
+    let errs = (0..n / 8).map(|_| TransportError { qpn: pick(rng), cause: rng.random_range(1..22) }).collect();
     (prog, errs)
 }
 
@@ -198,7 +221,13 @@ fn qp_ctx_lockstep_random() {
         assert_eq!(rep.outcomes.len(), n_cmds);
         assert_eq!(rep.errors_offered, errs.len());
         // coverage
-        for e in [CmdErrorCode::Ok, CmdErrorCode::BadOpcode, CmdErrorCode::BadIndex, CmdErrorCode::BadAttr, CmdErrorCode::BadState] {
+        for e in [
+            CmdErrorCode::Ok,
+            CmdErrorCode::BadOpcode,
+            CmdErrorCode::BadIndex,
+            CmdErrorCode::BadAttr,
+            CmdErrorCode::BadState,
+        ] {
             let k = rep.outcomes.iter().filter(|o| o.error == e.code()).count();
             assert!(k > 20, "seed {seed}: {k} outcomes {e:?}");
         }
@@ -209,7 +238,10 @@ fn qp_ctx_lockstep_random() {
         let states: std::collections::HashSet<u8> =
             rep.outcomes.iter().filter_map(|o| o.rdata.as_ref().map(|d| d[0])).collect();
         assert!(states.len() >= 6, "seed {seed}: QP_READ saw states {states:?}");
-        assert!(rep.outcomes.iter().any(|o| o.rdata.as_ref().is_some_and(|d| d[80..88] != [0; 8])), "ring indices read back");
+        assert!(
+            rep.outcomes.iter().any(|o| o.rdata.as_ref().is_some_and(|d| d[80..88] != [0; 8])),
+            "ring indices read back"
+        );
         assert!(rep.errors.len() > 20, "seed {seed}: {} QP errors", rep.errors.len());
         assert!(rep.reads.iter().all(|r| r.iter().filter(|x| x.state >= 2).count() > 100), "reads of live QPs");
         eprintln!(
@@ -233,11 +265,33 @@ fn qp_ctx_lockstep_random() {
 fn qp_ctx_latency() {
     // with the owners answering at once: QP_WRITE (3 ops) 8 cycles, INIT->RTR (1 op) 6,
     // RTR->RTS (2 ops) 7, QP_READ 5, a refused command 4, QP_READ of a QP never written 4
-    let c = QpCtx { state: QpState::Init, qp_type: QpType::Rc, sq_psn: 3, rq_psn: 4, send_cq: 1, recv_cq: 1, ..QpCtx::default() };
-    let cmd = |opcode: CmdOpcode, index: u32, arg: QpAttrMask, c: &QpCtx| QpCtxOp::Command { opcode: opcode.code(), index, arg: arg.bits(), data: c.encode().to_vec() };
-    let rtr = QpAttrMask::STATE | QpAttrMask::AV | QpAttrMask::PATH_MTU | QpAttrMask::DEST_QPN | QpAttrMask::RQ_PSN
-        | QpAttrMask::MAX_DEST_RD_ATOMIC | QpAttrMask::MIN_RNR_TIMER;
-    let rts = QpAttrMask::STATE | QpAttrMask::SQ_PSN | QpAttrMask::TIMEOUT | QpAttrMask::RETRY_CNT | QpAttrMask::RNR_RETRY
+    let c = QpCtx {
+        state: QpState::Init,
+        qp_type: QpType::Rc,
+        sq_psn: 3,
+        rq_psn: 4,
+        send_cq: 1,
+        recv_cq: 1,
+        ..QpCtx::default()
+    };
+    let cmd = |opcode: CmdOpcode, index: u32, arg: QpAttrMask, c: &QpCtx| QpCtxOp::Command {
+        opcode: opcode.code(),
+        index,
+        arg: arg.bits(),
+        data: c.encode().to_vec(),
+    };
+    let rtr = QpAttrMask::STATE
+        | QpAttrMask::AV
+        | QpAttrMask::PATH_MTU
+        | QpAttrMask::DEST_QPN
+        | QpAttrMask::RQ_PSN
+        | QpAttrMask::MAX_DEST_RD_ATOMIC
+        | QpAttrMask::MIN_RNR_TIMER;
+    let rts = QpAttrMask::STATE
+        | QpAttrMask::SQ_PSN
+        | QpAttrMask::TIMEOUT
+        | QpAttrMask::RETRY_CNT
+        | QpAttrMask::RNR_RETRY
         | QpAttrMask::MAX_QP_RD_ATOMIC;
     let prog = vec![
         QpCtxOp::Cq { cq: 1, valid: true },
@@ -256,7 +310,8 @@ fn qp_ctx_latency() {
     assert_eq!(rep.latency, [8, 6, 7, 5, 4, 4]);
     // a transport error offered after the QP is in Rts (this seed offers it late enough):
     // ENTER_ERR, then qp_err_valid 6 cycles after its acceptance
-    let rep = qp_ctx_lockstep(&prog[..4], &[TransportError { qpn: 9, cause: 12 }], Pace { err_rate: 0.02, ..pace }, 3, None);
+    let rep =
+        qp_ctx_lockstep(&prog[..4], &[TransportError { qpn: 9, cause: 12 }], Pace { err_rate: 0.02, ..pace }, 3, None);
     let rep = rep.expect("run");
     assert!(rep.divergences.is_empty(), "{:?}", rep.divergences);
     assert_eq!(rep.errors.len(), 1, "the error came before the QP was live: pick another seed");

@@ -29,14 +29,16 @@ fn responses_match_the_model() {
         let mem = memory(&mut rng);
         let rsps: Vec<RdRsp> = (0..300)
             .map(|_| {
-                let mtu = [PathMtu::Mtu256, PathMtu::Mtu512, PathMtu::Mtu1024, PathMtu::Mtu2048, PathMtu::Mtu4096][rng.random_range(0..5)];
+                let mtu = [PathMtu::Mtu256, PathMtu::Mtu512, PathMtu::Mtu1024, PathMtu::Mtu2048, PathMtu::Mtu4096]
+                    [rng.random_range(0..5)];
                 let m = mtu.bytes();
                 let len = match rng.random_range(0..4) {
                     0 => rng.random_range(0..64),
                     1 => m * rng.random_range(1..4),
                     _ => rng.random_range(0..5 * m),
                 };
-                let dma = if rng.random_bool(0.05) { 0x9000_0000 } else { BASE + rng.random_range(0..LEN - u64::from(len)) };
+                let dma =
+                    if rng.random_bool(0.05) { 0x9000_0000 } else { BASE + rng.random_range(0..LEN - u64::from(len)) };
                 RdRsp {
                     qpn: rng.random_range(2..1024),
                     psn: if rng.random_bool(0.2) { 0xFF_FFFE } else { rng.random_range(0..0xFF_FFFF) },
@@ -52,7 +54,12 @@ fn responses_match_the_model() {
         let (lat, rp) = [((3, 10), 1.0), ((50, 300), 0.7), ((1, 40), 0.3), ((200, 250), 0.95)][seed as usize];
         let r = rd_rsp_lockstep(&rsps, &mem, lat, rp, seed).expect("runs");
         assert!(r.divergences.is_empty(), "seed {seed}: {:?}", r.divergences);
-        assert!(r.dma_errors > 0 && r.packets > 300, "seed {seed}: {} packets, {} failed reads", r.packets, r.dma_errors);
+        assert!(
+            r.dma_errors > 0 && r.packets > 300,
+            "seed {seed}: {} packets, {} failed reads",
+            r.packets,
+            r.dma_errors
+        );
     }
 }
 
@@ -62,7 +69,16 @@ fn long_reads_stream_at_a_beat_per_cycle() {
     let mem = memory(&mut rng);
     // 16 READs of 64 KiB at MTU 4096 with 250 cycles of DMA latency
     let rsps: Vec<RdRsp> = (0..16)
-        .map(|i| RdRsp { qpn: 5, psn: 16 * i, msn: i, atomic: false, path_mtu: PathMtu::Mtu4096, len: 65536, dma: BASE + 65536 * u64::from(i % 8), orig: 0 })
+        .map(|i| RdRsp {
+            qpn: 5,
+            psn: 16 * i,
+            msn: i,
+            atomic: false,
+            path_mtu: PathMtu::Mtu4096,
+            len: 65536,
+            dma: BASE + 65536 * u64::from(i % 8),
+            orig: 0,
+        })
         .collect();
     let r = rd_rsp_lockstep(&rsps, &mem, (250, 250), 1.0, 0).expect("runs");
     assert!(r.divergences.is_empty(), "{:?}", r.divergences);

@@ -46,7 +46,11 @@ fn block_model_agrees_with_engine_registers() {
         .filter(|o| !skip.contains(o))
         .collect();
     for step in 0..5000 {
-        let off = if rng.random_bool(0.9) { offs[rng.random_range(0..offs.len())] } else { rng.random::<u16>() as u32 & 0x3FC };
+        let off = if rng.random_bool(0.9) {
+            offs[rng.random_range(0..offs.len())]
+        } else {
+            rng.random::<u16>() as u32 & 0x3FC
+        };
         if skip.contains(&off) {
             continue;
         }

@@ -80,7 +80,21 @@ fn cfg(mac: u8, ip: u8) -> EngineConfig {
 
 /// QP `qpn` of `e` from Reset to RTS toward `dest_qpn` at `peer`.
 #[allow(clippy::too_many_arguments)]
-fn bring_up(e: &mut Engine, m: &mut HostMem, qpn: u32, dest_qpn: u32, peer: &EngineConfig, mtu: PathMtu, sq_psn: u32, rq_psn: u32, timeout: u8, rnr_retry: u8, max_rd: u8, sq_base: u64, rq_base: u64) {
+fn bring_up(
+    e: &mut Engine,
+    m: &mut HostMem,
+    qpn: u32,
+    dest_qpn: u32,
+    peer: &EngineConfig,
+    mtu: PathMtu,
+    sq_psn: u32,
+    rq_psn: u32,
+    timeout: u8,
+    rnr_retry: u8,
+    max_rd: u8,
+    sq_base: u64,
+    rq_base: u64,
+) {
     let mut c = QpCtx {
         state: QpState::Init,
         qp_type: QpType::Rc,
@@ -209,7 +223,9 @@ fn wqe(rng: &mut ChaCha8Rng, g: &mut Gen, fault: Option<Fault>) -> SqWqe {
         if fault == Some(Fault::MisalignedAtomic) {
             w.remote_addr += 4;
         }
-    } else if fault == Some(Fault::InlineTooLong) || (fault.is_none() && opcode != SqOpcode::Read && len <= 64 && rng.random_bool(0.3)) {
+    } else if fault == Some(Fault::InlineTooLong)
+        || (fault.is_none() && opcode != SqOpcode::Read && len <= 64 && rng.random_bool(0.3))
+    {
         let mut d = [0u8; 64];
         rng.fill(&mut d[..]);
         w.data = SqData::Inline(d);
@@ -274,7 +290,8 @@ fn setup(seed: u64, nqp: u32, nwqe: usize, clean: bool, stride: u32) -> ReqSetup
         e.create_cq(1, &CqCtx { base: CQ_BASE, log_size: CQ_LOG, valid: true, ..CqCtx::default() }).expect("cq");
         let _ = m;
     }
-    let all = AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ | AccessFlags::REMOTE_ATOMIC;
+    let all =
+        AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ | AccessFlags::REMOTE_ATOMIC;
     let mr = |va, iova, access, k| MrCtx { va, len: DATA_LEN, iova, pd: PD, key: k, access, valid: true };
     a.write_mr(1, &mr(LOCAL_VA, LOCAL_IOVA, AccessFlags::LOCAL_WRITE, key(1, 5))).expect("a mr1");
     a.write_mr(2, &mr(BADREAD_VA, 0xE000_0000, AccessFlags::LOCAL_WRITE, key(2, 1))).expect("a mr2");
@@ -289,7 +306,11 @@ fn setup(seed: u64, nqp: u32, nwqe: usize, clean: bool, stride: u32) -> ReqSetup
     for n in 0..nqp {
         let qpn = 2 + n * stride % 1000;
         let bqpn = 600 + n;
-        let mtu = if clean { PathMtu::Mtu4096 } else { [PathMtu::Mtu256, PathMtu::Mtu1024, PathMtu::Mtu4096][rng.random_range(0..3)] };
+        let mtu = if clean {
+            PathMtu::Mtu4096
+        } else {
+            [PathMtu::Mtu256, PathMtu::Mtu1024, PathMtu::Mtu4096][rng.random_range(0..3)]
+        };
         let psn = if n % 3 == 0 { 0xFF_FFFF - rng.random_range(0..20) } else { rng.random_range(0..0xFF_FFFF) };
         let fault = (n % 2 == 1 && !clean).then(|| FAULTS[(n as usize / 2 + seed as usize * 3) % FAULTS.len()]);
         let sq_base = SQ_BASE + u64::from(n) * 0x10_0000;
@@ -339,7 +360,12 @@ fn setup(seed: u64, nqp: u32, nwqe: usize, clean: bool, stride: u32) -> ReqSetup
 fn run(seed: u64, nqp: u32, nwqe: usize, t: ReqTraffic, stride: u32) -> ReqReport {
     let s = setup(seed, nqp, nwqe, false, stride);
     let r = req_lockstep(s, &t).expect("runs");
-    assert!(r.divergences.is_empty(), "seed {seed}: {} divergences:\n{}", r.divergences.len(), r.divergences.join("\n"));
+    assert!(
+        r.divergences.is_empty(),
+        "seed {seed}: {} divergences:\n{}",
+        r.divergences.len(),
+        r.divergences.join("\n")
+    );
     eprintln!(
         "seed {seed}: {} cycles, {} visits, {} packets ({} bytes), {} stale, {} retransmits, WQE reads {:?}, {} local errors, kicks {:?}, failed reads {:?}, paced {:?}, {} QPs in error, completions {:?}, opcodes {:?}",
         r.cycles,
@@ -467,7 +493,16 @@ fn a_reset_qp_forgets_the_wqes_it_read_ahead() {
             dbs
         }),
     });
-    let t = ReqTraffic { ready_p: 0.9, dma_latency: (5, 120), pace_p: 0.95, loss: 0.0, dup: 0.0, link_delay: 300, seed: 20, max_cycles: 3_000_000 };
+    let t = ReqTraffic {
+        ready_p: 0.9,
+        dma_latency: (5, 120),
+        pace_p: 0.95,
+        loss: 0.0,
+        dup: 0.0,
+        link_delay: 300,
+        seed: 20,
+        max_cycles: 3_000_000,
+    };
     let r = req_lockstep(s, &t).expect("runs");
     assert!(r.divergences.is_empty(), "{} divergences:\n{}", r.divergences.len(), r.divergences.join("\n"));
     let ok = r.completions.get(&0).copied().unwrap_or(0);
@@ -505,11 +540,24 @@ fn write_rate(nqp: u32, nwqe: usize, len: u32, skip: usize, link_delay: u64) -> 
         }
         s.doorbells.push((0, qpn, nwqe as u32));
     }
-    let t = ReqTraffic { ready_p: 1.0, dma_latency: (250, 250), pace_p: 1.0, loss: 0.0, dup: 0.0, link_delay, seed: 1, max_cycles: 2_000_000 };
+    let t = ReqTraffic {
+        ready_p: 1.0,
+        dma_latency: (250, 250),
+        pace_p: 1.0,
+        loss: 0.0,
+        dup: 0.0,
+        link_delay,
+        seed: 1,
+        max_cycles: 2_000_000,
+    };
     let r = req_lockstep(s, &t).expect("runs");
     assert!(r.divergences.is_empty(), "{:?}", r.divergences);
     let n = nwqe * nqp as usize * (len as usize).div_ceil(4096);
-    assert_eq!(r.packets as usize, n, "retransmits {} stale {} completions {:?} cycles {}", r.retransmits, r.stale, r.completions, r.cycles);
+    assert_eq!(
+        r.packets as usize, n,
+        "retransmits {} stale {} completions {:?} cycles {}",
+        r.retransmits, r.stale, r.completions, r.cycles
+    );
     let c = &r.desc_cycles;
     (c[c.len() - 1] - c[skip]) as f64 / (c.len() - 1 - skip) as f64
 }
@@ -537,6 +585,10 @@ fn small_write_message_rate() {
     let one = write_rate(1, 256, 64, 16, 250);
     let eight = write_rate(8, 64, 64, 16, 250);
     let mps = |c: f64| 250e6 / c / 1e6;
-    eprintln!("64-byte WRITEs: one QP {one:.1} cycles each ({:.2} M/s), eight QPs {eight:.1} ({:.2} M/s)", mps(one), mps(eight));
+    eprintln!(
+        "64-byte WRITEs: one QP {one:.1} cycles each ({:.2} M/s), eight QPs {eight:.1} ({:.2} M/s)",
+        mps(one),
+        mps(eight)
+    );
     assert!(eight <= 40.0, "{eight} cycles per message");
 }

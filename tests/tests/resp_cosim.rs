@@ -109,7 +109,8 @@ fn setup(rng: &mut ChaCha8Rng, nqp: u32, seed: u64, force_mtu: Option<PathMtu>) 
         mem.write(base, &d);
     }
     eng.create_cq(1, &CqCtx { base: CQ_BASE, log_size: CQ_LOG, valid: true, ..CqCtx::default() }).expect("cq");
-    let all = AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ | AccessFlags::REMOTE_ATOMIC;
+    let all =
+        AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ | AccessFlags::REMOTE_ATOMIC;
     let mr = |va, iova, access, pd, k| MrCtx { va, len: DATA_LEN, iova, pd, key: k, access, valid: true };
     eng.write_mr(1, &mr(DATA_VA, DATA_IOVA, all, PD, key(1, 5))).expect("mr1");
     eng.write_mr(2, &mr(RO_VA, RO_VA + 0x1000_0000, AccessFlags::REMOTE_READ, PD, key(2, 1))).expect("mr2");
@@ -217,7 +218,16 @@ fn recv_wqe(rng: &mut ChaCha8Rng, fault: Option<Fault>, qpi: u32, i: u32) -> RqW
 }
 
 #[allow(clippy::too_many_arguments)]
-fn frame(eng: &Engine, qpn: u32, op: Opcode, psn: u32, ack_req: bool, se: bool, ext: ExtHeaders, payload: &[u8]) -> Vec<u8> {
+fn frame(
+    eng: &Engine,
+    qpn: u32,
+    op: Opcode,
+    psn: u32,
+    ack_req: bool,
+    se: bool,
+    ext: ExtHeaders,
+    payload: &[u8],
+) -> Vec<u8> {
     let mut bth = BthFields::new(op, qpn, psn & 0xFF_FFFF);
     bth.ack_req = ack_req;
     bth.solicited = se;
@@ -231,7 +241,14 @@ fn frame(eng: &Engine, qpn: u32, op: Opcode, psn: u32, ack_req: bool, se: bool, 
 }
 
 /// Packets of one message: (opcode, ext, payload) per packet.
-fn segments(first: Opcode, mid: Opcode, last: Opcode, only: Opcode, len: usize, mtu: usize) -> Vec<(Opcode, std::ops::Range<usize>)> {
+fn segments(
+    first: Opcode,
+    mid: Opcode,
+    last: Opcode,
+    only: Opcode,
+    len: usize,
+    mtu: usize,
+) -> Vec<(Opcode, std::ops::Range<usize>)> {
     let n = len.div_ceil(mtu).max(1);
     (0..n)
         .map(|i| {
@@ -307,7 +324,8 @@ fn messages(rng: &mut ChaCha8Rng, eng: &Engine, g: &mut QpGen, nmsg: usize) {
                         };
                         ext.ieth = Some(IethFields { rkey: k });
                     }
-                    let op = if fault == Some(Fault::Sequence) && i == 0 && nseg > 1 { Opcode::RcSendMiddle } else { op };
+                    let op =
+                        if fault == Some(Fault::Sequence) && i == 0 && nseg > 1 { Opcode::RcSendMiddle } else { op };
                     push(g, rng, op, ext, &data[r], end);
                 }
             }
@@ -487,7 +505,10 @@ fn run(seed: u64, nqp: u32, nmsg: usize, t: RespTraffic) -> roce_sim::cosim_resp
         r.errors,
         r.counters
     );
-    assert!(r.writes > 0 && !r.acks.is_empty() && r.responses > 0 && r.cqes > 0, "seed {seed}: the run must exercise every output");
+    assert!(
+        r.writes > 0 && !r.acks.is_empty() && r.responses > 0 && r.cqes > 0,
+        "seed {seed}: the run must exercise every output"
+    );
     r
 }
 
@@ -497,7 +518,17 @@ fn responder_matches_the_model_on_lossy_request_streams() {
     let mut causes = std::collections::BTreeSet::new();
     for seed in 0..4 {
         let i = seed as usize;
-        let r = run(seed, 16, 40, RespTraffic { ready_p: [1.0, 0.6, 0.85, 0.4][i], beat_p: [1.0, 0.7, 0.9, 0.5][i], dma_latency: (3, 40), seed });
+        let r = run(
+            seed,
+            16,
+            40,
+            RespTraffic {
+                ready_p: [1.0, 0.6, 0.85, 0.4][i],
+                beat_p: [1.0, 0.7, 0.9, 0.5][i],
+                dma_latency: (3, 40),
+                seed,
+            },
+        );
         total.dup += r.counters.dup;
         total.dma_err += r.counters.dma_err;
         total.drop += r.counters.drop;
@@ -530,7 +561,10 @@ fn write_stream(mtu: PathMtu, n: usize) -> u64 {
                 _ => Opcode::RcRdmaWriteMiddle,
             };
             let ext = if i == 0 {
-                ExtHeaders { reth: Some(RethFields { va: DATA_VA, rkey: key(1, 5), dma_len: (m * n) as u32 }), ..ExtHeaders::NONE }
+                ExtHeaders {
+                    reth: Some(RethFields { va: DATA_VA, rkey: key(1, 5), dma_len: (m * n) as u32 }),
+                    ..ExtHeaders::NONE
+                }
             } else {
                 ExtHeaders::NONE
             };

@@ -9,8 +9,8 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use roce_model::wire::{
-    AethFields, BthFields, DethFields, EthernetFields, ExtHeaders, FrameBuilder, IpFields, Ipv4Fields, Ipv6Fields, Opcode,
-    RethFields, Vlan,
+    AethFields, BthFields, DethFields, EthernetFields, ExtHeaders, FrameBuilder, IpFields, Ipv4Fields, Ipv6Fields,
+    Opcode, RethFields, Vlan,
 };
 use roce_sim::cosim_rx_disp::{rx_disp_lockstep, DispCfg, DispOut};
 
@@ -44,9 +44,17 @@ fn frames(rng: &mut ChaCha8Rng, cfg: &DispCfg, n: usize) -> Vec<Vec<u8>> {
             let mut bth = BthFields::new(op, qpn, rng.random_range(0..0xFF_FFFF));
             bth.ack_req = rng.random_bool(0.5);
             let ext = ExtHeaders {
-                reth: op.has_ext_header(roce_model::wire::ExtHeaderKind::Reth).then(|| RethFields { va: rng.random(), rkey: rng.random(), dma_len: 64 }),
-                aeth: op.has_ext_header(roce_model::wire::ExtHeaderKind::Aeth).then_some(AethFields { syndrome: 0x1F, msn: 3 }),
-                deth: op.has_ext_header(roce_model::wire::ExtHeaderKind::Deth).then_some(DethFields { qkey: 1, src_qp: 2 }),
+                reth: op.has_ext_header(roce_model::wire::ExtHeaderKind::Reth).then(|| RethFields {
+                    va: rng.random(),
+                    rkey: rng.random(),
+                    dma_len: 64,
+                }),
+                aeth: op
+                    .has_ext_header(roce_model::wire::ExtHeaderKind::Aeth)
+                    .then_some(AethFields { syndrome: 0x1F, msn: 3 }),
+                deth: op
+                    .has_ext_header(roce_model::wire::ExtHeaderKind::Deth)
+                    .then_some(DethFields { qkey: 1, src_qp: 2 }),
                 atomic_ack_eth: op
                     .has_ext_header(roce_model::wire::ExtHeaderKind::AtomicAckEth)
                     .then_some(roce_model::wire::AtomicAckEthFields { orig_remote_data: 9 }),
@@ -76,8 +84,18 @@ fn frames(rng: &mut ChaCha8Rng, cfg: &DispCfg, n: usize) -> Vec<Vec<u8>> {
                     } else {
                         cfg.gid
                     };
-                    let f = Ipv6Fields { src: "2001:db8::9".parse().unwrap_or(Ipv6Addr::UNSPECIFIED), dst, traffic_class: ecn, flow_label: 5, hop_limit: 64 };
-                    if k == 1 { IpFields::V6(f) } else { IpFields::Grh(f) }
+                    let f = Ipv6Fields {
+                        src: "2001:db8::9".parse().unwrap_or(Ipv6Addr::UNSPECIFIED),
+                        dst,
+                        traffic_class: ecn,
+                        flow_label: 5,
+                        hop_limit: 64,
+                    };
+                    if k == 1 {
+                        IpFields::V6(f)
+                    } else {
+                        IpFields::Grh(f)
+                    }
                 }
             };
             let len = if op.has_payload() { rng.random_range(0..300) } else { 0 };

@@ -172,10 +172,7 @@ fn rxe_captures() {
     assert!(frames.len() > 100);
     // the captures also hold ARP, ICMPv6 and the TCP side channel: every UDP/4791 frame
     // (as the independent wire codec sees it) must be RoCE without error
-    let udp4791 = frames
-        .iter()
-        .filter(|f| roce_model::wire::parse_frame(f).is_ok_and(|p| p.roce().is_some()))
-        .count();
+    let udp4791 = frames.iter().filter(|f| roce_model::wire::parse_frame(f).is_ok_and(|p| p.roce().is_some())).count();
     let roce = frames
         .iter()
         .filter(|f| {

@@ -27,7 +27,11 @@ fn attrs(rng: &mut ChaCha8Rng) -> Vec<QpAttr> {
                 dscp: rng.random_range(0..64),
                 hop_limit: rng.random(),
                 udp_sport: 0xC000 | q as u16,
-                vlan: VlanTag { vid: rng.random_range(0..4096), pcp: rng.random_range(0..8), valid: rng.random_bool(0.3) },
+                vlan: VlanTag {
+                    vid: rng.random_range(0..4096),
+                    pcp: rng.random_range(0..8),
+                    valid: rng.random_bool(0.3),
+                },
                 dest_mac: rng.random(),
                 flow_label: rng.random_range(0..1 << 20),
                 dest_ip,
@@ -81,8 +85,10 @@ fn inputs(rng: &mut ChaCha8Rng, n: usize) -> Vec<ArbIn> {
             }
             _ => {
                 // every request opcode: SEND*, WRITE*, READ request, atomics
-                let op = [0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0A, 0x0B, 0x0C, 0x13, 0x14, 0x16, 0x17]
-                    [rng.random_range(0..17)];
+                let op = [
+                    0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0A, 0x0B, 0x0C, 0x13, 0x14, 0x16,
+                    0x17,
+                ][rng.random_range(0..17)];
                 let carries = !matches!(op, 0x0C | 0x13 | 0x14);
                 let len = if carries { rng.random_range(0..4097) } else { 0 };
                 let d = desc(rng, op, len);

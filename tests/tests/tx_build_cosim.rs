@@ -71,7 +71,11 @@ fn all_shapes(rng: &mut impl RngCore) -> Vec<TxCase> {
     let mut v = Vec::new();
     for op in Opcode::ALL {
         for flags in ENCAPS {
-            let lens: &[u16] = if op.has_payload() { &[0, 1, 3, 4, 5, 10, 22, 42, 63, 64, 65, 127, 128, 129, 200, 1024, 4096] } else { &[0] };
+            let lens: &[u16] = if op.has_payload() {
+                &[0, 1, 3, 4, 5, 10, 22, 42, 63, 64, 65, 127, 128, 129, 200, 1024, 4096]
+            } else {
+                &[0]
+            };
             for &plen in lens {
                 let h = rand_hdr(rng, op as u8, flags, plen);
                 v.push(case(rng, h));
@@ -110,10 +114,14 @@ fn random_records_refused_records_and_wrong_payloads_under_backpressure() {
     let mut cases = Vec::new();
     let mut wrong = 0;
     for _ in 0..1500 {
-        let op = if rng.random_bool(0.05) { rng.random() } else { Opcode::ALL[rng.random_range(0..Opcode::ALL.len())] as u8 };
+        let op = if rng.random_bool(0.05) {
+            rng.random()
+        } else {
+            Opcode::ALL[rng.random_range(0..Opcode::ALL.len())] as u8
+        };
         let has = Opcode::from_u8(op).is_ok_and(|o| o.has_payload());
         let plen = match rng.random_range(0..20) {
-            0 => 65_400,                  // too large a datagram: dropped
+            0 => 65_400,                     // too large a datagram: dropped
             1..=3 => rng.random_range(0..2), // payload on a no-payload opcode: dropped
             _ if has => rng.random_range(0..600),
             _ => 0,
@@ -171,7 +179,10 @@ fn hdl_frames_parse_back_to_the_record() {
         assert!(p.flags.contains(RxFlags::ROCE) && !p.flags.contains(RxFlags::ERROR), "{h:?}: {p:?}");
         assert_eq!(p.flags.contains(RxFlags::VLAN), h.flags.contains(TxFlags::VLAN));
         assert_eq!(p.flags.contains(RxFlags::ROCEV1), h.flags.contains(TxFlags::ROCEV1));
-        assert_eq!(p.flags.contains(RxFlags::IPV6), h.flags.contains(TxFlags::IPV6) && !h.flags.contains(TxFlags::ROCEV1));
+        assert_eq!(
+            p.flags.contains(RxFlags::IPV6),
+            h.flags.contains(TxFlags::IPV6) && !h.flags.contains(TxFlags::ROCEV1)
+        );
         assert_eq!((p.opcode, p.dest_qp, p.psn, p.pkey, p.ack_req), (h.opcode, h.dest_qp, h.psn, h.pkey, h.ack_req));
         assert_eq!((p.src_mac, p.dst_mac, p.payload_len), (h.src_mac, h.dst_mac, h.payload_len));
         assert_eq!(p.dscp << 2 | p.ecn, h.tclass);

@@ -137,11 +137,7 @@ fn run(cli: Cli) -> Result<()> {
         rtl_dir: work_dir.join("rtl.snapshot"),
         rtl_label: config::RTL_DIR.to_string(),
         work_dir,
-        yosys: cli
-            .yosys
-            .clone()
-            .or_else(|| std::env::var("YOSYS").ok())
-            .unwrap_or_else(|| "yosys".to_string()),
+        yosys: cli.yosys.clone().or_else(|| std::env::var("YOSYS").ok()).unwrap_or_else(|| "yosys".to_string()),
         jobs: cli.jobs,
     };
     let version = yosys::version(&opts.yosys)?;
@@ -161,9 +157,10 @@ fn run(cli: Cli) -> Result<()> {
     let start = Instant::now();
     let results = flow::run_all(&jobs, &opts, |done, total, job, r| match r {
         Ok(r) => {
-            let mut res = r.resources.as_ref().map_or(String::new(), |x| {
-                format!("  {} LUT, {} FF, {} SRL, {} CARRY", x.lut, x.ff, x.srl, x.carry)
-            });
+            let mut res = r
+                .resources
+                .as_ref()
+                .map_or(String::new(), |x| format!("  {} LUT, {} FF, {} SRL, {} CARRY", x.lut, x.ff, x.srl, x.carry));
             if let Some(l) = &r.levels {
                 res.push_str(&format!(", {} levels ({}): {} -> {}", l.max, l.path, l.from, l.to));
                 if !l.through.is_empty() {
@@ -180,15 +177,8 @@ fn run(cli: Cli) -> Result<()> {
         }
         Err(_) => eprintln!("[{done:>2}/{total}] FAIL {}", job.label()),
     })?;
-    let prov = Provenance {
-        commit,
-        dirty,
-        inputs_hash,
-        date,
-        yosys: version,
-        jobs: opts.jobs,
-        total_wall: start.elapsed(),
-    };
+    let prov =
+        Provenance { commit, dirty, inputs_hash, date, yosys: version, jobs: opts.jobs, total_wall: start.elapsed() };
     let md = report::markdown(&results, &prov);
     let write_report = !cli.no_report && !cli.check_only && (full_set || cli.report);
     if write_report {
@@ -198,11 +188,7 @@ fn run(cli: Cli) -> Result<()> {
     } else {
         println!("{md}");
     }
-    eprintln!(
-        "roce-synth: all {} run(s) passed in {:.1} s",
-        results.len(),
-        prov.total_wall.as_secs_f64()
-    );
+    eprintln!("roce-synth: all {} run(s) passed in {:.1} s", results.len(), prov.total_wall.as_secs_f64());
     Ok(())
 }
 

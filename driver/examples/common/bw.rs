@@ -83,7 +83,10 @@ const ENGINE_RD_ATOMIC: u16 = 16;
 
 /// perftest's `REPORT_FMT`.
 pub fn report_line(r: &BwReport) -> String {
-    format!(" {:<7}    {:<10}       {:<7.2}            {:<7.2}\t\t   {:<7.6}", r.size, r.iters, r.bw_peak, r.bw_avg, r.msg_rate_avg)
+    format!(
+        " {:<7}    {:<10}       {:<7.2}            {:<7.2}\t\t   {:<7.6}",
+        r.size, r.iters, r.bw_peak, r.bw_avg, r.msg_rate_avg
+    )
 }
 
 fn pattern(size: usize) -> Vec<u8> {
@@ -167,7 +170,9 @@ impl App for Bw {
                 (conn, v)
             }
             Some(server) => {
-                let (s, v) = super::client_exchange(server, a.port, link, |s| PerftestConn { stream: s, client: true }.exchange_versions())?;
+                let (s, v) = super::client_exchange(server, a.port, link, |s| {
+                    PerftestConn { stream: s, client: true }.exchange_versions()
+                })?;
                 (PerftestConn { stream: s, client: true }, v)
             }
         };
@@ -272,7 +277,13 @@ impl App for Bw {
             let t = now_ns();
             for wc in &wcs[..k] {
                 if wc.status != CqeStatus::Success {
-                    return Err(format!("Completion with error at client: {:?}, wr_id {} (engine {:?})", wc.status, wc.wr_id, link.engine_counters()).into());
+                    return Err(format!(
+                        "Completion with error at client: {:?}, wr_id {} (engine {:?})",
+                        wc.status,
+                        wc.wr_id,
+                        link.engine_counters()
+                    )
+                    .into());
                 }
                 let upto = (wc.wr_id as usize + 1).min(n);
                 if upto > completed {

@@ -107,7 +107,9 @@ impl Link<'_> {
             return Ok(m);
         }
         match self.net {
-            Some(n) => n.resolve(ip, Duration::from_secs(5)).ok_or_else(|| format!("no ARP answer from {ip} (pass --peer-mac)").into()),
+            Some(n) => n
+                .resolve(ip, Duration::from_secs(5))
+                .ok_or_else(|| format!("no ARP answer from {ip} (pass --peer-mac)").into()),
             None => proc_net_arp(ip).ok_or_else(|| format!("{ip} is not in /proc/net/arp: pass --peer-mac").into()),
         }
     }
@@ -215,7 +217,14 @@ pub fn run_app<A: App>(args: &DevArgs, client: bool, app: A) -> Result<()> {
 }
 
 #[cfg(target_os = "linux")]
-fn run_vfio<A: App>(addr: &str, args: &DevArgs, mac: Option<[u8; 6]>, peer_mac: Option<[u8; 6]>, deadline: Option<Instant>, app: A) -> Result<()> {
+fn run_vfio<A: App>(
+    addr: &str,
+    args: &DevArgs,
+    mac: Option<[u8; 6]>,
+    peer_mac: Option<[u8; 6]>,
+    deadline: Option<Instant>,
+    app: A,
+) -> Result<()> {
     let (Some(mac), Some(ip)) = (mac, args.ip) else {
         return Err("a vfio device needs --mac and --ip (the port's address)".into());
     };
@@ -226,7 +235,14 @@ fn run_vfio<A: App>(addr: &str, args: &DevArgs, mac: Option<[u8; 6]>, peer_mac: 
 }
 
 #[cfg(not(target_os = "linux"))]
-fn run_vfio<A: App>(_: &str, _: &DevArgs, _: Option<[u8; 6]>, _: Option<[u8; 6]>, _: Option<Instant>, _: A) -> Result<()> {
+fn run_vfio<A: App>(
+    _: &str,
+    _: &DevArgs,
+    _: Option<[u8; 6]>,
+    _: Option<[u8; 6]>,
+    _: Option<Instant>,
+    _: A,
+) -> Result<()> {
     Err("VFIO backend not built: it exists on Linux only".into())
 }
 
@@ -265,9 +281,9 @@ pub fn ipv4_of_gid(gid: &[u8; 16]) -> Result<Ipv4Addr> {
     if gid.iter().all(|&b| b == 0) {
         return Err("the peer sent no GID: run it with a RoCEv2 IPv4 GID index (-g / -x)".into());
     }
-    Ipv6Addr::from(*gid)
-        .to_ipv4_mapped()
-        .ok_or_else(|| format!("peer GID {} is not IPv4-mapped: only RoCEv2 over IPv4 is supported", Ipv6Addr::from(*gid)).into())
+    Ipv6Addr::from(*gid).to_ipv4_mapped().ok_or_else(|| {
+        format!("peer GID {} is not IPv4-mapped: only RoCEv2 over IPv4 is supported", Ipv6Addr::from(*gid)).into()
+    })
 }
 
 /// How to connect a QP (what the tools pass to `ibv_modify_qp`).
@@ -367,7 +383,8 @@ pub fn accept(l: &TcpListener, link: &Link<'_>) -> Result<TcpStream> {
 /// once; retrying also covers QEMU's user networking, which accepts at once and closes when
 /// nothing listens in the guest). Keeps retrying for 30 s or until the deadline.
 pub fn connect(server: &str, port: u16, link: &Link<'_>) -> Result<TcpStream> {
-    let addrs: Vec<SocketAddr> = (server, port).to_socket_addrs().map_err(|e| format!("{server}:{port}: {e}"))?.collect();
+    let addrs: Vec<SocketAddr> =
+        (server, port).to_socket_addrs().map_err(|e| format!("{server}:{port}: {e}"))?.collect();
     let end = Instant::now() + Duration::from_secs(30);
     loop {
         for a in &addrs {
@@ -388,7 +405,12 @@ pub fn connect(server: &str, port: u16, link: &Link<'_>) -> Result<TcpStream> {
 /// Run `exchange` on a fresh connection to `server:port`, retrying (for up to 30 s) when the
 /// peer closes before answering: QEMU's user networking accepts a host connection even when
 /// nothing listens in the guest yet, then closes it.
-pub fn client_exchange<T>(server: &str, port: u16, link: &Link<'_>, mut exchange: impl FnMut(&mut TcpStream) -> Result<T>) -> Result<(TcpStream, T)> {
+pub fn client_exchange<T>(
+    server: &str,
+    port: u16,
+    link: &Link<'_>,
+    mut exchange: impl FnMut(&mut TcpStream) -> Result<T>,
+) -> Result<(TcpStream, T)> {
     let end = Instant::now() + Duration::from_secs(30);
     loop {
         let mut s = connect(server, port, link)?;

@@ -8,7 +8,9 @@
 //! fault, and every DMA write inside the MR or the CQ ring. Shared with
 //! `firmware-model/tests/engine_fuzz_smoke.rs` (`#[path]`), so it depends only on roce_model.
 
-use roce_model::contract::{AccessFlags, CqCtx, CqFlags, Encap, MrCtx, PathMtu, QpAttrMask, QpCtx, QpState, QpType, RqWqe, Sge};
+use roce_model::contract::{
+    AccessFlags, CqCtx, CqFlags, Encap, MrCtx, PathMtu, QpAttrMask, QpCtx, QpState, QpType, RqWqe, Sge,
+};
 use roce_model::engine::{Engine, EngineConfig, HostMem};
 
 const MAC: [u8; 6] = [0x02, 0, 0, 0, 0, 0xB];
@@ -76,10 +78,21 @@ pub fn rig() -> (Engine, HostMem) {
 /// INIT -> RTR -> RTS, then 32 receive WQEs (each the first 4 KiB of the MR).
 fn connect(e: &mut Engine, m: &mut HostMem, c: &mut QpCtx) {
     c.state = QpState::Rtr;
-    let rtr = QpAttrMask::STATE | QpAttrMask::AV | QpAttrMask::PATH_MTU | QpAttrMask::DEST_QPN | QpAttrMask::RQ_PSN | QpAttrMask::MAX_DEST_RD_ATOMIC | QpAttrMask::MIN_RNR_TIMER;
+    let rtr = QpAttrMask::STATE
+        | QpAttrMask::AV
+        | QpAttrMask::PATH_MTU
+        | QpAttrMask::DEST_QPN
+        | QpAttrMask::RQ_PSN
+        | QpAttrMask::MAX_DEST_RD_ATOMIC
+        | QpAttrMask::MIN_RNR_TIMER;
     e.modify_qp(QPN, c, rtr, m).expect("RTR");
     c.state = QpState::Rts;
-    let rts = QpAttrMask::STATE | QpAttrMask::SQ_PSN | QpAttrMask::TIMEOUT | QpAttrMask::RETRY_CNT | QpAttrMask::RNR_RETRY | QpAttrMask::MAX_QP_RD_ATOMIC;
+    let rts = QpAttrMask::STATE
+        | QpAttrMask::SQ_PSN
+        | QpAttrMask::TIMEOUT
+        | QpAttrMask::RETRY_CNT
+        | QpAttrMask::RNR_RETRY
+        | QpAttrMask::MAX_QP_RD_ATOMIC;
     e.modify_qp(QPN, c, rts, m).expect("RTS");
     for i in 0..32u32 {
         let mut sge = [Sge::default(); 3];

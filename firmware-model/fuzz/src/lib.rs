@@ -66,14 +66,7 @@ pub fn parse_frame_body(data: &[u8]) -> Outcome {
 /// Every fixed-size header view and owned-field parser on the raw input.
 fn exercise_headers(data: &[u8]) {
     if let Ok(e) = EthernetHeader::parse(data) {
-        black_box((
-            e.dst(),
-            e.src(),
-            e.vlan(),
-            e.ethertype(),
-            e.header_len(),
-            e.fields(),
-        ));
+        black_box((e.dst(), e.src(), e.vlan(), e.ethertype(), e.header_len(), e.fields()));
     }
     if let Ok(h) = Ipv4Header::parse(data) {
         black_box(ipv4_getters(&h));
@@ -82,13 +75,7 @@ fn exercise_headers(data: &[u8]) {
         black_box(ipv6_getters(&h));
     }
     if let Ok(u) = UdpHeader::parse(data) {
-        black_box((
-            u.src_port(),
-            u.dst_port(),
-            u.length(),
-            u.checksum(),
-            u.as_bytes(),
-        ));
+        black_box((u.src_port(), u.dst_port(), u.length(), u.checksum(), u.as_bytes()));
     }
     if let Ok(b) = Bth::parse(data) {
         assert_eq!(BthFields::parse(data), Ok(b.fields()));
@@ -117,25 +104,9 @@ fn ipv4_getters(h: &Ipv4Header<'_>) -> impl Sized {
     assert_eq!(h.version(), 4);
     assert_eq!(h.tos(), h.dscp() << 2 | h.ecn());
     (
-        (
-            h.total_len(),
-            h.identification(),
-            h.flags(),
-            h.dont_fragment(),
-        ),
-        (
-            h.more_fragments(),
-            h.fragment_offset(),
-            h.is_fragment(),
-            h.ttl(),
-        ),
-        (
-            h.protocol(),
-            h.checksum(),
-            h.checksum_ok(),
-            h.src(),
-            h.dst(),
-        ),
+        (h.total_len(), h.identification(), h.flags(), h.dont_fragment()),
+        (h.more_fragments(), h.fragment_offset(), h.is_fragment(), h.ttl()),
+        (h.protocol(), h.checksum(), h.checksum_ok(), h.src(), h.dst()),
         h.fields(),
     )
 }
@@ -144,17 +115,7 @@ fn ipv6_getters(h: &Ipv6Header<'_>) -> impl Sized {
     assert_eq!(h.version(), 6);
     assert_eq!(h.traffic_class(), h.dscp() << 2 | h.ecn());
     assert!(h.flow_label() <= 0xF_FFFF);
-    (
-        (
-            h.payload_len(),
-            h.next_header(),
-            h.hop_limit(),
-            h.src(),
-            h.dst(),
-        ),
-        h.fields(),
-        h.as_bytes().len(),
-    )
+    ((h.payload_len(), h.next_header(), h.hop_limit(), h.src(), h.dst()), h.fields(), h.as_bytes().len())
 }
 
 fn bth_getters(b: &Bth<'_>) -> impl Sized {
@@ -165,13 +126,7 @@ fn bth_getters(b: &Bth<'_>) -> impl Sized {
     assert_eq!(f.write_to(&mut buf), Ok(BTH_LEN));
     assert_eq!(BthFields::parse(&buf), Ok(f));
     (
-        (
-            b.opcode(),
-            b.solicited(),
-            b.migreq(),
-            b.pad_count(),
-            b.tver(),
-        ),
+        (b.opcode(), b.solicited(), b.migreq(), b.pad_count(), b.tver()),
         (b.pkey(), b.fecn(), b.becn(), b.resv6(), b.dest_qp()),
         (b.ack_req(), b.resv7(), b.psn(), b.as_bytes().len()),
     )
@@ -183,31 +138,14 @@ fn opcode_getters(op: Opcode) -> impl Sized {
     let classes = [op.is_request(), op.is_response(), op.is_cnp()];
     assert_eq!(classes.iter().filter(|&&c| c).count(), 1);
     for kind in ExtHeaderKind::ALL {
-        assert_eq!(
-            op.has_ext_header(kind),
-            op.ext_header_offset(kind).is_some()
-        );
+        assert_eq!(op.has_ext_header(kind), op.ext_header_offset(kind).is_some());
         black_box((kind.len(), kind.name(), kind.to_string(), Layer::from(kind)));
     }
     (
-        (
-            op.name(),
-            op.to_string(),
-            op.service(),
-            op.ext_headers_len(),
-        ),
-        (
-            op.has_payload(),
-            op.is_read_response(),
-            op.is_ack(),
-            op.is_send(),
-        ),
+        (op.name(), op.to_string(), op.service(), op.ext_headers_len()),
+        (op.has_payload(), op.is_read_response(), op.is_ack(), op.is_send()),
         (op.is_rdma_write(), op.is_atomic(), op.has_immediate()),
-        (
-            op.has_invalidate(),
-            op.position().is_start(),
-            op.position().is_end(),
-        ),
+        (op.has_invalidate(), op.position().is_start(), op.position().is_end()),
     )
 }
 
@@ -220,10 +158,7 @@ fn check_roce(r: &RocePacket<'_>) {
     assert_eq!(bth.tver(), 0);
     let total = r.as_bytes().len();
     assert_eq!(r.headers_len(), BTH_LEN + op.ext_headers_len());
-    assert_eq!(
-        r.headers_len() + r.payload().len() + r.pad().len() + ICRC_LEN,
-        total
-    );
+    assert_eq!(r.headers_len() + r.payload().len() + r.pad().len() + ICRC_LEN, total);
     assert_eq!(r.pad().len(), usize::from(bth.pad_count()));
     assert_eq!((r.payload().len() + r.pad().len()) % 4, 0);
     assert!(op.has_payload() || r.payload().is_empty());

@@ -4,21 +4,21 @@
 //! states the counterpart's fixed latency, so a lockstep test can compare them beat for beat.
 
 pub mod axis;
-pub mod roce_icrc;
-pub mod roce_axis_drop_fifo;
-pub mod roce_rx_parse;
-pub mod roce_tx_build;
-pub mod roce_regs;
-pub mod roce_mr_check;
-pub mod roce_cq;
-pub mod roce_pay_scatter;
-pub mod roce_resp;
 pub mod roce_ack_q;
-pub mod roce_dcqcn;
-pub mod roce_rd_rsp;
-pub mod roce_tx_arb;
-pub mod roce_rx_disp;
-pub mod roce_qp_ctx;
-pub mod roce_req;
+pub mod roce_axis_drop_fifo;
 pub mod roce_comp;
+pub mod roce_cq;
+pub mod roce_dcqcn;
 pub mod roce_dma_axi;
+pub mod roce_icrc;
+pub mod roce_mr_check;
+pub mod roce_pay_scatter;
+pub mod roce_qp_ctx;
+pub mod roce_rd_rsp;
+pub mod roce_regs;
+pub mod roce_req;
+pub mod roce_resp;
+pub mod roce_rx_disp;
+pub mod roce_rx_parse;
+pub mod roce_tx_arb;
+pub mod roce_tx_build;

@@ -9,8 +9,8 @@
 //! Operation-level, not cycle-level.
 
 use crate::engine::comp::{ReqView, LATENCY};
-use crate::engine::rx::rx_pkt;
 use crate::engine::fetch::extend16;
+use crate::engine::rx::rx_pkt;
 use crate::engine::{Dma, Engine, QpState};
 use crate::wire::parse_frame;
 

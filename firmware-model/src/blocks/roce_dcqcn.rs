@@ -270,7 +270,14 @@ impl RoceDcqcn {
         if let Some(r) = self.row(qpn) {
             rp_advance(&mut r.rp, &cfg, scan, qpn, at, &mut ev);
             let rp = &r.rp;
-            a = PaceAnswer { qpn, allowed: rp_allowed(rp, at), limited: rp.limited, rc: rp.rc, rt: rp.rt, alpha: rp.alpha };
+            a = PaceAnswer {
+                qpn,
+                allowed: rp_allowed(rp, at),
+                limited: rp.limited,
+                rc: rp.rc,
+                rt: rp.rt,
+                alpha: rp.alpha,
+            };
         }
         self.events = ev;
         a

@@ -137,10 +137,7 @@ mod tests {
     #[test]
     fn bursts_split_at_the_window_and_4k() {
         assert_eq!(bursts(0x1000, 64, 64), vec![Burst { addr: 0x1000, beats: 1 }]);
-        assert_eq!(
-            bursts(0xFC0 + 8, 100, 64),
-            vec![Burst { addr: 0xFC0, beats: 1 }, Burst { addr: 0x1000, beats: 1 }]
-        );
+        assert_eq!(bursts(0xFC0 + 8, 100, 64), vec![Burst { addr: 0xFC0, beats: 1 }, Burst { addr: 0x1000, beats: 1 }]);
         let b = bursts(0x10, 4096, 64);
         assert_eq!(b, vec![Burst { addr: 0, beats: 64 }, Burst { addr: 0x1000, beats: 1 }]);
         let b = bursts(0x40, 512, 4);

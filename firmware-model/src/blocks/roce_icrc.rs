@@ -167,9 +167,6 @@ mod tests {
         assert_eq!(join_frame(&res).1, 0b10);
         let mut bad = f.clone();
         bad[70] ^= 1; // BTH PSN (byte 60 would be the masked UDP checksum)
-        assert_eq!(
-            process_frame(IcrcMode::Check, &mut bad, false),
-            IcrcVerdict { roce: true, error: true }
-        );
+        assert_eq!(process_frame(IcrcMode::Check, &mut bad, false), IcrcVerdict { roce: true, error: true });
     }
 }

@@ -65,7 +65,14 @@ impl RoceQpCtx {
     }
 
     /// A command with CMD_ARG `arg` and CMD_DATA `data`; `cq_valid` says which CQs exist.
-    pub fn command(&mut self, opcode: u8, index: u32, arg: u32, data: &[u8], cq_valid: impl Fn(u16) -> bool) -> CmdResult {
+    pub fn command(
+        &mut self,
+        opcode: u8,
+        index: u32,
+        arg: u32,
+        data: &[u8],
+        cq_valid: impl Fn(u16) -> bool,
+    ) -> CmdResult {
         let Ok(op) = CmdOpcode::try_from(opcode) else {
             return CmdResult { error: CmdErrorCode::BadOpcode, rdata: None, ops: Vec::new() };
         };
@@ -123,7 +130,15 @@ mod tests {
     #[test]
     fn write_modify_read_and_errors() {
         let mut b = RoceQpCtx::new(4, 2048);
-        let c = QpCtx { state: QpState::Init, qp_type: QpType::Rc, sq_psn: 5, rq_psn: 9, send_cq: 1, recv_cq: 2, ..QpCtx::default() };
+        let c = QpCtx {
+            state: QpState::Init,
+            qp_type: QpType::Rc,
+            sq_psn: 5,
+            rq_psn: 9,
+            send_cq: 1,
+            recv_cq: 2,
+            ..QpCtx::default()
+        };
         let cqs = |cq: u16| cq < 4;
         let r = b.command(CmdOpcode::QpWrite.code(), 3, 0, &c.encode(), cqs);
         assert_eq!(r.error, CmdErrorCode::Ok);
@@ -137,13 +152,21 @@ mod tests {
         assert_eq!(b.command(1, 16, 0, &c.encode(), cqs).error, CmdErrorCode::BadIndex);
         // the MTU limit
         let rtr = QpCtx { state: QpState::Rtr, path_mtu: PathMtu::Mtu4096, ..c };
-        let m = (QpAttrMask::STATE | QpAttrMask::AV | QpAttrMask::PATH_MTU | QpAttrMask::DEST_QPN | QpAttrMask::RQ_PSN
-            | QpAttrMask::MAX_DEST_RD_ATOMIC | QpAttrMask::MIN_RNR_TIMER)
+        let m = (QpAttrMask::STATE
+            | QpAttrMask::AV
+            | QpAttrMask::PATH_MTU
+            | QpAttrMask::DEST_QPN
+            | QpAttrMask::RQ_PSN
+            | QpAttrMask::MAX_DEST_RD_ATOMIC
+            | QpAttrMask::MIN_RNR_TIMER)
             .bits();
         assert_eq!(b.command(8, 3, m, &rtr.encode(), cqs).error, CmdErrorCode::BadAttr);
         let rtr = QpCtx { path_mtu: PathMtu::Mtu2048, rq_psn: 77, ..rtr };
         let r = b.command(8, 3, m, &rtr.encode(), cqs);
-        assert_eq!((r.error, r.ops), (CmdErrorCode::Ok, vec![CtxOpPort { code: CtxOpCode::SetRqPsn.code(), qpn: 3, arg: 77 }]));
+        assert_eq!(
+            (r.error, r.ops),
+            (CmdErrorCode::Ok, vec![CtxOpPort { code: CtxOpCode::SetRqPsn.code(), qpn: 3, arg: 77 }])
+        );
         let (attr, st) = b.attr(3);
         assert_eq!((attr.path_mtu, st), (PathMtu::Mtu2048, QpState::Rtr));
         assert_ne!(attr.udp_sport, 0, "udp_sport 0 becomes the QPN hash");

@@ -351,9 +351,7 @@ impl RoceRegs {
     /// The register at `off` (bits 1:0 ignored) and whether it is writable by software as a
     /// plain RW register.
     fn rw_reg(off: u32) -> Option<&'static RegDesc> {
-        regs::ALL
-            .iter()
-            .find(|r| r.access == crate::contract::Access::Rw && off >= r.offset && off < r.end())
+        regs::ALL.iter().find(|r| r.access == crate::contract::Access::Rw && off >= r.offset && off < r.end())
     }
 
     /// The value a read of `off` returns in the current state.
@@ -478,8 +476,7 @@ impl RoceRegs {
             }
             _ => None,
         };
-        let strb_mask =
-            |s: u8| (0..4).fold(0u32, |m, k| if s >> k & 1 == 1 { m | (0xFF << (8 * k)) } else { m });
+        let strb_mask = |s: u8| (0..4).fold(0u32, |m, k| if s >> k & 1 == 1 { m | (0xFF << (8 * k)) } else { m });
 
         let w1c = match go {
             Some((IRQ_STATUS, d, s, _)) => d & strb_mask(s),
@@ -493,12 +490,12 @@ impl RoceRegs {
             | (u32::from(i.cq_err_valid) << irqf::CQ_ERROR.lsb);
         self.irq_status = ((pre.irq_status & !w1c) | set) & irq_status::DESC.defined_mask();
         if i.qp_err_valid && !irqf::QP_ERROR.is_set(pre.irq_status) {
-            self.words[wi(QP_ERR_INFO)] = (u32::from(i.qp_err_cause) << 24 | (i.qp_err_qpn & 0xFF_FFFF))
-                & qp_err_info::DESC.defined_mask();
+            self.words[wi(QP_ERR_INFO)] =
+                (u32::from(i.qp_err_cause) << 24 | (i.qp_err_qpn & 0xFF_FFFF)) & qp_err_info::DESC.defined_mask();
         }
         if i.cq_err_valid && !irqf::CQ_ERROR.is_set(pre.irq_status) {
-            self.words[wi(CQ_ERR_INFO)] = (u32::from(i.cq_err_cause) << 24 | u32::from(i.cq_err_cq & 0x3FFF))
-                & cq_err_info::DESC.defined_mask();
+            self.words[wi(CQ_ERR_INFO)] =
+                (u32::from(i.cq_err_cause) << 24 | u32::from(i.cq_err_cq & 0x3FFF)) & cq_err_info::DESC.defined_mask();
         }
         if i.cmd_rdata_we && pre.busy {
             for (k, v) in i.cmd_rdata.iter().enumerate() {

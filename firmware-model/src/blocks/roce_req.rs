@@ -144,7 +144,12 @@ pub fn sq_win(e: &SqEntry, started: bool) -> SqWin {
         SendOp::FetchAdd { .. } => SqOpcode::AtomicFaa,
     };
     let mut flags = SqFlags::EMPTY;
-    for (on, f) in [(w.signaled, SqFlags::SIGNALED), (w.solicited, SqFlags::SOLICITED), (w.inline.is_some(), SqFlags::INLINE), (w.fence, SqFlags::FENCE)] {
+    for (on, f) in [
+        (w.signaled, SqFlags::SIGNALED),
+        (w.solicited, SqFlags::SOLICITED),
+        (w.inline.is_some(), SqFlags::INLINE),
+        (w.fence, SqFlags::FENCE),
+    ] {
         if on {
             flags = flags.union(f);
         }
@@ -180,7 +185,9 @@ pub fn visit(eng: &mut Engine, qpn: u32, now: u64, c: &CompView, pace: bool, mem
 fn set_ready(eng: &mut Engine, qp: &mut Qp, idx: u32, at: u64) {
     if let Some(b) = qp.req.own.as_mut().filter(|b| b.idx == idx) {
         b.ready_at = at;
-    } else if let Some(e) = eng.wqe_store[wqe_store_slot(qp.qpn, idx)].as_mut().filter(|e| e.qpn == qp.qpn && e.body.idx == idx) {
+    } else if let Some(e) =
+        eng.wqe_store[wqe_store_slot(qp.qpn, idx)].as_mut().filter(|e| e.qpn == qp.qpn && e.body.idx == idx)
+    {
         e.body.ready_at = at;
     }
 }

@@ -9,7 +9,7 @@
 
 use crate::contract::records::QpAttr;
 use crate::contract::QpCtx;
-use crate::engine::{TxPkt, Dma, DmaError};
+use crate::engine::{Dma, DmaError, TxPkt};
 use crate::wire::Opcode;
 
 /// The QP attribute record (`roce_rec_pkg::qp_attr_t`) of a QP context as `QP_READ` gives it.

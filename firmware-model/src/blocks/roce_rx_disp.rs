@@ -10,7 +10,14 @@ use crate::engine::rx::{rx_verdict, RxFacts, RxVerdict};
 use crate::wire::Opcode;
 
 /// The decision for record `h`; `enabled` is CTRL.ENABLE (`None` when disabled: dropped).
-pub fn verdict(h: &RxHdr, enabled: bool, mac: [u8; 6], ipv4: Ipv4Addr, gid: Ipv6Addr, can_receive: impl Fn(u32) -> bool) -> Option<RxVerdict> {
+pub fn verdict(
+    h: &RxHdr,
+    enabled: bool,
+    mac: [u8; 6],
+    ipv4: Ipv4Addr,
+    gid: Ipv6Addr,
+    can_receive: impl Fn(u32) -> bool,
+) -> Option<RxVerdict> {
     if !enabled {
         return None;
     }

@@ -494,7 +494,8 @@ mod tests {
         let mut bth = BthFields::new(op, 0x12_3456, 0xAB_CDEF);
         bth.ack_req = true;
         bth.pad_count = pad_for(plen) as u8;
-        let eth = EthernetFields { vlan: vlan.then_some(Vlan { pcp: 3, dei: false, vid: 100 }), ..EthernetFields::default() };
+        let eth =
+            EthernetFields { vlan: vlan.then_some(Vlan { pcp: 3, dei: false, vid: 100 }), ..EthernetFields::default() };
         let ipf: IpFields = match ip {
             0 => IpFields::V4(Ipv4Fields { ecn: 3, dscp: 26, ..Ipv4Fields::default() }),
             1 => IpFields::V6(Ipv6Fields { traffic_class: 0x69, ..Ipv6Fields::default() }),
@@ -547,7 +548,8 @@ mod tests {
                         // a header byte: ethertypes, versions, lengths, ports, opcodes...
                         if !f.is_empty() {
                             let i = rng.random_range(0..f.len().min(110));
-                            f[i] = if rng.random_bool(0.5) { rng.random() } else { f[i] ^ (1 << rng.random_range(0..8)) };
+                            f[i] =
+                                if rng.random_bool(0.5) { rng.random() } else { f[i] ^ (1 << rng.random_range(0..8)) };
                         }
                     }
                     _ => {
@@ -555,7 +557,9 @@ mod tests {
                         let o = if f.len() > 14 && f[12..14] == [0x81, 0] { 18 } else { 14 };
                         let at = [o + 2, o + 4, o + 24, o + 44][rng.random_range(0..4)];
                         if at + 1 < f.len() {
-                            let v = u16::from_be_bytes([f[at], f[at + 1]]).wrapping_add(rng.random_range(0..9) as u16).wrapping_sub(4);
+                            let v = u16::from_be_bytes([f[at], f[at + 1]])
+                                .wrapping_add(rng.random_range(0..9) as u16)
+                                .wrapping_sub(4);
                             f[at..at + 2].copy_from_slice(&v.to_be_bytes());
                         }
                     }

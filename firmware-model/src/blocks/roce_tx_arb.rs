@@ -5,12 +5,12 @@
 //! one (before the ICRC), in the order the HDL took the packets.
 
 use crate::contract::records::{QpAttr, TxDesc, TxDescFlags};
+use crate::contract::Encap;
 use crate::engine::tx::{frame_builder, TxAddr, TxPort};
 use crate::wire::{
     AethFields, AtomicAckEthFields, AtomicEthFields, BthFields, ExtHeaderKind, ExtHeaders, FrameBuilder, IethFields,
     ImmDtFields, Opcode, RethFields,
 };
-use crate::contract::Encap;
 
 /// The BTH and extension headers of a descriptor sent to `dest_qpn`; `None` for an opcode
 /// the wire codec does not know.
@@ -24,10 +24,15 @@ pub fn bth_ext(d: &TxDesc, dest_qpn: u32) -> Option<(BthFields, ExtHeaders)> {
     let ext = ExtHeaders {
         deth: None,
         reth: has(ExtHeaderKind::Reth).then_some(RethFields { va: d.va, rkey: d.rkey, dma_len: d.dma_len }),
-        atomic_eth: has(ExtHeaderKind::AtomicEth)
-            .then_some(AtomicEthFields { va: d.va, rkey: d.rkey, swap_add: d.swap_add, compare: d.compare }),
+        atomic_eth: has(ExtHeaderKind::AtomicEth).then_some(AtomicEthFields {
+            va: d.va,
+            rkey: d.rkey,
+            swap_add: d.swap_add,
+            compare: d.compare,
+        }),
         aeth: has(ExtHeaderKind::Aeth).then_some(AethFields { syndrome: d.aeth_syndrome, msn: d.aeth_msn }),
-        atomic_ack_eth: has(ExtHeaderKind::AtomicAckEth).then_some(AtomicAckEthFields { orig_remote_data: d.atomic_orig }),
+        atomic_ack_eth: has(ExtHeaderKind::AtomicAckEth)
+            .then_some(AtomicAckEthFields { orig_remote_data: d.atomic_orig }),
         immdt: has(ExtHeaderKind::ImmDt).then_some(ImmDtFields { imm: d.imm_or_inv }),
         ieth: has(ExtHeaderKind::Ieth).then_some(IethFields { rkey: d.imm_or_inv }),
     };

@@ -14,9 +14,8 @@
 use super::axis::{keep_mask, split_frame, AxisBeat};
 use crate::contract::records::{TxFlags, TxHdr};
 use crate::wire::{
-    AethFields, AtomicAckEthFields, AtomicEthFields, BthFields, BuildError, DethFields,
-    EthernetFields, ExtHeaderKind, ExtHeaders, FrameBuilder, IethFields, ImmDtFields, IpFields,
-    Ipv4Fields, Ipv6Fields, Opcode, RethFields, Vlan,
+    AethFields, AtomicAckEthFields, AtomicEthFields, BthFields, BuildError, DethFields, EthernetFields, ExtHeaderKind,
+    ExtHeaders, FrameBuilder, IethFields, ImmDtFields, IpFields, Ipv4Fields, Ipv6Fields, Opcode, RethFields, Vlan,
 };
 use std::net::{Ipv4Addr, Ipv6Addr};
 

@@ -123,24 +123,15 @@ mod tests {
             | QpAttrMask::MIN_RNR_TIMER;
         assert_eq!(qp_modify_check(QpState::Init, QpState::Rtr, rtr), Ok(()));
         assert_eq!(qp_modify_check(QpState::Init, QpState::Rtr, rtr | QpAttrMask::ACCESS_FLAGS), Ok(()));
-        assert_eq!(
-            qp_modify_check(QpState::Init, QpState::Rtr, rtr | QpAttrMask::SQ_PSN),
-            Err(CmdErrorCode::BadAttr)
-        );
+        assert_eq!(qp_modify_check(QpState::Init, QpState::Rtr, rtr | QpAttrMask::SQ_PSN), Err(CmdErrorCode::BadAttr));
         assert_eq!(
             qp_modify_check(QpState::Init, QpState::Rtr, rtr.difference(QpAttrMask::AV)),
             Err(CmdErrorCode::BadAttr)
         );
-        assert_eq!(
-            qp_modify_check(QpState::Init, QpState::Rts, QpAttrMask::STATE),
-            Err(CmdErrorCode::BadState)
-        );
+        assert_eq!(qp_modify_check(QpState::Init, QpState::Rts, QpAttrMask::STATE), Err(CmdErrorCode::BadState));
         assert_eq!(qp_modify_check(QpState::Rts, QpState::Err, QpAttrMask::STATE), Ok(()));
         assert_eq!(qp_modify_check(QpState::Err, QpState::Reset, QpAttrMask::STATE), Ok(()));
-        assert_eq!(
-            qp_modify_check(QpState::Rts, QpState::Err, QpAttrMask::EMPTY),
-            Err(CmdErrorCode::BadAttr)
-        );
+        assert_eq!(qp_modify_check(QpState::Rts, QpState::Err, QpAttrMask::EMPTY), Err(CmdErrorCode::BadAttr));
         assert_eq!(qp_write_check(QpState::Reset, QpState::Init), Ok(()));
         assert_eq!(qp_write_check(QpState::Init, QpState::Init), Err(CmdErrorCode::BadState));
         assert_eq!(qp_write_check(QpState::Reset, QpState::Rts), Err(CmdErrorCode::BadState));

@@ -7,8 +7,8 @@ use std::fmt::Write;
 use super::regs::{self, SECTIONS};
 use super::sv::{bit_names, clean, enum_code_name};
 use super::{
-    Access, BitsDesc, CmdErrorCode, CmdOpcode, CqCtx, Cqe, EnumDesc, FieldKind, LayoutDesc, LayoutField,
-    MrCtx, QpAttrMask, QpCtx, RegDesc, RqWqe, SqWqe, LAYOUTS, QP_TRANSITIONS,
+    Access, BitsDesc, CmdErrorCode, CmdOpcode, CqCtx, Cqe, EnumDesc, FieldKind, LayoutDesc, LayoutField, MrCtx,
+    QpAttrMask, QpCtx, RegDesc, RqWqe, SqWqe, LAYOUTS, QP_TRANSITIONS,
 };
 
 /// Markdown table cell: no `|`, no line breaks.
@@ -68,30 +68,17 @@ fn enum_table(o: &mut String, e: &EnumDesc) {
     let _ = writeln!(o, "#### {}\n\n{}\n", e.name, cell(e.desc));
     let _ = writeln!(o, "| Code | Name | SystemVerilog | Description |\n|---|---|---|---|");
     for v in e.variants {
-        let _ = writeln!(
-            o,
-            "| 0x{:02X} | `{}` | `{}` | {} |",
-            v.code,
-            v.name,
-            enum_code_name(e, v.name),
-            cell(v.desc)
-        );
+        let _ = writeln!(o, "| 0x{:02X} | `{}` | `{}` | {} |", v.code, v.name, enum_code_name(e, v.name), cell(v.desc));
     }
     let _ = writeln!(o);
 }
 
 fn bits_table(o: &mut String, b: &BitsDesc) {
-    let _ = writeln!(
-        o,
-        "#### {}\n\n{} ({} bits; bits not listed are reserved, zero.)\n",
-        b.name,
-        cell(b.desc),
-        b.width
-    );
+    let _ =
+        writeln!(o, "#### {}\n\n{} ({} bits; bits not listed are reserved, zero.)\n", b.name, cell(b.desc), b.width);
     let _ = writeln!(o, "| Bits | Name | SystemVerilog | Description |\n|---|---|---|---|");
     for bit in b.bits {
-        let sv: Vec<String> =
-            bit_names(b, bit.name, bit.width).into_iter().map(|n| format!("`{n}`")).collect();
+        let sv: Vec<String> = bit_names(b, bit.name, bit.width).into_iter().map(|n| format!("`{n}`")).collect();
         let _ = writeln!(
             o,
             "| {} | `{}` | {} | {} |",
@@ -123,8 +110,7 @@ fn type_label(f: &LayoutField) -> String {
 }
 
 fn layout_table(o: &mut String, l: &LayoutDesc) {
-    let _ =
-        writeln!(o, "### {}\n\n{} bytes, `roce_desc_pkg::{}_t`. {}\n", l.name, l.size, l.sv, cell(l.desc));
+    let _ = writeln!(o, "### {}\n\n{} bytes, `roce_desc_pkg::{}_t`. {}\n", l.name, l.size, l.sv, cell(l.desc));
     let _ = writeln!(o, "| Byte offset | Size | Field | Type | Description |\n|---|---|---|---|---|");
     let mut at = 0;
     let rsvd = |o: &mut String, from: usize, to: usize| {
@@ -134,15 +120,7 @@ fn layout_table(o: &mut String, l: &LayoutDesc) {
     };
     for f in l.fields {
         rsvd(o, at, f.offset);
-        let _ = writeln!(
-            o,
-            "| {} | {} | `{}` | {} | {} |",
-            f.offset,
-            f.size,
-            f.name,
-            type_label(f),
-            cell(f.desc)
-        );
+        let _ = writeln!(o, "| {} | {} | `{}` | {} | {} |", f.offset, f.size, f.name, type_label(f), cell(f.desc));
         if let FieldKind::Union(alts) = f.kind {
             for a in alts {
                 let _ = writeln!(
@@ -430,13 +408,7 @@ pub fn register_map() -> String {
     let _ = writeln!(o, "| From | To | Required besides STATE | Also accepted |\n|---|---|---|---|");
     for t in QP_TRANSITIONS {
         let from = t.from.map(|s| s.name()).unwrap_or("any");
-        let _ = writeln!(
-            o,
-            "| {from} | {} | {} | {} |",
-            t.to.name(),
-            mask_names(t.required),
-            mask_names(t.optional)
-        );
+        let _ = writeln!(o, "| {from} | {} | {} | {} |", t.to.name(), mask_names(t.required), mask_names(t.optional));
     }
     let _ = writeln!(o, "\nThe mask bits are [QpAttrMask](#qpattrmask).\n");
 
@@ -479,10 +451,8 @@ pub fn register_map() -> String {
         walk(l.fields, &mut enums, &mut bits);
     }
     bits.push(&QpAttrMask::DESC);
-    let _ = writeln!(
-        o,
-        "## Enumerations\n\nSystemVerilog: `roce_desc_pkg::<name>` (command codes: `roce_regs_pkg`).\n"
-    );
+    let _ =
+        writeln!(o, "## Enumerations\n\nSystemVerilog: `roce_desc_pkg::<name>` (command codes: `roce_regs_pkg`).\n");
     for e in enums {
         enum_table(&mut o, e);
     }

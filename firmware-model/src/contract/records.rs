@@ -4,8 +4,7 @@
 //! bits [8b+7:8b], little-endian integers, byte arrays in memory order), and the lockstep
 //! tests decode the HDL's port values with these Rust types.
 
-use super::{AccessFlags, BitDesc, BitsDesc, CqeStatus, EnumDesc, Encap, PathMtu, SqFlags, SqOpcode, VlanTag};
-
+use super::{AccessFlags, BitDesc, BitsDesc, CqeStatus, Encap, EnumDesc, PathMtu, SqFlags, SqOpcode, VlanTag};
 
 flags! {
     /// `RxHdr.flags`: what the frame is.
@@ -438,8 +437,16 @@ layout! {
 }
 
 /// All internal records, for the generator.
-pub const RECORDS: &[super::LayoutDesc] =
-    &[RxHdr::LAYOUT, TxHdr::LAYOUT, QpAttr::LAYOUT, RdRsp::LAYOUT, TxDesc::LAYOUT, CompRd::LAYOUT, ReqRd::LAYOUT, SqWin::LAYOUT];
+pub const RECORDS: &[super::LayoutDesc] = &[
+    RxHdr::LAYOUT,
+    TxHdr::LAYOUT,
+    QpAttr::LAYOUT,
+    RdRsp::LAYOUT,
+    TxDesc::LAYOUT,
+    CompRd::LAYOUT,
+    ReqRd::LAYOUT,
+    SqWin::LAYOUT,
+];
 
 code_enum! {
     /// `roce_qp_ctx`'s context-op port (`ctx_op_code`): the changes QP_WRITE, QP_MODIFY and

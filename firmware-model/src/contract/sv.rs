@@ -141,8 +141,7 @@ pub fn regs_pkg() -> String {
             let _ = writeln!(o, "  localparam logic [31:0] {}_RESET = 32'h{:08x};", r.name, r.reset);
             let _ = writeln!(o, "  localparam logic [31:0] {}_MASK = 32'h{:08x};", r.name, r.defined_mask());
             for f in r.fields {
-                let sc =
-                    if f.access != r.access { format!(" ({})", f.access.label()) } else { String::new() };
+                let sc = if f.access != r.access { format!(" ({})", f.access.label()) } else { String::new() };
                 let bits = if f.field.width == 1 {
                     format!("{}", f.field.lsb)
                 } else {
@@ -206,7 +205,12 @@ pub fn modify_rows() -> Vec<ModifyRow> {
         .iter()
         .map(|t| {
             let required = t.required.union(QpAttrMask::STATE).bits();
-            ModifyRow { from: t.from.map(QpState::code), to: t.to.code(), required, allowed: required | t.optional.bits() }
+            ModifyRow {
+                from: t.from.map(QpState::code),
+                to: t.to.code(),
+                required,
+                allowed: required | t.optional.bits(),
+            }
         })
         .collect()
 }
@@ -237,7 +241,11 @@ fn emit_qp_rules(o: &mut String) {
     let _ = writeln!(o, "\n  // ---- QP command rules (contract/cmd.rs)");
     let _ = writeln!(o);
     comment(o, "  ", "QP_ATTR_MASK: the defined QpAttrMask bits (QP_MODIFY fails with BAD_ATTR on any other).");
-    let _ = writeln!(o, "  localparam logic [31:0] QP_ATTR_MASK = 32'h{:08x};", QpAttrMask::from_bits_truncate(u32::MAX).bits());
+    let _ = writeln!(
+        o,
+        "  localparam logic [31:0] QP_ATTR_MASK = 32'h{:08x};",
+        QpAttrMask::from_bits_truncate(u32::MAX).bits()
+    );
     let _ = writeln!(o);
     comment(
         o,
@@ -248,12 +256,16 @@ fn emit_qp_rules(o: &mut String) {
          has one the row does not allow; else OK. Rows are tried in order, as in the contract. \
          (The path MTU limit is checked separately.)",
     );
-    let _ = writeln!(o, "  function automatic logic [7:0] qp_modify_error(input logic [7:0] from, input logic [7:0] to,");
+    let _ =
+        writeln!(o, "  function automatic logic [7:0] qp_modify_error(input logic [7:0] from, input logic [7:0] to,");
     let _ = writeln!(o, "                                                 input logic [31:0] mask);");
     let _ = writeln!(o, "    if (!mask[QP_ATTR_STATE_BIT]) qp_modify_error = {bad_attr};");
     for r in modify_rows() {
         let (cond, what) = match r.from {
-            Some(f) => (format!("from == 8'h{f:02x} && to == 8'h{:02x}", r.to), format!("{} -> {}", state_name(f), state_name(r.to))),
+            Some(f) => (
+                format!("from == 8'h{f:02x} && to == 8'h{:02x}", r.to),
+                format!("{} -> {}", state_name(f), state_name(r.to)),
+            ),
             None => (format!("to == 8'h{:02x}", r.to), format!("any -> {}", state_name(r.to))),
         };
         let _ = writeln!(o, "    else if ({cond})  // {what}");
@@ -273,7 +285,8 @@ fn emit_qp_rules(o: &mut String) {
         "qp_write_error: the CMD_ERR code qp_write_check gives a QP_WRITE to a QP in state `from` \
          that writes state `to`.",
     );
-    let _ = writeln!(o, "  function automatic logic [7:0] qp_write_error(input logic [7:0] from, input logic [7:0] to);");
+    let _ =
+        writeln!(o, "  function automatic logic [7:0] qp_write_error(input logic [7:0] from, input logic [7:0] to);");
     let _ = writeln!(o, "    qp_write_error = {bad_state};");
     for &f in QpState::ALL {
         for &t in QpState::ALL {
@@ -304,11 +317,7 @@ fn emit_qp_rules(o: &mut String) {
 
 /// Enum and bits types used by `fields` (nested and union alternatives included), in
 /// first-use order.
-fn collect_types(
-    fields: &[LayoutField],
-    enums: &mut Vec<&'static EnumDesc>,
-    bits: &mut Vec<&'static BitsDesc>,
-) {
+fn collect_types(fields: &[LayoutField], enums: &mut Vec<&'static EnumDesc>, bits: &mut Vec<&'static BitsDesc>) {
     for f in fields {
         match f.kind {
             FieldKind::Enum(e) if !enums.iter().any(|x| x.name == e.name) => enums.push(e),
@@ -377,8 +386,7 @@ fn members(name: &str, size: usize, fields: &[LayoutField]) -> Vec<(String, Stri
             _ => {
                 let total = 8 * f.size as u32;
                 if f.bits < total {
-                    let t =
-                        if f.bits == 1 { "logic".to_string() } else { format!("logic [{}:0]", f.bits - 1) };
+                    let t = if f.bits == 1 { "logic".to_string() } else { format!("logic [{}:0]", f.bits - 1) };
                     let b = if f.bits == 1 { "bit 0".to_string() } else { format!("bits {}:0", f.bits - 1) };
                     asc.push((t, f.name.to_string(), format!("{span}, {b}")));
                     asc.push((
@@ -428,11 +436,8 @@ fn emit_layout(o: &mut String, l: &LayoutDesc, checks: bool) {
         if let FieldKind::Union(alts) = f.kind {
             for a in alts {
                 if let FieldKind::Array(_, n) = a.kind {
-                    let _ = writeln!(
-                        o,
-                        "  localparam int unsigned {up}_{fu}_{}_COUNT = {n};",
-                        a.name.to_ascii_uppercase()
-                    );
+                    let _ =
+                        writeln!(o, "  localparam int unsigned {up}_{fu}_{}_COUNT = {n};", a.name.to_ascii_uppercase());
                 }
             }
         }
@@ -506,11 +511,9 @@ fn check_terms(out: &mut Vec<(String, String)>, l: &LayoutDesc, base: usize, pat
             FieldKind::Bool => out.push((format!("d[8*{at} +: 8] > 8'd1"), format!("{name}: not 0 or 1"))),
             FieldKind::Enum(e) => {
                 // (`inside` is not in the subset Yosys 0.23 reads)
-                let codes: Vec<String> = e.variants.iter().map(|v| format!("d[8*{at} +: 8] == 8'h{:02x}", v.code)).collect();
-                out.push((
-                    format!("!({})", codes.join(" || ")),
-                    format!("{name}: not a {} code", e.name),
-                ));
+                let codes: Vec<String> =
+                    e.variants.iter().map(|v| format!("d[8*{at} +: 8] == 8'h{:02x}", v.code)).collect();
+                out.push((format!("!({})", codes.join(" || ")), format!("{name}: not a {} code", e.name)));
             }
             FieldKind::Bits(b) => {
                 let defined: u64 = b.bits.iter().fold(0, |m, x| m | (((1u64 << x.width) - 1) << x.lsb));
@@ -667,8 +670,10 @@ mod tests {
             for &t in QpState::ALL {
                 // every subset of the defined bits, plus undefined ones
                 for sub in 0u32..1 << bits.len() {
-                    let mask = bits.iter().enumerate().filter(|(i, _)| sub >> i & 1 != 0).fold(0, |m, (_, b)| m | 1 << b);
-                    let want = qp_modify_check(f, t, QpAttrMask::from_bits_truncate(mask)).err().unwrap_or(CmdErrorCode::Ok);
+                    let mask =
+                        bits.iter().enumerate().filter(|(i, _)| sub >> i & 1 != 0).fold(0, |m, (_, b)| m | 1 << b);
+                    let want =
+                        qp_modify_check(f, t, QpAttrMask::from_bits_truncate(mask)).err().unwrap_or(CmdErrorCode::Ok);
                     assert_eq!(modify_error_of_rows(&rows, f.code(), t.code(), mask), want, "{f:?} -> {t:?} {mask:#x}");
                     if sub % 97 == 0 {
                         // an undefined bit is never allowed

@@ -340,7 +340,14 @@ impl Engine {
         Some(())
     }
 
-    fn on_read_response(&mut self, qp: &mut Qp, rv: &ReqView, p: &RxPkt<'_>, at: u64, mem: &mut impl Dma) -> Option<WcStatus> {
+    fn on_read_response(
+        &mut self,
+        qp: &mut Qp,
+        rv: &ReqView,
+        p: &RxPkt<'_>,
+        at: u64,
+        mem: &mut impl Dma,
+    ) -> Option<WcStatus> {
         self.oldest_read(qp, rv, at, mem)?;
         let e = qp.req.win.front()?;
         if e.wr.op != SendOp::Read {
@@ -393,7 +400,14 @@ impl Engine {
         None
     }
 
-    fn on_atomic_ack(&mut self, qp: &mut Qp, rv: &ReqView, p: &RxPkt<'_>, at: u64, mem: &mut impl Dma) -> Option<WcStatus> {
+    fn on_atomic_ack(
+        &mut self,
+        qp: &mut Qp,
+        rv: &ReqView,
+        p: &RxPkt<'_>,
+        at: u64,
+        mem: &mut impl Dma,
+    ) -> Option<WcStatus> {
         self.oldest_read(qp, rv, at, mem)?;
         let e = qp.req.win.front()?;
         if !e.wr.op.is_atomic() || e.first_psn != p.psn {

@@ -82,7 +82,12 @@ pub enum CqPost {
 /// with `write(addr, bytes)` (false = the write failed). An invalid or out-of-range CQ drops
 /// it (cause INVALID); so does an overrun CQ, which stays overrun until CQ_WRITE; a full
 /// ring overruns the CQ (cause OVERRUN).
-pub fn cq_post(cqs: &mut [Option<Cq>], cqn: u32, img: &[u8; Cqe::SIZE], write: impl FnOnce(u64, &[u8]) -> bool) -> CqPost {
+pub fn cq_post(
+    cqs: &mut [Option<Cq>],
+    cqn: u32,
+    img: &[u8; Cqe::SIZE],
+    write: impl FnOnce(u64, &[u8]) -> bool,
+) -> CqPost {
     use crate::contract::regs::{CQ_ERR_INVALID, CQ_ERR_OVERRUN};
     let Some(cq) = cqs.get_mut(cqn as usize).and_then(Option::as_mut) else {
         return CqPost::Dropped { cause: CQ_ERR_INVALID };
@@ -138,7 +143,12 @@ pub fn cq_db(cqs: &mut [Option<Cq>], cqn: u32, ci: u32, arm: bool, solicited: bo
 /// a valid [`CqCtx`] (CQ_WRITE), `BadIndex` outside the table, `BadOpcode` for any other
 /// command. CQ_READ returns the context image with the engine state (indices as 16 bits,
 /// CqState); all zero for an invalid CQ.
-pub fn cq_command(cqs: &mut [Option<Cq>], op: CmdOpcode, index: u32, data: &[u8]) -> Result<Option<Vec<u8>>, CmdErrorCode> {
+pub fn cq_command(
+    cqs: &mut [Option<Cq>],
+    op: CmdOpcode,
+    index: u32,
+    data: &[u8],
+) -> Result<Option<Vec<u8>>, CmdErrorCode> {
     match op {
         CmdOpcode::CqWrite => {
             let c = CqCtx::decode(data).map_err(|_| CmdErrorCode::BadAttr)?;
@@ -299,7 +309,13 @@ mod tests {
         let mut at = Vec::new();
         let img = [0u8; Cqe::SIZE];
         for _ in 0..2 {
-            assert!(matches!(cq_post(&mut cqs, 2, &img, |a, d| { at.push((a, d[23])); true }), CqPost::Written { .. }));
+            assert!(matches!(
+                cq_post(&mut cqs, 2, &img, |a, d| {
+                    at.push((a, d[23]));
+                    true
+                }),
+                CqPost::Written { .. }
+            ));
         }
         assert_eq!(at, vec![(0x10_000, 1), (0x10_020, 1)]);
         assert_eq!(cq_post(&mut cqs, 2, &img, |_, _| true), CqPost::Dropped { cause: CQ_ERR_OVERRUN });

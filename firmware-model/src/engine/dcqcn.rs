@@ -452,7 +452,15 @@ impl Engine {
         }
         let mut bth = BthFields::new(Opcode::Cnp, dest, 0);
         bth.becn = true;
-        self.cnp_q.push_back(TxPkt { qpn, bth, ext: ExtHeaders::NONE, payload: Vec::new(), ready: at, gen: 0, kind: TxKind::Cnp });
+        self.cnp_q.push_back(TxPkt {
+            qpn,
+            bth,
+            ext: ExtHeaders::NONE,
+            payload: Vec::new(),
+            ready: at,
+            gen: 0,
+            kind: TxKind::Cnp,
+        });
         self.counters.cnp_sent += 1;
     }
 
@@ -485,7 +493,15 @@ mod tests {
     use super::*;
 
     fn cfg() -> DcqcnConfig {
-        DcqcnConfig { us_cycles: 10, alpha_us: 5, rate_us: 7, byte_counter: 3000, stages: 2, rate_hai: 2000, ..DcqcnConfig::default() }
+        DcqcnConfig {
+            us_cycles: 10,
+            alpha_us: 5,
+            rate_us: 7,
+            byte_counter: 3000,
+            stages: 2,
+            rate_hai: 2000,
+            ..DcqcnConfig::default()
+        }
     }
 
     #[test]
@@ -562,7 +578,14 @@ mod tests {
         // 50 Gb/s at 250 cycles/us: 25 bytes per cycle; 1000-byte packets every 40 cycles
         let c = DcqcnConfig { alpha_us: 60_000, rate_us: 60_000, byte_counter: u32::MAX, ..DcqcnConfig::default() };
         let scan = Scan { log_n: 10 };
-        let mut rp = Rp { limited: true, rc: 50_000 << 8, rt: 60_000 << 8, d_alpha: u64::MAX / 2, d_rate: u64::MAX / 2, ..Rp::default() };
+        let mut rp = Rp {
+            limited: true,
+            rc: 50_000 << 8,
+            rt: 60_000 << 8,
+            d_alpha: u64::MAX / 2,
+            d_rate: u64::MAX / 2,
+            ..Rp::default()
+        };
         let mut ev = Events::default();
         let mut t = 0;
         let mut sent = Vec::new();

@@ -44,12 +44,8 @@ pub fn decode_send_wqe(b: &[u8]) -> Result<SendWr, WcStatus> {
     {
         return Err(WcStatus::LocQpOpErr);
     }
-    let sges: Vec<Sge> = w
-        .sges()
-        .unwrap_or(&[])
-        .iter()
-        .map(|s| Sge { addr: s.addr, len: s.len, lkey: s.lkey })
-        .collect();
+    let sges: Vec<Sge> =
+        w.sges().unwrap_or(&[]).iter().map(|s| Sge { addr: s.addr, len: s.len, lkey: s.lkey }).collect();
     let wr = SendWr {
         wr_id: w.wr_id,
         op,
@@ -125,7 +121,8 @@ impl Engine {
         if usize::from(w.num_sge) > RQ_MAX_SGE {
             return Err(WcStatus::LocQpOpErr);
         }
-        let sges = w.sge[..usize::from(w.num_sge)].iter().map(|s| Sge { addr: s.addr, len: s.len, lkey: s.lkey }).collect();
+        let sges =
+            w.sge[..usize::from(w.num_sge)].iter().map(|s| Sge { addr: s.addr, len: s.len, lkey: s.lkey }).collect();
         Ok(RecvWr { wr_id: w.wr_id, sges })
     }
 }

@@ -360,7 +360,14 @@ impl Engine {
 
     /// A QP command from CMD (QP_WRITE, QP_READ, QP_MODIFY; `qp::qp_command`): the QpCtx
     /// image for QP_READ.
-    pub(crate) fn qp_command(&mut self, op: CmdOpcode, index: u32, arg: u32, data: &[u8], mem: &mut impl Dma) -> Result<Option<[u8; QpCtx::SIZE]>, CmdErrorCode> {
+    pub(crate) fn qp_command(
+        &mut self,
+        op: CmdOpcode,
+        index: u32,
+        arg: u32,
+        data: &[u8],
+        mem: &mut impl Dma,
+    ) -> Result<Option<[u8; QpCtx::SIZE]>, CmdErrorCode> {
         let cqs = &self.cqs;
         let out = qp::qp_command(&mut self.qps, op, index, arg, data, |cq| cq_valid(cqs, cq), self.cfg.max_mtu)?;
         match op {

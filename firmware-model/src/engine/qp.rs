@@ -10,8 +10,8 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use crate::contract::records::{CtxOpCode, QpAttr};
 use crate::contract::{
-    qp_error_enters_err, qp_modify_check, qp_write_check, AccessFlags, CmdErrorCode, CmdOpcode, PathMtu,
-    QpAttrMask, QpCtx, QpType, VlanTag,
+    qp_error_enters_err, qp_modify_check, qp_write_check, AccessFlags, CmdErrorCode, CmdOpcode, PathMtu, QpAttrMask,
+    QpCtx, QpType, VlanTag,
 };
 
 use super::types::*;
@@ -287,7 +287,8 @@ impl CtxOp {
             CtxOp::SetRqPsn(p) | CtxOp::SetSqPsn(p) => p,
             CtxOp::EnterRts { retry_cnt, rnr_retry } => {
                 let [r, n] = [&CTX_RTS_ARG.bits[0], &CTX_RTS_ARG.bits[1]];
-                (u32::from(retry_cnt) & ((1 << r.width) - 1)) << r.lsb | (u32::from(rnr_retry) & ((1 << n.width) - 1)) << n.lsb
+                (u32::from(retry_cnt) & ((1 << r.width) - 1)) << r.lsb
+                    | (u32::from(rnr_retry) & ((1 << n.width) - 1)) << n.lsb
             }
         }
     }
@@ -466,7 +467,9 @@ impl Qp {
             let ip = Ipv6Addr::from(c.dest_ip);
             self.dest_ip = Some(match (c.encap, ip.to_ipv4_mapped()) {
                 (Encap::RoceV2Ipv4, Some(v4)) => IpAddr::V4(v4),
-                (Encap::RoceV2Ipv4, None) => IpAddr::V4(Ipv4Addr::new(c.dest_ip[12], c.dest_ip[13], c.dest_ip[14], c.dest_ip[15])),
+                (Encap::RoceV2Ipv4, None) => {
+                    IpAddr::V4(Ipv4Addr::new(c.dest_ip[12], c.dest_ip[13], c.dest_ip[14], c.dest_ip[15]))
+                }
                 _ => IpAddr::V6(ip),
             });
         }
@@ -567,7 +570,8 @@ impl Qp {
         QpCtx {
             state: self.state,
             qp_type: QpType::Rc,
-            path_mtu: PathMtu::try_from((self.mtu.trailing_zeros() as u8).saturating_sub(7)).unwrap_or(PathMtu::Mtu1024),
+            path_mtu: PathMtu::try_from((self.mtu.trailing_zeros() as u8).saturating_sub(7))
+                .unwrap_or(PathMtu::Mtu1024),
             encap: self.encap,
             pd: self.pd,
             access: AccessFlags::from_bits_truncate(self.access),
@@ -618,7 +622,12 @@ pub struct QpCmdOut {
 /// QP_WRITE on the QP table: BAD_INDEX for QPs 0 and 1 and beyond the table, BAD_STATE
 /// unless the QP is in Reset, BAD_ATTR unless both CQs are valid (`cq_valid`), then
 /// [`Qp::write`]'s checks.
-pub fn qp_write(qps: &mut [Option<Qp>], qpn: u32, c: &QpCtx, cq_valid: impl Fn(u16) -> bool) -> Result<Vec<CtxOp>, CmdErrorCode> {
+pub fn qp_write(
+    qps: &mut [Option<Qp>],
+    qpn: u32,
+    c: &QpCtx,
+    cq_valid: impl Fn(u16) -> bool,
+) -> Result<Vec<CtxOp>, CmdErrorCode> {
     let slot = match qps.get_mut(qpn as usize) {
         Some(s) if qpn >= 2 => s,
         _ => return Err(CmdErrorCode::BadIndex),
@@ -635,7 +644,13 @@ pub fn qp_write(qps: &mut [Option<Qp>], qpn: u32, c: &QpCtx, cq_valid: impl Fn(u
 }
 
 /// QP_MODIFY on the QP table: BAD_INDEX unless the QP was written, then [`Qp::modify`].
-pub fn qp_modify(qps: &mut [Option<Qp>], qpn: u32, c: &QpCtx, mask: QpAttrMask, max_mtu: u32) -> Result<Vec<CtxOp>, CmdErrorCode> {
+pub fn qp_modify(
+    qps: &mut [Option<Qp>],
+    qpn: u32,
+    c: &QpCtx,
+    mask: QpAttrMask,
+    max_mtu: u32,
+) -> Result<Vec<CtxOp>, CmdErrorCode> {
     let q = qps.get_mut(qpn as usize).and_then(Option::as_mut).ok_or(CmdErrorCode::BadIndex)?;
     q.modify(c, mask, max_mtu)
 }
@@ -691,7 +706,14 @@ mod tests {
 
     #[test]
     fn verbs_transitions() {
-        let mut c = QpCtx { state: QpState::Init, qp_type: QpType::Rc, pd: 1, sq_log_size: 4, rq_log_size: 4, ..QpCtx::default() };
+        let mut c = QpCtx {
+            state: QpState::Init,
+            qp_type: QpType::Rc,
+            pd: 1,
+            sq_log_size: 4,
+            rq_log_size: 4,
+            ..QpCtx::default()
+        };
         let mut q = Qp::from_ctx(5, &c).unwrap();
         c.state = QpState::Rts;
         assert_eq!(q.modify(&c, QpAttrMask::STATE, 4096), Err(CmdErrorCode::BadState));
@@ -700,8 +722,13 @@ mod tests {
         c.rq_psn = 100;
         c.path_mtu = PathMtu::Mtu1024;
         c.dest_ip = "::ffff:192.0.2.2".parse::<Ipv6Addr>().unwrap().octets();
-        let rtr = QpAttrMask::STATE | QpAttrMask::AV | QpAttrMask::PATH_MTU | QpAttrMask::DEST_QPN
-            | QpAttrMask::RQ_PSN | QpAttrMask::MAX_DEST_RD_ATOMIC | QpAttrMask::MIN_RNR_TIMER;
+        let rtr = QpAttrMask::STATE
+            | QpAttrMask::AV
+            | QpAttrMask::PATH_MTU
+            | QpAttrMask::DEST_QPN
+            | QpAttrMask::RQ_PSN
+            | QpAttrMask::MAX_DEST_RD_ATOMIC
+            | QpAttrMask::MIN_RNR_TIMER;
         assert_eq!(q.modify(&c, rtr.difference(QpAttrMask::RQ_PSN), 4096), Err(CmdErrorCode::BadAttr));
         assert_eq!(q.state, QpState::Init, "a refused modify changes nothing");
         c.path_mtu = PathMtu::Mtu4096;
@@ -711,8 +738,12 @@ mod tests {
         assert_eq!((q.resp.epsn, q.mtu, q.dest_ip), (100, 1024, Some("192.0.2.2".parse().unwrap())));
         c.state = QpState::Rts;
         c.sq_psn = 7;
-        let rts = QpAttrMask::STATE | QpAttrMask::SQ_PSN | QpAttrMask::TIMEOUT | QpAttrMask::RETRY_CNT
-            | QpAttrMask::RNR_RETRY | QpAttrMask::MAX_QP_RD_ATOMIC;
+        let rts = QpAttrMask::STATE
+            | QpAttrMask::SQ_PSN
+            | QpAttrMask::TIMEOUT
+            | QpAttrMask::RETRY_CNT
+            | QpAttrMask::RNR_RETRY
+            | QpAttrMask::MAX_QP_RD_ATOMIC;
         q.modify(&c, rts, 4096).unwrap();
         assert_eq!((q.req.next_psn, q.state), (7, QpState::Rts));
         let back = q.to_ctx();

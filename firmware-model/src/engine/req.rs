@@ -95,7 +95,13 @@ pub struct CompView {
 impl CompView {
     /// The live view of a QP.
     pub fn of(qp: &Qp) -> Self {
-        CompView { una: qp.comp.una, sq_ci: qp.sq.ci, rd_done: qp.comp.rd_done, rnr_until: qp.comp.rnr_until, rewind: qp.comp.rewind }
+        CompView {
+            una: qp.comp.una,
+            sq_ci: qp.sq.ci,
+            rd_done: qp.comp.rd_done,
+            rnr_until: qp.comp.rnr_until,
+            rewind: qp.comp.rewind,
+        }
     }
 }
 
@@ -238,7 +244,17 @@ impl Engine {
                 let (wr, error) = match fetch::fetch_decode(&b, ok) {
                     Ok(wr) => (wr, None),
                     Err((wr_id, st)) => {
-                        let wr = SendWr { wr_id, op: SendOp::Send, signaled: true, solicited: false, fence: false, sges: Vec::new(), inline: None, remote_addr: 0, rkey: 0 };
+                        let wr = SendWr {
+                            wr_id,
+                            op: SendOp::Send,
+                            signaled: true,
+                            solicited: false,
+                            fence: false,
+                            sges: Vec::new(),
+                            inline: None,
+                            remote_addr: 0,
+                            rkey: 0,
+                        };
                         (wr, Some(st))
                     }
                 };
@@ -328,7 +344,14 @@ impl Engine {
     /// the packet. Every visit that found the body of the send index held (or being read) and
     /// not malformed ends with a read ahead from the fetch index (`fill`), whether it sent or
     /// not.
-    pub fn req_visit(&mut self, qp: &mut Qp, now: u64, c: &CompView, pace: impl FnOnce(&Qp) -> bool, mem: &mut impl Dma) -> ReqVisit {
+    pub fn req_visit(
+        &mut self,
+        qp: &mut Qp,
+        now: u64,
+        c: &CompView,
+        pace: impl FnOnce(&Qp) -> bool,
+        mem: &mut impl Dma,
+    ) -> ReqVisit {
         let mut v = ReqVisit::default();
         if qp.state != QpState::Rts {
             v.blocked = Some(Blocked::Idle);
@@ -393,7 +416,14 @@ impl Engine {
     }
 
     /// The packet at the send index (the caller checked the limits), or the local error.
-    fn req_packet(&mut self, qp: &mut Qp, now: u64, c: &CompView, mem: &mut impl Dma, v: &mut ReqVisit) -> Result<TxPkt, WcStatus> {
+    fn req_packet(
+        &mut self,
+        qp: &mut Qp,
+        now: u64,
+        c: &CompView,
+        mem: &mut impl Dma,
+        v: &mut ReqVisit,
+    ) -> Result<TxPkt, WcStatus> {
         let mtu = qp.mtu;
         let psn = qp.req.next_psn;
         let cur = qp.req.cur;
@@ -412,7 +442,8 @@ impl Engine {
         match wr.op {
             SendOp::Read => {
                 let off = u64::from(i) * u64::from(mtu);
-                ext.reth = Some(RethFields { va: wr.remote_addr + off, rkey: wr.rkey, dma_len: (len - off.min(len)) as u32 });
+                ext.reth =
+                    Some(RethFields { va: wr.remote_addr + off, rkey: wr.rkey, dma_len: (len - off.min(len)) as u32 });
                 bth.ack_req = true;
                 next = psn_add(psn, n - i.min(n));
             }
@@ -439,7 +470,13 @@ impl Engine {
                         pieces.push((dma, range));
                         Ok(())
                     })
-                    .map_err(|st| if st == WcStatus::LocLenErr { WcStatus::LocLenErr } else { WcStatus::LocProtErr })?;
+                    .map_err(|st| {
+                        if st == WcStatus::LocLenErr {
+                            WcStatus::LocLenErr
+                        } else {
+                            WcStatus::LocProtErr
+                        }
+                    })?;
                     for (dma, range) in pieces {
                         if mem.dma_read(dma, &mut payload[range.clone()]).is_err() {
                             payload[range].fill(0);
@@ -549,21 +586,56 @@ mod tests {
         let mut m = HostMem::new();
         e.create_cq(1, &CqCtx { base: 0x40_0000, log_size: 8, valid: true, ..CqCtx::default() }).unwrap();
         let all = AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ;
-        e.write_mr(1, &MrCtx { va: 0x1000, len: 1 << 20, iova: 0x20_0000, pd: 1, key: 0x105, access: all, valid: true }).unwrap();
-        let mut c = QpCtx { state: QpState::Init, qp_type: QpType::Rc, pd: 1, sq_base: SQ, sq_log_size: 6, rq_log_size: 4, send_cq: 1, recv_cq: 1, ..QpCtx::default() };
+        e.write_mr(
+            1,
+            &MrCtx { va: 0x1000, len: 1 << 20, iova: 0x20_0000, pd: 1, key: 0x105, access: all, valid: true },
+        )
+        .unwrap();
+        let mut c = QpCtx {
+            state: QpState::Init,
+            qp_type: QpType::Rc,
+            pd: 1,
+            sq_base: SQ,
+            sq_log_size: 6,
+            rq_log_size: 4,
+            send_cq: 1,
+            recv_cq: 1,
+            ..QpCtx::default()
+        };
         e.create_qp(2, &c).unwrap();
         c.state = QpState::Rtr;
         c.path_mtu = PathMtu::Mtu1024;
-        let rtr = QpAttrMask::STATE | QpAttrMask::AV | QpAttrMask::PATH_MTU | QpAttrMask::DEST_QPN | QpAttrMask::RQ_PSN | QpAttrMask::MAX_DEST_RD_ATOMIC | QpAttrMask::MIN_RNR_TIMER;
+        let rtr = QpAttrMask::STATE
+            | QpAttrMask::AV
+            | QpAttrMask::PATH_MTU
+            | QpAttrMask::DEST_QPN
+            | QpAttrMask::RQ_PSN
+            | QpAttrMask::MAX_DEST_RD_ATOMIC
+            | QpAttrMask::MIN_RNR_TIMER;
         e.modify_qp(2, &c, rtr, &mut m).unwrap();
         c.state = QpState::Rts;
         c.timeout = 0;
-        let rts = QpAttrMask::STATE | QpAttrMask::SQ_PSN | QpAttrMask::TIMEOUT | QpAttrMask::RETRY_CNT | QpAttrMask::RNR_RETRY | QpAttrMask::MAX_QP_RD_ATOMIC;
+        let rts = QpAttrMask::STATE
+            | QpAttrMask::SQ_PSN
+            | QpAttrMask::TIMEOUT
+            | QpAttrMask::RETRY_CNT
+            | QpAttrMask::RNR_RETRY
+            | QpAttrMask::MAX_QP_RD_ATOMIC;
         e.modify_qp(2, &c, rts, &mut m).unwrap();
         for i in 0..n {
             let mut sge = [crate::contract::Sge::default(); 4];
             sge[0] = crate::contract::Sge { addr: 0x1000 + 64 * u64::from(i), len: 64, lkey: 0x105 };
-            let w = SqWqe { wr_id: u64::from(i), opcode: SqOpcode::Write, flags: SqFlags::SIGNALED, num_sge: 1, remote_addr: 0x9000, rkey: 7, total_len: 64, data: SqData::Sge(sge), ..SqWqe::default() };
+            let w = SqWqe {
+                wr_id: u64::from(i),
+                opcode: SqOpcode::Write,
+                flags: SqFlags::SIGNALED,
+                num_sge: 1,
+                remote_addr: 0x9000,
+                rkey: 7,
+                total_len: 64,
+                data: SqData::Sge(sge),
+                ..SqWqe::default()
+            };
             m.write(SQ + 128 * u64::from(i), &w.encode());
         }
         e.sq_doorbell(0, 2, n, &mut m);
@@ -644,7 +716,10 @@ mod tests {
         assert_eq!(v.read.map(|r| (r.idx, r.n)), Some((0, 4)));
         // another QP's read takes the entry of WQE 1
         let s = wqe_store_slot(2, 1);
-        e.wqe_store[s] = Some(StoreEntry { qpn: 2 + (1 << (crate::engine::qp::LOG_WQE_STORE - LOG_SQ_WIN)), body: Body { idx: 1, ready_at: 0 } });
+        e.wqe_store[s] = Some(StoreEntry {
+            qpn: 2 + (1 << (crate::engine::qp::LOG_WQE_STORE - LOG_SQ_WIN)),
+            body: Body { idx: 1, ready_at: 0 },
+        });
         let v = e.req_visit(&mut q, 10_000, &c, |_| true, &mut m);
         assert!(v.pkt.is_some());
         assert_eq!(v.read.map(|r| (r.idx, r.n, r.fetch_from)), Some((1, 1, 4)));

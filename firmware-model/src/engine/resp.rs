@@ -62,7 +62,8 @@ impl Engine {
         if self.rq_pf.qpn != Some(qpn) {
             return;
         }
-        while self.rq_pf.ready.len() < RQ_PREFETCH && self.rq_pf.head.wrapping_add(self.rq_pf.ready.len() as u32) != pi {
+        while self.rq_pf.ready.len() < RQ_PREFETCH && self.rq_pf.head.wrapping_add(self.rq_pf.ready.len() as u32) != pi
+        {
             let t = self.resp_wqe_read(now);
             self.rq_pf.ready.push_back(t);
         }
@@ -161,7 +162,13 @@ pub fn read_response_packets(psn: u32, len: u32, mtu: u32) -> impl Iterator<Item
             (_, i) if i + 1 == n => Opcode::RcRdmaReadResponseLast,
             _ => Opcode::RcRdmaReadResponseMiddle,
         };
-        ReadRespPacket { opcode, psn: psn_add(psn, i as u32), off, len: chunk as u32, aeth: opcode != Opcode::RcRdmaReadResponseMiddle }
+        ReadRespPacket {
+            opcode,
+            psn: psn_add(psn, i as u32),
+            off,
+            len: chunk as u32,
+            aeth: opcode != Opcode::RcRdmaReadResponseMiddle,
+        }
     })
 }
 
@@ -250,7 +257,9 @@ impl Engine {
         let op = p.opcode;
         if op == Opcode::RcRdmaReadRequest {
             // Re-execute from the duplicate's PSN if it falls in a READ we served.
-            let served = qp.resp.resources.iter().any(|r| r.atomic_orig.is_none() && psn_diff(p.psn, r.psn) >= 0 && psn_diff(p.psn, psn_add(r.psn, r.npkts)) < 0);
+            let served = qp.resp.resources.iter().any(|r| {
+                r.atomic_orig.is_none() && psn_diff(p.psn, r.psn) >= 0 && psn_diff(p.psn, psn_add(r.psn, r.npkts)) < 0
+            });
             if !served {
                 return Outcome::Done;
             }
@@ -269,7 +278,12 @@ impl Engine {
             return Outcome::Done;
         }
         // SEND/WRITE: acknowledge everything up to the expected PSN.
-        Outcome::Ack(AckOwed { psn: psn_add(qp.resp.epsn, PSN_MASK), syndrome: ACK_SYNDROME, msn: qp.resp.msn, ready: at })
+        Outcome::Ack(AckOwed {
+            psn: psn_add(qp.resp.epsn, PSN_MASK),
+            syndrome: ACK_SYNDROME,
+            msn: qp.resp.msn,
+            ready: at,
+        })
     }
 
     fn execute(&mut self, qp: &mut Qp, p: &RxPkt<'_>, at: u64, mem: &mut impl Dma) -> Outcome {
@@ -280,11 +294,8 @@ impl Engine {
         let in_send = matches!(qp.resp.cur, Some(InMsg::Send { .. }));
         let in_write = matches!(qp.resp.cur, Some(InMsg::Write { .. }));
         let cont = matches!(pos, Position::Middle | Position::Last);
-        let seq_ok = if cont {
-            (op.is_send() && in_send) || (op.is_rdma_write() && in_write)
-        } else {
-            !in_send && !in_write
-        };
+        let seq_ok =
+            if cont { (op.is_send() && in_send) || (op.is_rdma_write() && in_write) } else { !in_send && !in_write };
         if !seq_ok {
             return Outcome::Fatal(NAK_INV_REQ);
         }
@@ -344,7 +355,11 @@ impl Engine {
             }
             let orig = u64::from_le_bytes(b);
             let new = if op == Opcode::RcCompareSwap {
-                if orig == a.compare { a.swap_add } else { orig }
+                if orig == a.compare {
+                    a.swap_add
+                } else {
+                    orig
+                }
             } else {
                 orig.wrapping_add(a.swap_add)
             };
@@ -548,6 +563,14 @@ impl Engine {
             atomic_ack_eth: Some(AtomicAckEthFields { orig_remote_data: orig }),
             ..ExtHeaders::NONE
         };
-        self.resp_q.push_back(TxPkt { qpn: qp.qpn, bth, ext, payload: Vec::new(), ready: at, gen: 0, kind: TxKind::Response });
+        self.resp_q.push_back(TxPkt {
+            qpn: qp.qpn,
+            bth,
+            ext,
+            payload: Vec::new(),
+            ready: at,
+            gen: 0,
+            kind: TxKind::Response,
+        });
     }
 }

@@ -101,7 +101,13 @@ pub struct RxFacts {
 
 /// The RX decision (engine model and `roce_rx_disp`): `mac`/`ipv4`/`gid` the port's
 /// identity, `can_receive(qpn)` whether the QP exists in a receiving state.
-pub fn rx_verdict(f: &RxFacts, mac: [u8; 6], ipv4: Ipv4Addr, gid: Ipv6Addr, can_receive: impl Fn(u32) -> bool) -> RxVerdict {
+pub fn rx_verdict(
+    f: &RxFacts,
+    mac: [u8; 6],
+    ipv4: Ipv4Addr,
+    gid: Ipv6Addr,
+    can_receive: impl Fn(u32) -> bool,
+) -> RxVerdict {
     if f.malformed {
         return RxVerdict::Malformed;
     }
@@ -186,7 +192,9 @@ impl Engine {
             (dst, v4, r.bth().opcode(), r.bth().dest_qp(), ce)
         });
         let facts = RxFacts { malformed: false, dst_mac: f.eth().dst(), roce };
-        let verdict = rx_verdict(&facts, self.cfg.mac, self.cfg.ipv4, self.cfg.gid, |q| self.qp(q).is_some_and(|q| q.can_receive()));
+        let verdict = rx_verdict(&facts, self.cfg.mac, self.cfg.ipv4, self.cfg.gid, |q| {
+            self.qp(q).is_some_and(|q| q.can_receive())
+        });
         match verdict {
             RxVerdict::Malformed => {
                 self.counters.rx_malformed += 1;

@@ -11,7 +11,9 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use crate::wire::{AethFields, BthFields, EthernetFields, ExtHeaders, FrameBuilder, IpFields, Ipv4Fields, Ipv6Fields, Opcode, Vlan};
+use crate::wire::{
+    AethFields, BthFields, EthernetFields, ExtHeaders, FrameBuilder, IpFields, Ipv4Fields, Ipv6Fields, Opcode, Vlan,
+};
 
 use super::mem::Dma;
 use super::qp::Qp;
@@ -155,7 +157,13 @@ pub fn frame_builder(port: &TxPort, a: &TxAddr, bth: BthFields, ext: ExtHeaders,
 impl Engine {
     /// The port identity the TX header uses.
     pub fn tx_port(&self) -> TxPort {
-        TxPort { mac: self.cfg.mac, ipv4: self.cfg.ipv4, gid: self.cfg.gid, ecn: self.cfg.ecn_enable, vlan: self.cfg.port_vlan }
+        TxPort {
+            mac: self.cfg.mac,
+            ipv4: self.cfg.ipv4,
+            gid: self.cfg.gid,
+            ecn: self.cfg.ecn_enable,
+            vlan: self.cfg.port_vlan,
+        }
     }
 
     /// Build the frame of a packet of `qp`.
@@ -252,7 +260,8 @@ impl Engine {
                     let mut qp = self.take_qp(qpn)?;
                     qp.resp.ack = None;
                     let bth = BthFields::new(Opcode::RcAcknowledge, qp.dest_qpn, a.psn);
-                    let ext = ExtHeaders { aeth: Some(AethFields { syndrome: a.syndrome, msn: a.msn }), ..ExtHeaders::NONE };
+                    let ext =
+                        ExtHeaders { aeth: Some(AethFields { syndrome: a.syndrome, msn: a.msn }), ..ExtHeaders::NONE };
                     let f = self.build_frame(&qp, bth, ext, &[]);
                     self.put_qp(qp);
                     self.counters.acks_sent += 1;

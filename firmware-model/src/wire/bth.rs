@@ -206,21 +206,13 @@ impl BthFields {
         check_range("bth.dest_qp", self.dest_qp.into(), MAX_U24.into())?;
         check_range("bth.psn", self.psn.into(), MAX_U24.into())?;
         let have = out.len();
-        let h = out
-            .first_chunk_mut::<BTH_LEN>()
-            .ok_or(BuildError::BufferTooSmall {
-                need: BTH_LEN,
-                have,
-            })?;
+        let h = out.first_chunk_mut::<BTH_LEN>().ok_or(BuildError::BufferTooSmall { need: BTH_LEN, have })?;
         let [p0, p1] = self.pkey.to_be_bytes();
         let [_, q0, q1, q2] = self.dest_qp.to_be_bytes();
         let [_, s0, s1, s2] = self.psn.to_be_bytes();
         *h = [
             self.opcode.as_u8(),
-            u8::from(self.solicited) << 7
-                | u8::from(self.migreq) << 6
-                | self.pad_count << 4
-                | self.tver,
+            u8::from(self.solicited) << 7 | u8::from(self.migreq) << 6 | self.pad_count << 4 | self.tver,
             p0,
             p1,
             u8::from(self.fecn) << 7 | u8::from(self.becn) << 6,
@@ -257,10 +249,7 @@ mod tests {
         };
         let mut b = [0u8; 12];
         assert_eq!(f.write_to(&mut b), Ok(12));
-        assert_eq!(
-            b,
-            [0x04, 0xA0, 0x12, 0x34, 0x40, 0xAB, 0xCD, 0xEF, 0x80, 0x01, 0x23, 0x45]
-        );
+        assert_eq!(b, [0x04, 0xA0, 0x12, 0x34, 0x40, 0xAB, 0xCD, 0xEF, 0x80, 0x01, 0x23, 0x45]);
         assert_eq!(BthFields::parse(&b), Ok(f));
     }
 
@@ -270,16 +259,9 @@ mod tests {
         let mut b = [0u8; 12];
         assert_eq!(
             f.write_to(&mut b),
-            Err(BuildError::FieldOutOfRange {
-                field: "bth.dest_qp",
-                value: 1 << 24,
-                max: 0xFF_FFFF
-            })
+            Err(BuildError::FieldOutOfRange { field: "bth.dest_qp", value: 1 << 24, max: 0xFF_FFFF })
         );
         f.dest_qp = 1;
-        assert_eq!(
-            f.write_to(&mut b[..11]),
-            Err(BuildError::BufferTooSmall { need: 12, have: 11 })
-        );
+        assert_eq!(f.write_to(&mut b[..11]), Err(BuildError::BufferTooSmall { need: 12, have: 11 }));
     }
 }

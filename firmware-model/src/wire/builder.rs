@@ -125,10 +125,8 @@ impl FrameBuilder {
     /// Length of the frame [`build`](Self::build) writes for a payload of `payload_len`
     /// bytes.
     pub fn frame_len(&self, payload_len: usize) -> usize {
-        let len = self.eth.header_len()
-            + self.ip.header_len()
-            + self.udp_len()
-            + transport_len(self.bth.opcode, payload_len);
+        let len =
+            self.eth.header_len() + self.ip.header_len() + self.udp_len() + transport_len(self.bth.opcode, payload_len);
         len.max(self.min_frame_len)
     }
 
@@ -153,25 +151,15 @@ impl FrameBuilder {
     pub fn build_into(&self, payload: &[u8], out: &mut [u8]) -> Result<usize, BuildError> {
         let total = self.frame_len(payload.len());
         if out.len() < total {
-            return Err(BuildError::BufferTooSmall {
-                need: total,
-                have: out.len(),
-            });
+            return Err(BuildError::BufferTooSmall { need: total, have: out.len() });
         }
         let tlen = transport_len(self.bth.opcode, payload.len());
         let udp_len = self.udp_len() + tlen;
         let mut cur = Cursor::new(out);
-        self.eth
-            .write_to(self.ip.ethertype(), cur.take(self.eth.header_len())?)?;
-        self.ip
-            .write_to(IPPROTO_UDP, udp_len, cur.take(self.ip.header_len())?)?;
+        self.eth.write_to(self.ip.ethertype(), cur.take(self.eth.header_len())?)?;
+        self.ip.write_to(IPPROTO_UDP, udp_len, cur.take(self.ip.header_len())?)?;
         if self.udp_len() > 0 {
-            write_udp_header(
-                self.udp_src_port,
-                ROCEV2_UDP_PORT,
-                tlen,
-                cur.take(UDP_HEADER_LEN)?,
-            )?;
+            write_udp_header(self.udp_src_port, ROCEV2_UDP_PORT, tlen, cur.take(UDP_HEADER_LEN)?)?;
         }
         write_transport(&self.bth, &self.ext, payload, cur.take(tlen)?)?;
         let written = cur.pos();

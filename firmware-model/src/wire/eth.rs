@@ -38,11 +38,7 @@ pub struct Vlan {
 impl Vlan {
     /// Decodes a TCI.
     pub const fn from_tci(tci: u16) -> Self {
-        Vlan {
-            pcp: (tci >> 13) as u8,
-            dei: tci & 0x1000 != 0,
-            vid: tci & 0x0FFF,
-        }
+        Vlan { pcp: (tci >> 13) as u8, dei: tci & 0x1000 != 0, vid: tci & 0x0FFF }
     }
 
     /// Encodes the TCI.
@@ -87,23 +83,17 @@ impl<'a> EthernetHeader<'a> {
     /// # Errors
     /// [`WireError::Truncated`] at [`Layer::Ethernet`] or [`Layer::Vlan`].
     pub fn parse(frame: &'a [u8]) -> Result<Self, WireError> {
-        let (base, rest) =
-            frame
-                .split_first_chunk::<ETH_HEADER_LEN>()
-                .ok_or(WireError::Truncated {
-                    layer: Layer::Ethernet,
-                    need: ETH_HEADER_LEN,
-                    have: frame.len(),
-                })?;
+        let (base, rest) = frame.split_first_chunk::<ETH_HEADER_LEN>().ok_or(WireError::Truncated {
+            layer: Layer::Ethernet,
+            need: ETH_HEADER_LEN,
+            have: frame.len(),
+        })?;
         let tag = if u16::from_be_bytes([base[12], base[13]]) == ETHERTYPE_VLAN {
-            Some(
-                rest.first_chunk::<VLAN_TAG_LEN>()
-                    .ok_or(WireError::Truncated {
-                        layer: Layer::Vlan,
-                        need: ETH_HEADER_LEN + VLAN_TAG_LEN,
-                        have: frame.len(),
-                    })?,
-            )
+            Some(rest.first_chunk::<VLAN_TAG_LEN>().ok_or(WireError::Truncated {
+                layer: Layer::Vlan,
+                need: ETH_HEADER_LEN + VLAN_TAG_LEN,
+                have: frame.len(),
+            })?)
         } else {
             None
         };
@@ -124,8 +114,7 @@ impl<'a> EthernetHeader<'a> {
 
     /// The 802.1Q tag, if the frame has one.
     pub fn vlan(&self) -> Option<Vlan> {
-        self.tag
-            .map(|t| Vlan::from_tci(u16::from_be_bytes([t[0], t[1]])))
+        self.tag.map(|t| Vlan::from_tci(u16::from_be_bytes([t[0], t[1]])))
     }
 
     /// The ethertype of the payload (after the VLAN tag, if any).
@@ -147,11 +136,7 @@ impl<'a> EthernetHeader<'a> {
 
     /// The decoded fields (the ethertype is not part of them: the builder derives it).
     pub fn fields(&self) -> EthernetFields {
-        EthernetFields {
-            dst: self.dst(),
-            src: self.src(),
-            vlan: self.vlan(),
-        }
+        EthernetFields { dst: self.dst(), src: self.src(), vlan: self.vlan() }
     }
 }
 
@@ -185,12 +170,8 @@ impl EthernetFields {
     pub fn write_to(&self, ethertype: u16, out: &mut [u8]) -> Result<usize, BuildError> {
         let len = self.header_len();
         let have = out.len();
-        let out = out
-            .get_mut(..len)
-            .ok_or(BuildError::BufferTooSmall { need: len, have })?;
-        let (macs, rest) = out
-            .split_first_chunk_mut::<12>()
-            .ok_or(BuildError::BufferTooSmall { need: len, have })?;
+        let out = out.get_mut(..len).ok_or(BuildError::BufferTooSmall { need: len, have })?;
+        let (macs, rest) = out.split_first_chunk_mut::<12>().ok_or(BuildError::BufferTooSmall { need: len, have })?;
         macs[..6].copy_from_slice(&self.dst);
         macs[6..].copy_from_slice(&self.src);
         match self.vlan {

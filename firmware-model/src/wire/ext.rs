@@ -97,10 +97,7 @@ impl Deth<'_> {
 
     /// Owned fields.
     pub fn fields(&self) -> DethFields {
-        DethFields {
-            qkey: self.qkey(),
-            src_qp: self.src_qp(),
-        }
+        DethFields { qkey: self.qkey(), src_qp: self.src_qp() }
     }
 }
 
@@ -127,11 +124,7 @@ impl Reth<'_> {
 
     /// Owned fields.
     pub fn fields(&self) -> RethFields {
-        RethFields {
-            va: self.va(),
-            rkey: self.rkey(),
-            dma_len: self.dma_len(),
-        }
+        RethFields { va: self.va(), rkey: self.rkey(), dma_len: self.dma_len() }
     }
 }
 
@@ -163,12 +156,7 @@ impl AtomicEth<'_> {
 
     /// Owned fields.
     pub fn fields(&self) -> AtomicEthFields {
-        AtomicEthFields {
-            va: self.va(),
-            rkey: self.rkey(),
-            swap_add: self.swap_add(),
-            compare: self.compare(),
-        }
+        AtomicEthFields { va: self.va(), rkey: self.rkey(), swap_add: self.swap_add(), compare: self.compare() }
     }
 }
 
@@ -195,10 +183,7 @@ impl Aeth<'_> {
 
     /// Owned fields.
     pub fn fields(&self) -> AethFields {
-        AethFields {
-            syndrome: self.syndrome(),
-            msn: self.msn(),
-        }
+        AethFields { syndrome: self.syndrome(), msn: self.msn() }
     }
 }
 
@@ -215,9 +200,7 @@ impl AtomicAckEth<'_> {
 
     /// Owned fields.
     pub fn fields(&self) -> AtomicAckEthFields {
-        AtomicAckEthFields {
-            orig_remote_data: self.orig_remote_data(),
-        }
+        AtomicAckEthFields { orig_remote_data: self.orig_remote_data() }
     }
 }
 
@@ -591,18 +574,8 @@ impl ExtHeaders {
                 continue;
             }
             match (opcode.has_ext_header(kind), self.has(kind)) {
-                (true, false) => {
-                    return Err(BuildError::MissingExtHeader {
-                        opcode,
-                        header: kind,
-                    })
-                }
-                (false, true) => {
-                    return Err(BuildError::UnexpectedExtHeader {
-                        opcode,
-                        header: kind,
-                    })
-                }
+                (true, false) => return Err(BuildError::MissingExtHeader { opcode, header: kind }),
+                (false, true) => return Err(BuildError::UnexpectedExtHeader { opcode, header: kind }),
                 _ => {}
             }
         }
@@ -621,10 +594,7 @@ impl ExtHeaders {
         for &kind in opcode.ext_headers() {
             let buf = cur.take(kind.len())?;
             // Cannot happen after `check`, but stays an error rather than a panic.
-            let missing = BuildError::MissingExtHeader {
-                opcode,
-                header: kind,
-            };
+            let missing = BuildError::MissingExtHeader { opcode, header: kind };
             match kind {
                 ExtHeaderKind::Deth => self.deth.ok_or(missing)?.write_to(buf)?,
                 ExtHeaderKind::Reth => self.reth.ok_or(missing)?.write_to(buf)?,
@@ -652,18 +622,9 @@ mod tests {
         for v in 0..=u8::MAX {
             assert_eq!(AethSyndrome::from_u8(v).as_u8(), v);
         }
-        assert_eq!(
-            AethSyndrome::from_u8(0x1F),
-            AethSyndrome::Ack { credit: 31 }
-        );
-        assert_eq!(
-            AethSyndrome::from_u8(0x62),
-            AethSyndrome::Nak(NakCode::RemoteAccessError)
-        );
-        assert_eq!(
-            AethSyndrome::from_u8(0x2E),
-            AethSyndrome::RnrNak { timer: 14 }
-        );
+        assert_eq!(AethSyndrome::from_u8(0x1F), AethSyndrome::Ack { credit: 31 });
+        assert_eq!(AethSyndrome::from_u8(0x62), AethSyndrome::Nak(NakCode::RemoteAccessError));
+        assert_eq!(AethSyndrome::from_u8(0x2E), AethSyndrome::RnrNak { timer: 14 });
     }
 
     #[test]
@@ -683,20 +644,13 @@ mod tests {
         assert_eq!(AtomicEthFields::parse(&b), Ok(f));
         assert_eq!(
             AtomicEthFields::parse(&b[..27]),
-            Err(WireError::Truncated {
-                layer: Layer::AtomicEth,
-                need: 28,
-                have: 27
-            })
+            Err(WireError::Truncated { layer: Layer::AtomicEth, need: 28, have: 27 })
         );
     }
 
     #[test]
     fn deth_layout() {
-        let f = DethFields {
-            qkey: 0x80010000,
-            src_qp: 0x000011,
-        };
+        let f = DethFields { qkey: 0x80010000, src_qp: 0x000011 };
         let mut b = [0xFFu8; 8];
         f.write_to(&mut b).unwrap();
         assert_eq!(b, [0x80, 0x01, 0, 0, 0, 0, 0, 0x11]);
@@ -705,10 +659,7 @@ mod tests {
 
     #[test]
     fn ext_headers_check() {
-        let ext = ExtHeaders {
-            reth: Some(RethFields::default()),
-            ..ExtHeaders::NONE
-        };
+        let ext = ExtHeaders { reth: Some(RethFields::default()), ..ExtHeaders::NONE };
         assert_eq!(ext.check(Opcode::RcRdmaWriteFirst), Ok(()));
         assert_eq!(
             ext.check(Opcode::RcRdmaWriteOnlyWithImmediate),
@@ -719,10 +670,7 @@ mod tests {
         );
         assert_eq!(
             ext.check(Opcode::RcSendOnly),
-            Err(BuildError::UnexpectedExtHeader {
-                opcode: Opcode::RcSendOnly,
-                header: ExtHeaderKind::Reth
-            })
+            Err(BuildError::UnexpectedExtHeader { opcode: Opcode::RcSendOnly, header: ExtHeaderKind::Reth })
         );
         let mut b = [0xAAu8; 16];
         assert_eq!(ExtHeaders::NONE.write_to(Opcode::Cnp, &mut b), Ok(16));

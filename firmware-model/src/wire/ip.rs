@@ -37,10 +37,7 @@ pub fn internet_checksum(data: &[u8]) -> u16 {
 
 /// IPv6 next-header values that are extension headers (which this codec does not walk).
 pub const fn is_ipv6_extension_header(next_header: u8) -> bool {
-    matches!(
-        next_header,
-        0 | 43 | 44 | 50 | 51 | 60 | 135 | 139 | 140 | 253 | 254
-    )
+    matches!(next_header, 0 | 43 | 44 | 50 | 51 | 60 | 135 | 139 | 140 | 253 | 254)
 }
 
 /// Zero-copy view of an IPv4 header (options included).
@@ -77,19 +74,14 @@ impl<'a> Ipv4Header<'a> {
     /// [`WireError::Truncated`] (at [`Layer::Ipv4`]), [`WireError::BadIpVersion`],
     /// [`WireError::BadIhl`].
     pub fn parse(buf: &'a [u8]) -> Result<Self, WireError> {
-        let fixed = buf
-            .first_chunk::<IPV4_HEADER_LEN>()
-            .ok_or(WireError::Truncated {
-                layer: Layer::Ipv4,
-                need: IPV4_HEADER_LEN,
-                have: buf.len(),
-            })?;
+        let fixed = buf.first_chunk::<IPV4_HEADER_LEN>().ok_or(WireError::Truncated {
+            layer: Layer::Ipv4,
+            need: IPV4_HEADER_LEN,
+            have: buf.len(),
+        })?;
         let version = fixed[0] >> 4;
         if version != 4 {
-            return Err(WireError::BadIpVersion {
-                expected: 4,
-                found: version,
-            });
+            return Err(WireError::BadIpVersion { expected: 4, found: version });
         }
         let ihl = fixed[0] & 0x0F;
         if ihl < 5 {
@@ -196,22 +188,12 @@ impl<'a> Ipv4Header<'a> {
 
     /// Source address.
     pub fn src(&self) -> Ipv4Addr {
-        Ipv4Addr::new(
-            self.fixed[12],
-            self.fixed[13],
-            self.fixed[14],
-            self.fixed[15],
-        )
+        Ipv4Addr::new(self.fixed[12], self.fixed[13], self.fixed[14], self.fixed[15])
     }
 
     /// Destination address.
     pub fn dst(&self) -> Ipv4Addr {
-        Ipv4Addr::new(
-            self.fixed[16],
-            self.fixed[17],
-            self.fixed[18],
-            self.fixed[19],
-        )
+        Ipv4Addr::new(self.fixed[16], self.fixed[17], self.fixed[18], self.fixed[19])
     }
 
     /// Options (empty when IHL is 5).
@@ -275,26 +257,16 @@ impl Ipv4Fields {
     /// # Errors
     /// [`BuildError::BufferTooSmall`], [`BuildError::FieldOutOfRange`] for DSCP/ECN,
     /// [`BuildError::DatagramTooLarge`] if the total length exceeds 65535.
-    pub fn write_to(
-        &self,
-        protocol: u8,
-        payload_len: usize,
-        out: &mut [u8],
-    ) -> Result<usize, BuildError> {
+    pub fn write_to(&self, protocol: u8, payload_len: usize, out: &mut [u8]) -> Result<usize, BuildError> {
         check_range("ipv4.dscp", self.dscp.into(), 0x3F)?;
         check_range("ipv4.ecn", self.ecn.into(), 0x03)?;
         let total = IPV4_HEADER_LEN + payload_len;
-        let total = u16::try_from(total).map_err(|_| BuildError::DatagramTooLarge {
-            what: "IPv4 total length",
-            len: total,
-        })?;
+        let total =
+            u16::try_from(total).map_err(|_| BuildError::DatagramTooLarge { what: "IPv4 total length", len: total })?;
         let have = out.len();
         let h = out
             .first_chunk_mut::<IPV4_HEADER_LEN>()
-            .ok_or(BuildError::BufferTooSmall {
-                need: IPV4_HEADER_LEN,
-                have,
-            })?;
+            .ok_or(BuildError::BufferTooSmall { need: IPV4_HEADER_LEN, have })?;
         let [t0, t1] = total.to_be_bytes();
         let [i0, i1] = self.identification.to_be_bytes();
         let [s0, s1, s2, s3] = self.src.octets();
@@ -355,19 +327,14 @@ impl<'a> Ipv6Header<'a> {
     /// # Errors
     /// [`WireError::Truncated`] (at [`Layer::Ipv6`]), [`WireError::BadIpVersion`].
     pub fn parse(buf: &'a [u8]) -> Result<Self, WireError> {
-        let b = buf
-            .first_chunk::<IPV6_HEADER_LEN>()
-            .ok_or(WireError::Truncated {
-                layer: Layer::Ipv6,
-                need: IPV6_HEADER_LEN,
-                have: buf.len(),
-            })?;
+        let b = buf.first_chunk::<IPV6_HEADER_LEN>().ok_or(WireError::Truncated {
+            layer: Layer::Ipv6,
+            need: IPV6_HEADER_LEN,
+            have: buf.len(),
+        })?;
         let version = b[0] >> 4;
         if version != 6 {
-            return Err(WireError::BadIpVersion {
-                expected: 6,
-                found: version,
-            });
+            return Err(WireError::BadIpVersion { expected: 6, found: version });
         }
         Ok(Ipv6Header { b })
     }
@@ -479,24 +446,14 @@ impl Ipv6Fields {
     /// # Errors
     /// [`BuildError::BufferTooSmall`], [`BuildError::FieldOutOfRange`] for the flow
     /// label, [`BuildError::DatagramTooLarge`] if the payload exceeds 65535 bytes.
-    pub fn write_to(
-        &self,
-        next_header: u8,
-        payload_len: usize,
-        out: &mut [u8],
-    ) -> Result<usize, BuildError> {
+    pub fn write_to(&self, next_header: u8, payload_len: usize, out: &mut [u8]) -> Result<usize, BuildError> {
         check_range("ipv6.flow_label", self.flow_label.into(), 0xF_FFFF)?;
-        let plen = u16::try_from(payload_len).map_err(|_| BuildError::DatagramTooLarge {
-            what: "IPv6 payload length",
-            len: payload_len,
-        })?;
+        let plen = u16::try_from(payload_len)
+            .map_err(|_| BuildError::DatagramTooLarge { what: "IPv6 payload length", len: payload_len })?;
         let have = out.len();
         let h = out
             .first_chunk_mut::<IPV6_HEADER_LEN>()
-            .ok_or(BuildError::BufferTooSmall {
-                need: IPV6_HEADER_LEN,
-                have,
-            })?;
+            .ok_or(BuildError::BufferTooSmall { need: IPV6_HEADER_LEN, have })?;
         let word0 = 6u32 << 28 | u32::from(self.traffic_class) << 20 | self.flow_label;
         let (w, rest) = h.split_at_mut(4);
         w.copy_from_slice(&word0.to_be_bytes());
@@ -548,12 +505,7 @@ impl IpFields {
     ///
     /// # Errors
     /// As for the version's `write_to`.
-    pub fn write_to(
-        &self,
-        protocol: u8,
-        payload_len: usize,
-        out: &mut [u8],
-    ) -> Result<usize, BuildError> {
+    pub fn write_to(&self, protocol: u8, payload_len: usize, out: &mut [u8]) -> Result<usize, BuildError> {
         match self {
             IpFields::V4(v4) => v4.write_to(protocol, payload_len, out),
             IpFields::V6(v6) => v6.write_to(protocol, payload_len, out),
@@ -581,10 +533,8 @@ mod tests {
     #[test]
     fn checksum_of_known_header() {
         // Example from RFC 1071 style tests: a captured rxe IPv4 header.
-        let mut h = [
-            0x45, 0x00, 0x00, 0x30, 0x6f, 0xf5, 0x40, 0x00, 0x40, 0x11, 0x00, 0x00, 192, 0, 2, 1,
-            192, 0, 2, 2,
-        ];
+        let mut h =
+            [0x45, 0x00, 0x00, 0x30, 0x6f, 0xf5, 0x40, 0x00, 0x40, 0x11, 0x00, 0x00, 192, 0, 2, 1, 192, 0, 2, 2];
         let c = internet_checksum(&h);
         h[10..12].copy_from_slice(&c.to_be_bytes());
         assert_eq!(internet_checksum(&h), 0);

@@ -131,16 +131,16 @@ pub use bth::{Bth, BthFields, BTH_LEN, DEFAULT_PKEY, MAX_U24};
 pub use builder::FrameBuilder;
 pub use error::{BuildError, Layer, WireError};
 pub use eth::{
-    EthernetFields, EthernetHeader, MacAddr, Vlan, ETHERTYPE_ARP, ETHERTYPE_IPV4, ETHERTYPE_IPV6,
-    ETHERTYPE_ROCE_V1, ETHERTYPE_VLAN, ETH_HEADER_LEN, ETH_MIN_FRAME_LEN, VLAN_TAG_LEN,
+    EthernetFields, EthernetHeader, MacAddr, Vlan, ETHERTYPE_ARP, ETHERTYPE_IPV4, ETHERTYPE_IPV6, ETHERTYPE_ROCE_V1,
+    ETHERTYPE_VLAN, ETH_HEADER_LEN, ETH_MIN_FRAME_LEN, VLAN_TAG_LEN,
 };
 pub use ext::{
-    Aeth, AethFields, AethSyndrome, AtomicAckEth, AtomicAckEthFields, AtomicEth, AtomicEthFields,
-    Deth, DethFields, ExtHeaders, Ieth, IethFields, ImmDt, ImmDtFields, NakCode, Reth, RethFields,
+    Aeth, AethFields, AethSyndrome, AtomicAckEth, AtomicAckEthFields, AtomicEth, AtomicEthFields, Deth, DethFields,
+    ExtHeaders, Ieth, IethFields, ImmDt, ImmDtFields, NakCode, Reth, RethFields,
 };
 pub use ip::{
-    internet_checksum, is_ipv6_extension_header, IpFields, Ipv4Fields, Ipv4Header, Ipv6Fields,
-    Ipv6Header, GRH_NEXT_HEADER_BTH, IPPROTO_UDP, IPV4_HEADER_LEN, IPV6_HEADER_LEN,
+    internet_checksum, is_ipv6_extension_header, IpFields, Ipv4Fields, Ipv4Header, Ipv6Fields, Ipv6Header,
+    GRH_NEXT_HEADER_BTH, IPPROTO_UDP, IPV4_HEADER_LEN, IPV6_HEADER_LEN,
 };
 pub use opcode::{ExtHeaderKind, Opcode, Position, Service};
 pub use roce::{pad_for, transport_len, write_transport, RocePacket, ICRC_LEN};
@@ -206,17 +206,11 @@ pub fn parse_frame(frame: &[u8]) -> Result<Frame<'_>, WireError> {
             let total_len = h.total_len();
             let total = usize::from(total_len);
             if total < h.header_len() {
-                return Err(WireError::Ipv4TotalLenTooSmall {
-                    total_len,
-                    header_len: h.header_len(),
-                });
+                return Err(WireError::Ipv4TotalLenTooSmall { total_len, header_len: h.header_len() });
             }
             let datagram = l3_bytes
                 .get(..total)
-                .ok_or(WireError::Ipv4TotalLenExceedsFrame {
-                    total_len,
-                    available: l3_bytes.len(),
-                })?;
+                .ok_or(WireError::Ipv4TotalLenExceedsFrame { total_len, available: l3_bytes.len() })?;
             let payload = datagram.get(h.header_len()..).unwrap_or_default();
             (L3::Ipv4(h), total, payload, h.protocol(), h.is_fragment())
         }
@@ -224,12 +218,9 @@ pub fn parse_frame(frame: &[u8]) -> Result<Frame<'_>, WireError> {
             let h = Ipv6Header::parse(l3_bytes)?;
             let after = l3_bytes.get(IPV6_HEADER_LEN..).unwrap_or_default();
             let payload_len = h.payload_len();
-            let payload = after.get(..usize::from(payload_len)).ok_or(
-                WireError::Ipv6PayloadLenExceedsFrame {
-                    payload_len,
-                    available: after.len(),
-                },
-            )?;
+            let payload = after
+                .get(..usize::from(payload_len))
+                .ok_or(WireError::Ipv6PayloadLenExceedsFrame { payload_len, available: after.len() })?;
             let total = IPV6_HEADER_LEN + payload.len();
             (L3::Ipv6(h), total, payload, h.next_header(), false)
         }
@@ -237,17 +228,10 @@ pub fn parse_frame(frame: &[u8]) -> Result<Frame<'_>, WireError> {
             let h = Ipv6Header::parse(l3_bytes)?;
             let after = l3_bytes.get(IPV6_HEADER_LEN..).unwrap_or_default();
             let payload_len = h.payload_len();
-            let payload = after.get(..usize::from(payload_len)).ok_or(
-                WireError::Ipv6PayloadLenExceedsFrame {
-                    payload_len,
-                    available: after.len(),
-                },
-            )?;
-            let roce = if h.next_header() == GRH_NEXT_HEADER_BTH {
-                Some(RocePacket::parse(payload)?)
-            } else {
-                None
-            };
+            let payload = after
+                .get(..usize::from(payload_len))
+                .ok_or(WireError::Ipv6PayloadLenExceedsFrame { payload_len, available: after.len() })?;
+            let roce = if h.next_header() == GRH_NEXT_HEADER_BTH { Some(RocePacket::parse(payload)?) } else { None };
             return Ok(Frame {
                 bytes: frame,
                 eth,
@@ -258,14 +242,7 @@ pub fn parse_frame(frame: &[u8]) -> Result<Frame<'_>, WireError> {
             });
         }
         other => {
-            return Ok(Frame {
-                bytes: frame,
-                eth,
-                l3: L3::Other(other),
-                l4: None,
-                roce: None,
-                ip_end: frame.len(),
-            })
+            return Ok(Frame { bytes: frame, eth, l3: L3::Other(other), l4: None, roce: None, ip_end: frame.len() })
         }
     };
 
@@ -275,10 +252,7 @@ pub fn parse_frame(frame: &[u8]) -> Result<Frame<'_>, WireError> {
     } else if protocol == IPPROTO_UDP {
         let udp = UdpHeader::parse(ip_payload)?;
         if usize::from(udp.length()) != ip_payload.len() {
-            return Err(WireError::UdpLenMismatch {
-                udp_len: udp.length(),
-                ip_payload_len: ip_payload.len(),
-            });
+            return Err(WireError::UdpLenMismatch { udp_len: udp.length(), ip_payload_len: ip_payload.len() });
         }
         if udp.dst_port() == ROCEV2_UDP_PORT {
             let udp_payload = ip_payload.get(UDP_HEADER_LEN..).unwrap_or_default();
@@ -289,14 +263,7 @@ pub fn parse_frame(frame: &[u8]) -> Result<Frame<'_>, WireError> {
         L4::Other { protocol }
     };
 
-    Ok(Frame {
-        bytes: frame,
-        eth,
-        l3,
-        l4: Some(l4),
-        roce,
-        ip_end: ip_off + datagram_len,
-    })
+    Ok(Frame { bytes: frame, eth, l3, l4: Some(l4), roce, ip_end: ip_off + datagram_len })
 }
 
 impl<'a> Frame<'a> {
@@ -361,20 +328,15 @@ impl<'a> Frame<'a> {
             return Ok(r);
         }
         Err(match (self.l3, self.l4) {
-            (L3::Ipv4(h), Some(L4::Fragment { .. })) => WireError::Ipv4Fragment {
-                offset: h.fragment_offset(),
-                more: h.more_fragments(),
-            },
-            (L3::Ipv4(_), Some(L4::Other { protocol })) => {
-                WireError::UnsupportedIpv4Protocol(protocol)
+            (L3::Ipv4(h), Some(L4::Fragment { .. })) => {
+                WireError::Ipv4Fragment { offset: h.fragment_offset(), more: h.more_fragments() }
             }
+            (L3::Ipv4(_), Some(L4::Other { protocol })) => WireError::UnsupportedIpv4Protocol(protocol),
             (L3::Ipv6(_), Some(L4::Other { protocol } | L4::Fragment { protocol })) => {
                 WireError::UnsupportedIpv6NextHeader(protocol)
             }
             (_, Some(L4::Udp(u))) => WireError::NotRoceV2Port(u.dst_port()),
-            _ => WireError::NotIp {
-                ethertype: self.eth.ethertype(),
-            },
+            _ => WireError::NotIp { ethertype: self.eth.ethertype() },
         })
     }
 
@@ -454,11 +416,7 @@ mod tests {
             EthernetFields {
                 dst: [0x52, 0x54, 0, 0xC0, 2, 1],
                 src: [0x52, 0x54, 0, 0xC0, 2, 2],
-                vlan: Some(Vlan {
-                    pcp: 3,
-                    dei: false,
-                    vid: 100,
-                }),
+                vlan: Some(Vlan { pcp: 3, dei: false, vid: 100 }),
             },
             Ipv4Fields {
                 src: "192.0.2.2".parse().unwrap(),

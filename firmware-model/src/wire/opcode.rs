@@ -313,9 +313,7 @@ impl Opcode {
             Opcode::RcSendLastWithImmediate
             | Opcode::RcSendOnlyWithImmediate
             | Opcode::RcRdmaWriteLastWithImmediate => &[K::ImmDt],
-            Opcode::RcRdmaWriteFirst | Opcode::RcRdmaWriteOnly | Opcode::RcRdmaReadRequest => {
-                &[K::Reth]
-            }
+            Opcode::RcRdmaWriteFirst | Opcode::RcRdmaWriteOnly | Opcode::RcRdmaReadRequest => &[K::Reth],
             Opcode::RcRdmaWriteOnlyWithImmediate => &[K::Reth, K::ImmDt],
             Opcode::RcRdmaReadResponseFirst
             | Opcode::RcRdmaReadResponseLast
@@ -457,10 +455,7 @@ impl Opcode {
 
     /// Carries an R_Key to invalidate (IETH).
     pub const fn has_invalidate(self) -> bool {
-        matches!(
-            self,
-            Opcode::RcSendLastWithInvalidate | Opcode::RcSendOnlyWithInvalidate
-        )
+        matches!(self, Opcode::RcSendLastWithInvalidate | Opcode::RcSendOnlyWithInvalidate)
     }
 
     /// Position of the packet within its message (rxe's `RXE_START_MASK` /
@@ -468,12 +463,8 @@ impl Opcode {
     /// requests, atomics, UD SENDs, CNP) are [`Position::Only`].
     pub const fn position(self) -> Position {
         match self {
-            Opcode::RcSendFirst | Opcode::RcRdmaWriteFirst | Opcode::RcRdmaReadResponseFirst => {
-                Position::First
-            }
-            Opcode::RcSendMiddle | Opcode::RcRdmaWriteMiddle | Opcode::RcRdmaReadResponseMiddle => {
-                Position::Middle
-            }
+            Opcode::RcSendFirst | Opcode::RcRdmaWriteFirst | Opcode::RcRdmaReadResponseFirst => Position::First,
+            Opcode::RcSendMiddle | Opcode::RcRdmaWriteMiddle | Opcode::RcRdmaReadResponseMiddle => Position::Middle,
             Opcode::RcSendLast
             | Opcode::RcSendLastWithImmediate
             | Opcode::RcSendLastWithInvalidate
@@ -521,9 +512,7 @@ mod tests {
         for v in 0x18..=0x1F {
             assert!(Opcode::from_u8(v).is_err());
         }
-        let count = (0..=u8::MAX)
-            .filter(|&v| Opcode::from_u8(v).is_ok())
-            .count();
+        let count = (0..=u8::MAX).filter(|&v| Opcode::from_u8(v).is_ok()).count();
         assert_eq!(count, Opcode::ALL.len());
     }
 
@@ -535,28 +524,16 @@ mod tests {
             let len: usize = hs.iter().map(|k| k.len()).sum();
             assert_eq!(len, op.ext_headers_len());
         }
-        assert_eq!(
-            Opcode::RcRdmaWriteOnlyWithImmediate.ext_header_offset(K::ImmDt),
-            Some(28)
-        );
-        assert_eq!(
-            Opcode::RcAtomicAcknowledge.ext_header_offset(K::AtomicAckEth),
-            Some(16)
-        );
-        assert_eq!(
-            Opcode::UdSendOnlyWithImmediate.ext_header_offset(K::ImmDt),
-            Some(20)
-        );
+        assert_eq!(Opcode::RcRdmaWriteOnlyWithImmediate.ext_header_offset(K::ImmDt), Some(28));
+        assert_eq!(Opcode::RcAtomicAcknowledge.ext_header_offset(K::AtomicAckEth), Some(16));
+        assert_eq!(Opcode::UdSendOnlyWithImmediate.ext_header_offset(K::ImmDt), Some(20));
         assert_eq!(Opcode::RcSendOnly.ext_header_offset(K::Reth), None);
     }
 
     #[test]
     fn classes_partition_opcodes() {
         for op in Opcode::ALL {
-            let n = [op.is_request(), op.is_response(), op.is_cnp()]
-                .iter()
-                .filter(|&&b| b)
-                .count();
+            let n = [op.is_request(), op.is_response(), op.is_cnp()].iter().filter(|&&b| b).count();
             assert_eq!(n, 1, "{op}");
         }
         assert!(Opcode::RcRdmaReadRequest.is_request());

@@ -52,13 +52,11 @@ impl<'a> RocePacket<'a> {
     /// [`WireError::PayloadNotAligned`].
     pub fn parse(udp_payload: &'a [u8]) -> Result<Self, WireError> {
         let have = udp_payload.len();
-        let raw = udp_payload
-            .first_chunk::<BTH_LEN>()
-            .ok_or(WireError::Truncated {
-                layer: Layer::Bth,
-                need: BTH_LEN,
-                have,
-            })?;
+        let raw = udp_payload.first_chunk::<BTH_LEN>().ok_or(WireError::Truncated {
+            layer: Layer::Bth,
+            need: BTH_LEN,
+            have,
+        })?;
         let tver = raw[1] & 0x0F;
         if tver != 0 {
             return Err(WireError::UnsupportedTver(tver));
@@ -68,9 +66,7 @@ impl<'a> RocePacket<'a> {
         let headers_len = BTH_LEN + opcode.ext_headers_len();
         let need = headers_len + ICRC_LEN;
         let too_short = WireError::TooShortForOpcode { opcode, need, have };
-        let (body, icrc) = udp_payload
-            .split_last_chunk::<ICRC_LEN>()
-            .ok_or(too_short)?;
+        let (body, icrc) = udp_payload.split_last_chunk::<ICRC_LEN>().ok_or(too_short)?;
         let payload_and_pad = body.get(headers_len..).ok_or(too_short)?;
         let len = payload_and_pad.len();
         if !opcode.has_payload() && len != 0 {
@@ -84,13 +80,7 @@ impl<'a> RocePacket<'a> {
             return Err(WireError::PayloadNotAligned { len });
         }
         let (payload, pad) = payload_and_pad.split_at(len - usize::from(pad));
-        Ok(RocePacket {
-            bytes: udp_payload,
-            bth,
-            payload,
-            pad,
-            icrc,
-        })
+        Ok(RocePacket { bytes: udp_payload, bth, payload, pad, icrc })
     }
 
     /// The whole packet, BTH through ICRC.
@@ -223,27 +213,16 @@ pub const fn pad_for(payload_len: usize) -> usize {
 /// [`BuildError::UnexpectedPayload`] for a non-empty payload on an opcode without one,
 /// the extension-header errors of [`ExtHeaders::write_to`], the range errors of
 /// [`BthFields::write_to`], [`BuildError::BufferTooSmall`].
-pub fn write_transport(
-    bth: &BthFields,
-    ext: &ExtHeaders,
-    payload: &[u8],
-    out: &mut [u8],
-) -> Result<usize, BuildError> {
+pub fn write_transport(bth: &BthFields, ext: &ExtHeaders, payload: &[u8], out: &mut [u8]) -> Result<usize, BuildError> {
     let opcode = bth.opcode;
     if !opcode.has_payload() && !payload.is_empty() {
-        return Err(BuildError::UnexpectedPayload {
-            opcode,
-            len: payload.len(),
-        });
+        return Err(BuildError::UnexpectedPayload { opcode, len: payload.len() });
     }
     ext.check(opcode)?;
     let pad = pad_for(payload.len());
     let total = transport_len(opcode, payload.len());
     if out.len() < total {
-        return Err(BuildError::BufferTooSmall {
-            need: total,
-            have: out.len(),
-        });
+        return Err(BuildError::BufferTooSmall { need: total, have: out.len() });
     }
     let bth = BthFields {
         // `pad` is at most 3.

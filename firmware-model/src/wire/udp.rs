@@ -30,13 +30,11 @@ impl<'a> UdpHeader<'a> {
     /// # Errors
     /// [`WireError::Truncated`] at [`Layer::Udp`].
     pub fn parse(buf: &'a [u8]) -> Result<Self, WireError> {
-        let b = buf
-            .first_chunk::<UDP_HEADER_LEN>()
-            .ok_or(WireError::Truncated {
-                layer: Layer::Udp,
-                need: UDP_HEADER_LEN,
-                have: buf.len(),
-            })?;
+        let b = buf.first_chunk::<UDP_HEADER_LEN>().ok_or(WireError::Truncated {
+            layer: Layer::Udp,
+            need: UDP_HEADER_LEN,
+            have: buf.len(),
+        })?;
         Ok(UdpHeader { b })
     }
 
@@ -71,24 +69,11 @@ impl<'a> UdpHeader<'a> {
 /// # Errors
 /// [`BuildError::BufferTooSmall`]; [`BuildError::DatagramTooLarge`] if header + payload
 /// exceed 65535 bytes.
-pub fn write_udp_header(
-    src_port: u16,
-    dst_port: u16,
-    payload_len: usize,
-    out: &mut [u8],
-) -> Result<usize, BuildError> {
+pub fn write_udp_header(src_port: u16, dst_port: u16, payload_len: usize, out: &mut [u8]) -> Result<usize, BuildError> {
     let len = UDP_HEADER_LEN + payload_len;
-    let len = u16::try_from(len).map_err(|_| BuildError::DatagramTooLarge {
-        what: "UDP length",
-        len,
-    })?;
+    let len = u16::try_from(len).map_err(|_| BuildError::DatagramTooLarge { what: "UDP length", len })?;
     let have = out.len();
-    let h = out
-        .first_chunk_mut::<UDP_HEADER_LEN>()
-        .ok_or(BuildError::BufferTooSmall {
-            need: UDP_HEADER_LEN,
-            have,
-        })?;
+    let h = out.first_chunk_mut::<UDP_HEADER_LEN>().ok_or(BuildError::BufferTooSmall { need: UDP_HEADER_LEN, have })?;
     let [s0, s1] = src_port.to_be_bytes();
     let [d0, d1] = dst_port.to_be_bytes();
     let [l0, l1] = len.to_be_bytes();

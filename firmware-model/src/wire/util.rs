@@ -29,18 +29,11 @@ pub(crate) struct Cursor<'a> {
 impl<'a> Cursor<'a> {
     pub(crate) fn new(buf: &'a mut [u8]) -> Self {
         let total = buf.len();
-        Cursor {
-            rest: buf,
-            total,
-            pos: 0,
-        }
+        Cursor { rest: buf, total, pos: 0 }
     }
 
     fn too_small(&self, n: usize) -> BuildError {
-        BuildError::BufferTooSmall {
-            need: self.pos + n,
-            have: self.total,
-        }
+        BuildError::BufferTooSmall { need: self.pos + n, have: self.total }
     }
 
     /// The next `n` bytes.
@@ -76,6 +69,5 @@ impl<'a> Cursor<'a> {
 /// The first `N` bytes of `out` as an array, or [`BuildError::BufferTooSmall`].
 pub(crate) fn out_chunk<const N: usize>(out: &mut [u8]) -> Result<&mut [u8; N], BuildError> {
     let have = out.len();
-    out.first_chunk_mut::<N>()
-        .ok_or(BuildError::BufferTooSmall { need: N, have })
+    out.first_chunk_mut::<N>().ok_or(BuildError::BufferTooSmall { need: N, have })
 }
