@@ -6,9 +6,39 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::time::{Duration, Instant};
 
 use roce_driver::{CqeOpcode, CqeStatus, RecvWr, SendWr, WorkCompletion, WrOp};
+use roce_sim::hdl::HdlConfig;
 use roce_sim::pair::{connect, endpoint_on, Endpoint, PairConfig};
+use roce_sim::pcapio::{self, Captured};
 
 use crate::rxevm::{arp_reply, RxeVm};
+
+/// Which engine runs on the host side of the VM's link.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EngineKind {
+    /// The engine model, its clock the wall clock (250 MHz).
+    Model,
+    /// The Verilated engine.
+    Hdl,
+    /// The Verilated engine with the engine model beside it on the same frames, every frame,
+    /// DMA write and completion compared (`roce_sim::shadow`); the first divergence is kept.
+    Cosim,
+}
+
+impl EngineKind {
+    /// "model", "HDL" or "cosim".
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::Model => "model",
+            EngineKind::Hdl => "HDL",
+            EngineKind::Cosim => "cosim",
+        }
+    }
+
+    /// The Verilated engine does the work (HDL or cosim).
+    pub fn is_hdl(self) -> bool {
+        self != EngineKind::Model
+    }
+}
 
 /// An engine on the host side of the VM's link.
 pub struct HostEngine {
@@ -21,32 +51,58 @@ pub struct HostEngine {
     pub frames_in: u64,
     /// Frames sent to the VM.
     pub frames_out: u64,
-    /// The node runs the Verilated engine: its time runs by a fixed number of cycles per
-    /// pump round instead of the wall clock (it is slower than real time; its requester's
-    /// local ACK timeout, 4.096 us x 2^14, is in its own cycles, and the VM's timers are in
-    /// the VM's wall-clock time).
-    pub hdl: bool,
+    /// Every frame in and out, stamped with the engine's cycle (4 ns each), when
+    /// [`HostEngine::capture_frames`] is set: the engine's view of the exchange.
+    pub capture: Vec<Captured>,
+    /// Record frames into `capture`.
+    pub capture_frames: bool,
+    /// Which engine this is. The Verilated engine's time is its own cycle count: it runs as
+    /// fast as the simulator can (about 10^5 cycles a second), continuously, with frames
+    /// handed in as they arrive; its timers are scaled to that rate (see [`HostEngine::new_on`]).
+    pub kind: EngineKind,
 }
 
-/// HDL cycles run after the engine's ports went quiet (a 4 KiB frame's header work, its
-/// DMA latency and the response's build take a few hundred).
-pub const HDL_SETTLE_CYCLES: u64 = 1024;
-/// HDL cycles run in a pump round in which nothing arrived.
-pub const HDL_IDLE_CYCLES: u64 = 256;
+/// The clock the Verilated engine's timers are programmed for (`Device::set_clock_hz`): about
+/// the rate the simulator runs it at in wall time, so that its local ACK timeout and RNR timer
+/// take about the wall time they stand for (the VM's timers run in wall time) instead of
+/// thousands of times longer. The engine's prescalers round it to one cycle per IB tick and
+/// per microsecond.
+pub const HDL_TIMER_CLOCK_HZ: u64 = 250_000;
+/// Cycles the Verilated engine runs between looks at the VM's socket.
+pub const HDL_SLICE_CYCLES: u64 = 32;
 
 impl HostEngine {
     /// An engine with station MAC/IP, `buf_len` bytes registered, at path MTU `mtu`.
     pub fn new(mac: [u8; 6], ip: Ipv4Addr, mtu: u32, buf_len: usize, depth: u32) -> Self {
-        Self::new_on(false, mac, ip, mtu, buf_len, depth)
+        Self::new_on(EngineKind::Model, mac, ip, mtu, buf_len, depth)
     }
 
-    /// [`HostEngine::new`] on the engine model or (`hdl`) the Verilated engine.
-    pub fn new_on(hdl: bool, mac: [u8; 6], ip: Ipv4Addr, mtu: u32, buf_len: usize, depth: u32) -> Self {
+    /// [`HostEngine::new`] on the engine `kind`.
+    pub fn new_on(kind: EngineKind, mac: [u8; 6], ip: Ipv4Addr, mtu: u32, buf_len: usize, depth: u32) -> Self {
         // rxe (and the tools) use retry_cnt 7; the engine's own timeout is 4.096 us * 2^14.
-        let cfg = PairConfig { mtu, depth, buf_len, timeout: 14, ..PairConfig::default() };
+        let cfg = PairConfig {
+            mtu,
+            depth,
+            buf_len,
+            timeout: 14,
+            cosim: (kind == EngineKind::Cosim).then(HdlConfig::default),
+            ..PairConfig::default()
+        };
         let psn = 0x00_1234;
-        let ep = endpoint_on(&cfg, hdl, mac, ip, ip.to_ipv6_mapped(), psn).expect("engine endpoint");
-        HostEngine { ep, cfg, start: Instant::now(), frames_in: 0, frames_out: 0, hdl }
+        let mut ep = endpoint_on(&cfg, kind.is_hdl(), mac, ip, ip.to_ipv6_mapped(), psn).expect("engine endpoint");
+        if kind.is_hdl() {
+            ep.dev.set_clock_hz(HDL_TIMER_CLOCK_HZ);
+        }
+        HostEngine {
+            ep,
+            cfg,
+            start: Instant::now(),
+            frames_in: 0,
+            frames_out: 0,
+            capture: Vec::new(),
+            capture_frames: false,
+            kind,
+        }
     }
 
     /// The engine's counters (the Verilated engine's read through its registers).
@@ -54,19 +110,104 @@ impl HostEngine {
         self.ep.node.borrow_mut().counters()
     }
 
+    /// Cosim: the first divergence between the Verilated engine and the model, if any.
+    pub fn divergence(&self) -> Option<String> {
+        let n = self.ep.node.borrow();
+        n.shadow.as_ref().and_then(|s| s.divergence.as_ref()).map(|d| d.to_string())
+    }
+
     /// Bring the QP to RTS towards the VM's QP.
     pub fn connect(&mut self, qpn: u32, psn: u32, mac: [u8; 6], ip: Ipv4Addr) {
         connect(&self.cfg, &mut self.ep, qpn, mac, IpAddr::V4(ip), psn).expect("connect");
     }
 
-    /// The engine cycle for now: 250 MHz of wall time for the model; for the HDL its own
-    /// count plus `hdl_cycles`.
-    fn cycle(&self, hdl_cycles: u64) -> u64 {
-        if self.hdl {
-            let n = self.ep.node.borrow();
-            n.hdl.as_ref().map_or(n.now, |h| h.cycle) + hdl_cycles
-        } else {
-            (self.start.elapsed().as_nanos() / 4) as u64
+    /// The engine's cycle: the Verilated engine's own count, or the model's clock.
+    pub fn engine_cycle(&self) -> u64 {
+        let n = self.ep.node.borrow();
+        n.hdl.as_ref().map_or(n.now, |h| h.cycle)
+    }
+
+    fn record(&mut self, f: &[u8]) {
+        if self.capture_frames {
+            let ts = Duration::from_nanos(self.engine_cycle() * 4);
+            self.capture.push(Captured { ts, orig_len: f.len() as u32, data: f.to_vec() });
+        }
+    }
+
+    /// Write [`HostEngine::capture`] to a pcap file (nanosecond timestamps = cycles x 4).
+    pub fn save_capture(&self, path: &std::path::Path) -> Result<(), roce_sim::SimError> {
+        pcapio::write_ns(path, &self.capture)
+    }
+
+    fn station_ip(&self) -> Ipv4Addr {
+        match self.ep.ip {
+            IpAddr::V4(v) => v,
+            IpAddr::V6(v) => v.to_ipv4_mapped().unwrap_or(Ipv4Addr::UNSPECIFIED),
+        }
+    }
+
+    /// A frame from the VM: answered here if it is ARP for us, else into the engine.
+    fn deliver(&mut self, vm: &RxeVm, f: &[u8]) {
+        if let Some(r) = arp_reply(f, self.station_ip(), self.ep.mac) {
+            let _ = vm.send_frame(&r);
+            return;
+        }
+        self.frames_in += 1;
+        if !self.kind.is_hdl() {
+            let now = (self.start.elapsed().as_nanos() / 4) as u64;
+            self.ep.node.borrow_mut().advance(now);
+        }
+        self.record(f);
+        self.ep.node.borrow_mut().rx(f);
+    }
+
+    /// Move frames between the VM and the engine for about `dur`. The model: up to `dur`,
+    /// returning after the first frames that arrive (its clock is the wall clock). The
+    /// Verilated engine: runs for `dur`, in slices of [`HDL_SLICE_CYCLES`], taking every
+    /// frame the VM sent before each slice and sending what it transmitted after it; when
+    /// it is idle and nothing arrives it waits up to 1 ms for a frame.
+    pub fn pump(&mut self, vm: &RxeVm, dur: Duration) {
+        if self.kind.is_hdl() {
+            self.pump_hdl(vm, dur);
+            return;
+        }
+        let now = (self.start.elapsed().as_nanos() / 4) as u64;
+        self.ep.node.borrow_mut().advance(now);
+        self.send_tx(vm);
+        let Some(f) = vm.recv_frame(dur) else { return };
+        self.deliver(vm, &f);
+        while let Some(f) = vm.recv_frame(Duration::ZERO) {
+            self.deliver(vm, &f);
+        }
+        let now = (self.start.elapsed().as_nanos() / 4) as u64;
+        self.ep.node.borrow_mut().advance(now);
+        self.send_tx(vm);
+    }
+
+    fn pump_hdl(&mut self, vm: &RxeVm, dur: Duration) {
+        let end = Instant::now() + dur;
+        loop {
+            let mut got = false;
+            while let Some(f) = vm.recv_frame(Duration::ZERO) {
+                self.deliver(vm, &f);
+                got = true;
+            }
+            let busy = got || self.hdl_busy();
+            {
+                let mut n = self.ep.node.borrow_mut();
+                let t = n.hdl.as_ref().map_or(n.now, |h| h.cycle) + HDL_SLICE_CYCLES;
+                n.advance(t);
+            }
+            let sent = self.send_tx(vm);
+            let left = end.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            if !busy && !sent && !self.hdl_busy() {
+                if let Some(f) = vm.recv_frame(left.min(Duration::from_millis(1))) {
+                    self.deliver(vm, &f);
+                }
+            }
         }
     }
 
@@ -75,53 +216,17 @@ impl HostEngine {
         self.ep.node.borrow().hdl.as_ref().is_some_and(|h| h.busy())
     }
 
-    /// Move frames between the VM and the engine for up to `dur` (returns early after
-    /// `quantum` with nothing arriving).
-    pub fn pump(&mut self, vm: &RxeVm, quantum: Duration) {
-        let ip = match self.ep.ip {
-            IpAddr::V4(v) => v,
-            IpAddr::V6(v) => v.to_ipv4_mapped().unwrap_or(Ipv4Addr::UNSPECIFIED),
-        };
-        let now = self.cycle(HDL_IDLE_CYCLES);
-        self.ep.node.borrow_mut().advance(now);
-        // work the host posted (a doorbell: WQE and payload reads, the packets) runs through
-        self.run_hdl_work(vm);
-        self.send_tx(vm);
-        let Some(f) = vm.recv_frame(quantum) else { return };
-        if let Some(r) = arp_reply(&f, ip, self.ep.mac) {
-            let _ = vm.send_frame(&r);
-            return;
-        }
-        self.frames_in += 1;
-        let now = self.cycle(0);
-        {
-            let mut n = self.ep.node.borrow_mut();
-            n.advance(now);
-            n.rx(&f);
-        }
-        // The HDL: run until the frame, its DMA and its answer are through (its time is its
-        // own, so it is spent only where there is work).
-        self.run_hdl_work(vm);
-        let now = self.cycle(HDL_SETTLE_CYCLES);
-        self.ep.node.borrow_mut().advance(now);
-        self.send_tx(vm);
-    }
-
-    /// The Verilated engine: run cycles while its harness has frames or DMA in flight.
-    fn run_hdl_work(&mut self, vm: &RxeVm) {
-        while self.hdl && self.hdl_busy() {
-            let now = self.cycle(64);
-            self.ep.node.borrow_mut().advance(now);
-            self.send_tx(vm);
-        }
-    }
-
-    fn send_tx(&mut self, vm: &RxeVm) {
-        let mut n = self.ep.node.borrow_mut();
-        while let Some(f) = n.tx() {
+    /// Send what the engine transmitted; whether there was anything.
+    fn send_tx(&mut self, vm: &RxeVm) -> bool {
+        let mut any = false;
+        loop {
+            let Some(f) = self.ep.node.borrow_mut().tx() else { break };
             self.frames_out += 1;
+            any = true;
+            self.record(&f);
             let _ = vm.send_frame(&f);
         }
+        any
     }
 }
 

@@ -17,7 +17,7 @@
 use std::net::Ipv4Addr;
 use std::time::{Duration, Instant};
 
-use roce_tests::interop::{gid_of, pingpong, HostEngine};
+use roce_tests::interop::{gid_of, pingpong, EngineKind, HostEngine};
 use roce_tests::rxevm::*;
 
 const VM_IP: Ipv4Addr = Ipv4Addr::new(192, 0, 2, 1);
@@ -35,14 +35,20 @@ fn image() -> Option<std::path::PathBuf> {
 fn opts(cmd: &str) -> VmOptions {
     // eth0 must carry a full packet of the path MTU (rxe derives its active MTU from it)
     let eth_mtu = (mtu() + 200).max(1500) as u16;
+    // ROCE_INTEROP_NETEM="loss 3% reorder 2% delay 50us": impair the VM's side of the link
+    let cmd = match std::env::var("ROCE_INTEROP_NETEM") {
+        Ok(n) if !n.trim().is_empty() => format!("/usr/sbin/tc qdisc add dev eth0 root netem {n} && {cmd}"),
+        _ => cmd.to_string(),
+    };
     VmOptions {
-        cmd: cmd.into(),
+        cmd,
         vm_ip: VM_IP,
         vm_mac: VM_MAC,
         peer_ip: HOST_IP,
         peer_mac: HOST_MAC,
         mtu: Some(eth_mtu),
         timeout: Duration::from_secs(120),
+        pcap: std::env::var_os("ROCE_INTEROP_PCAP").map(std::path::PathBuf::from),
         ..VmOptions::default()
     }
 }
@@ -69,16 +75,30 @@ fn iters() -> u32 {
     std::env::var("ROCE_INTEROP_ITERS").ok().and_then(|s| s.parse().ok()).unwrap_or(5)
 }
 
-fn kind(hdl: bool) -> &'static str {
-    if hdl {
-        "HDL"
-    } else {
-        "model"
+/// The engine of a test: the model, or the Verilated engine (`ROCE_INTEROP_COSIM=1`: with the
+/// model beside it, compared).
+fn kind(hdl: bool) -> EngineKind {
+    match (hdl, std::env::var("ROCE_INTEROP_COSIM").is_ok_and(|v| v == "1")) {
+        (false, _) => EngineKind::Model,
+        (true, false) => EngineKind::Hdl,
+        (true, true) => EngineKind::Cosim,
     }
 }
 
 fn engine_on(hdl: bool, size: usize) -> HostEngine {
-    HostEngine::new_on(hdl, HOST_MAC, HOST_IP, mtu(), (size * 64).max(1 << 16), 64)
+    let mut h = HostEngine::new_on(kind(hdl), HOST_MAC, HOST_IP, mtu(), (size * 64).max(1 << 16), 64);
+    h.capture_frames = std::env::var_os("ROCE_INTEROP_PCAP").is_some();
+    h
+}
+
+/// With `ROCE_INTEROP_PCAP=F`: the engine's own capture (cycle timestamps) to `F.<what>.engine.pcap`
+/// beside the VM's (wall-clock) `F`.
+fn save_engine_capture(h: &HostEngine, what: &str) {
+    if let Some(p) = std::env::var_os("ROCE_INTEROP_PCAP") {
+        let mut p = std::path::PathBuf::from(p).into_os_string();
+        p.push(format!(".{what}.engine.pcap"));
+        h.save_capture(std::path::Path::new(&p)).expect("engine capture");
+    }
 }
 
 #[test]
@@ -123,10 +143,11 @@ fn pingpong_vm_client(hdl: bool) {
         .expect("pingpong exchange");
         assert_eq!(theirs.gid, gid_of(VM_IP));
         let r = pingpong(&mut h, &vm, false, size, n, Duration::from_secs(90));
+        save_engine_capture(&h, &format!("client{size}"));
         let out = vm.wait(Duration::from_secs(60)).expect("VM run");
         eprintln!(
             "interop pingpong VM client, {} engine, {size} B x {n}: {r:?}, {:.1}s",
-            kind(hdl),
+            kind(hdl).name(),
             t.elapsed().as_secs_f64()
         );
         assert!(r.errors.is_empty(), "{r:?}\n{}", out.stdout_of_cmd);
@@ -156,12 +177,13 @@ fn pingpong_vm_server(hdl: bool) {
         let theirs = pingpong_client_exchange(&mut s, &mine).expect("pingpong exchange");
         h.connect(theirs.qpn, theirs.psn, VM_MAC, VM_IP);
         let r = pingpong(&mut h, &vm, true, size, n, Duration::from_secs(90));
-        eprintln!("interop pingpong VM server, {} engine, {size} B x {n}: {r:?}", kind(hdl));
+        save_engine_capture(&h, &format!("server{size}"));
+        eprintln!("interop pingpong VM server, {} engine, {size} B x {n}: {r:?}", kind(hdl).name());
         assert!(r.errors.is_empty(), "{r:?}\n{}", vm.console());
         assert_eq!((r.sent, r.received, r.bad_payload), (n, n, 0), "{r:?}");
     }
     let out = vm.wait(Duration::from_secs(60)).expect("VM run");
-    eprintln!("interop pingpong VM server, {} engine: {:.1}s", kind(hdl), t.elapsed().as_secs_f64());
+    eprintln!("interop pingpong VM server, {} engine: {:.1}s", kind(hdl).name(), t.elapsed().as_secs_f64());
     assert_eq!(out.exit_code, 0, "{}", out.stdout_of_cmd);
     assert_eq!(out.stdout_of_cmd.matches(&format!("{n} iters in")).count(), sizes.len(), "{}", out.stdout_of_cmd);
 }
@@ -209,9 +231,10 @@ fn perftest(op: &str, size: usize, hdl: bool) {
         h.pump(&vm, Duration::from_millis(2));
     }
     let rem = fin.join().expect("exchange thread").expect("perftest post-traffic exchange");
+    save_engine_capture(&h, op);
     let out = vm.wait(Duration::from_secs(60)).expect("VM run");
     let c = h.counters();
-    let kind = kind(hdl);
+    let kind = kind(hdl).name();
     eprintln!("interop ib_{op}_bw {size} B x {n} ({kind}): {rem:?} in {:.1}s, engine {c:?}", t.elapsed().as_secs_f64());
     assert_eq!(out.exit_code, 0, "{}", out.stdout_of_cmd);
     assert_eq!((rem.size as usize, rem.iters), (size, u64::from(n)), "{}", out.stdout_of_cmd);
