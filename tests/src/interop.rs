@@ -12,6 +12,24 @@ use roce_sim::pcapio::{self, Captured};
 
 use crate::rxevm::{arp_reply, RxeVm};
 
+/// Where the engine's Ethernet goes: the VM's datagram socket, or a test's stand-in.
+pub trait FrameLink {
+    /// The next frame from the peer, or None after `timeout` (zero: only one already there).
+    fn recv_frame(&self, timeout: Duration) -> Option<Vec<u8>>;
+    /// Send a frame to the peer (a frame the link cannot take is lost, as on a wire).
+    fn send_frame(&self, frame: &[u8]);
+}
+
+impl FrameLink for RxeVm {
+    fn recv_frame(&self, timeout: Duration) -> Option<Vec<u8>> {
+        RxeVm::recv_frame(self, timeout)
+    }
+
+    fn send_frame(&self, frame: &[u8]) {
+        let _ = RxeVm::send_frame(self, frame);
+    }
+}
+
 /// Which engine runs on the host side of the VM's link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EngineKind {
@@ -147,9 +165,9 @@ impl HostEngine {
     }
 
     /// A frame from the VM: answered here if it is ARP for us, else into the engine.
-    fn deliver(&mut self, vm: &RxeVm, f: &[u8]) {
+    fn deliver(&mut self, vm: &impl FrameLink, f: &[u8]) {
         if let Some(r) = arp_reply(f, self.station_ip(), self.ep.mac) {
-            let _ = vm.send_frame(&r);
+            vm.send_frame(&r);
             return;
         }
         self.frames_in += 1;
@@ -166,7 +184,7 @@ impl HostEngine {
     /// Verilated engine: runs for `dur`, in slices of [`HDL_SLICE_CYCLES`], taking every
     /// frame the VM sent before each slice and sending what it transmitted after it; when
     /// it is idle and nothing arrives it waits up to 1 ms for a frame.
-    pub fn pump(&mut self, vm: &RxeVm, dur: Duration) {
+    pub fn pump(&mut self, vm: &impl FrameLink, dur: Duration) {
         if self.kind.is_hdl() {
             self.pump_hdl(vm, dur);
             return;
@@ -184,30 +202,48 @@ impl HostEngine {
         self.send_tx(vm);
     }
 
-    fn pump_hdl(&mut self, vm: &RxeVm, dur: Duration) {
+    fn pump_hdl(&mut self, vm: &impl FrameLink, dur: Duration) {
         let end = Instant::now() + dur;
         loop {
-            let mut got = false;
-            while let Some(f) = vm.recv_frame(Duration::ZERO) {
-                self.deliver(vm, &f);
-                got = true;
-            }
-            let busy = got || self.hdl_busy();
-            {
-                let mut n = self.ep.node.borrow_mut();
-                let t = n.hdl.as_ref().map_or(n.now, |h| h.cycle) + HDL_SLICE_CYCLES;
-                n.advance(t);
-            }
-            let sent = self.send_tx(vm);
+            let active = self.hdl_slice(vm);
             let left = end.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 return;
             }
-            if !busy && !sent && !self.hdl_busy() {
+            if !active && !self.hdl_busy() {
                 if let Some(f) = vm.recv_frame(left.min(Duration::from_millis(1))) {
                     self.deliver(vm, &f);
                 }
             }
+        }
+    }
+
+    /// One slice of the Verilated engine: every frame the link has now in, [`HDL_SLICE_CYCLES`]
+    /// cycles, what it transmitted out. Whether anything happened.
+    fn hdl_slice(&mut self, vm: &impl FrameLink) -> bool {
+        let mut got = false;
+        while let Some(f) = vm.recv_frame(Duration::ZERO) {
+            self.deliver(vm, &f);
+            got = true;
+        }
+        let busy = self.hdl_busy();
+        {
+            let mut n = self.ep.node.borrow_mut();
+            let t = n.hdl.as_ref().map_or(n.now, |h| h.cycle) + HDL_SLICE_CYCLES;
+            n.advance(t);
+        }
+        let sent = self.send_tx(vm);
+        got || busy || sent
+    }
+
+    /// The Verilated engine: run `cycles` cycles (rounded up to whole slices) as
+    /// [`HostEngine::pump`] does, whatever the wall clock says (for tests over a stand-in
+    /// link that measure in cycles).
+    pub fn run_cycles(&mut self, vm: &impl FrameLink, cycles: u64) {
+        assert!(self.kind.is_hdl(), "run_cycles is for the Verilated engine");
+        let end = self.engine_cycle() + cycles;
+        while self.engine_cycle() < end {
+            self.hdl_slice(vm);
         }
     }
 
@@ -217,14 +253,14 @@ impl HostEngine {
     }
 
     /// Send what the engine transmitted; whether there was anything.
-    fn send_tx(&mut self, vm: &RxeVm) -> bool {
+    fn send_tx(&mut self, vm: &impl FrameLink) -> bool {
         let mut any = false;
         loop {
             let Some(f) = self.ep.node.borrow_mut().tx() else { break };
             self.frames_out += 1;
             any = true;
             self.record(&f);
-            let _ = vm.send_frame(&f);
+            vm.send_frame(&f);
         }
         any
     }
@@ -248,7 +284,7 @@ pub struct PingpongResult {
 /// buffer with 0x7b). The client side starts with a SEND; the server waits for one.
 pub fn pingpong(
     h: &mut HostEngine,
-    vm: &RxeVm,
+    vm: &impl FrameLink,
     client: bool,
     size: usize,
     iters: u32,
