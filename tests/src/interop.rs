@@ -6,6 +6,7 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::time::{Duration, Instant};
 
 use roce_driver::{CqeOpcode, CqeStatus, RecvWr, SendWr, WorkCompletion, WrOp};
+use roce_model::wire::{parse_frame, Opcode, Position};
 use roce_sim::hdl::HdlConfig;
 use roce_sim::pair::{connect, endpoint_on, Endpoint, PairConfig};
 use roce_sim::pcapio::{self, Captured};
@@ -136,6 +137,12 @@ impl HostEngine {
 
     /// Bring the QP to RTS towards the VM's QP.
     pub fn connect(&mut self, qpn: u32, psn: u32, mac: [u8; 6], ip: Ipv4Addr) {
+        if !self.kind.is_hdl() {
+            // The model's clock to now: the side channel took seconds, and what is posted next
+            // is stamped with it (a stale clock would find its ACK timer long expired).
+            let now = (self.start.elapsed().as_nanos() / 4) as u64;
+            self.ep.node.borrow_mut().advance(now);
+        }
         connect(&self.cfg, &mut self.ep, qpn, mac, IpAddr::V4(ip), psn).expect("connect");
     }
 
@@ -172,8 +179,7 @@ impl HostEngine {
         }
         self.frames_in += 1;
         if !self.kind.is_hdl() {
-            let now = (self.start.elapsed().as_nanos() / 4) as u64;
-            self.ep.node.borrow_mut().advance(now);
+            self.model_catch_up(vm);
         }
         self.record(f);
         self.ep.node.borrow_mut().rx(f);
@@ -189,17 +195,34 @@ impl HostEngine {
             self.pump_hdl(vm, dur);
             return;
         }
-        let now = (self.start.elapsed().as_nanos() / 4) as u64;
-        self.ep.node.borrow_mut().advance(now);
-        self.send_tx(vm);
+        self.model_catch_up(vm);
         let Some(f) = vm.recv_frame(dur) else { return };
         self.deliver(vm, &f);
         while let Some(f) = vm.recv_frame(Duration::ZERO) {
             self.deliver(vm, &f);
         }
+        self.model_catch_up(vm);
+    }
+
+    /// The model up to the wall clock: every event it has scheduled until now, in order, and
+    /// every frame it sends on the way (a packet's successor is scheduled by the packet's own
+    /// event, so one `tx` at the current time alone would send one packet a call).
+    fn model_catch_up(&mut self, vm: &impl FrameLink) {
         let now = (self.start.elapsed().as_nanos() / 4) as u64;
-        self.ep.node.borrow_mut().advance(now);
-        self.send_tx(vm);
+        let mut t = {
+            let n = self.ep.node.borrow();
+            n.next_event().map_or(now, |e| e.min(now)).max(n.now)
+        };
+        loop {
+            self.ep.node.borrow_mut().advance(t);
+            self.send_tx(vm);
+            let next = self.ep.node.borrow().next_event();
+            match next {
+                Some(e) if e > t && e <= now => t = e,
+                _ if t < now => t = now,
+                _ => break,
+            }
+        }
     }
 
     fn pump_hdl(&mut self, vm: &impl FrameLink, dur: Duration) {
@@ -368,4 +391,128 @@ pub fn pingpong(
 /// The GID (IPv4-mapped) of an IPv4 address, as the pingpong exchange carries it.
 pub fn gid_of(ip: Ipv4Addr) -> [u8; 16] {
     ip.to_ipv6_mapped().octets()
+}
+
+/// A RoCE packet of a capture, decoded for the payload checks.
+struct Pkt {
+    from_engine: bool,
+    opcode: Opcode,
+    psn: u32,
+    reth: Option<(u64, u32)>,
+    payload: Vec<u8>,
+}
+
+fn packets(h: &HostEngine) -> Vec<Pkt> {
+    h.capture
+        .iter()
+        .filter_map(|c| {
+            let f = parse_frame(&c.data).ok()?;
+            let r = f.roce()?;
+            Some(Pkt {
+                from_engine: f.eth().src() == h.ep.mac,
+                opcode: r.opcode(),
+                psn: r.bth().psn(),
+                reth: r.reth().map(|x| (x.va(), x.dma_len())),
+                payload: r.payload().to_vec(),
+            })
+        })
+        .collect()
+}
+
+/// The first copy of each request PSN the peer sent, in PSN order (retransmissions carry the
+/// same bytes; the link may have reordered them; a PSN is only reused after 2^24 packets).
+fn first_copies(h: &HostEngine) -> Vec<Pkt> {
+    let mut seen = std::collections::HashSet::new();
+    let mut v: Vec<Pkt> = packets(h).into_iter().filter(|p| !p.from_engine && seen.insert(p.psn)).collect();
+    if let Some(base) = v.first().map(|p| p.psn) {
+        // serial order from the first packet seen (less than 2^23 apart)
+        v.sort_by_key(|p| ((p.psn.wrapping_sub(base) << 8) as i32) >> 8);
+    }
+    v
+}
+
+/// Checks of the data a peer moved, from the engine's capture ([`HostEngine::capture`], kept
+/// with `capture_frames`) against the engine's memory: what was checked, in bytes.
+impl HostEngine {
+    fn mr_offset(&self, va: u64, len: usize) -> Result<usize, String> {
+        let off = va.checked_sub(self.ep.mr.va).ok_or(format!("VA {va:#x} below the MR"))? as usize;
+        if off + len > self.ep.buf.len {
+            return Err(format!("VA {va:#x} + {len} beyond the MR"));
+        }
+        Ok(off)
+    }
+
+    /// RDMA WRITEs the peer sent: the engine's memory holds, at every address written, the
+    /// bytes of the last WRITE packet to it (each packet at its message's VA + its place in
+    /// the message x MTU).
+    pub fn verify_writes(&self) -> Result<u64, String> {
+        let mtu = u64::from(self.cfg.mtu);
+        let mut msg: Option<(u32, u64)> = None;
+        let mut image: std::collections::BTreeMap<u64, Vec<u8>> = Default::default();
+        for p in first_copies(self).iter().filter(|p| p.opcode.is_rdma_write()) {
+            if let Some((va, _)) = p.reth {
+                msg = Some((p.psn, va));
+            }
+            let (first, va) = msg.ok_or(format!("WRITE PSN {:#x} without its FIRST", p.psn))?;
+            let k = u64::from(p.psn.wrapping_sub(first) & 0xFF_FFFF);
+            image.insert(va + k * mtu, p.payload.clone());
+        }
+        let mut n = 0u64;
+        for (va, want) in &image {
+            let mut got = vec![0u8; want.len()];
+            self.ep.dev.read_buf(&self.ep.buf, self.mr_offset(*va, want.len())?, &mut got);
+            if &got != want {
+                return Err(format!("memory at VA {va:#x} ({} bytes) is not what the WRITE carried", want.len()));
+            }
+            n += want.len() as u64;
+        }
+        Ok(n)
+    }
+
+    /// READ responses the engine sent: each carries the bytes of the engine's memory at its
+    /// request's VA + its place in the response x MTU (`expect` is that memory, from the MR's
+    /// start).
+    pub fn verify_read_responses(&self, expect: &[u8]) -> Result<u64, String> {
+        let mtu = self.cfg.mtu;
+        let pk = packets(self);
+        let reqs: Vec<(u32, u64, u32)> = pk
+            .iter()
+            .filter(|p| !p.from_engine && p.opcode == Opcode::RcRdmaReadRequest)
+            .filter_map(|p| p.reth.map(|(va, len)| (p.psn, va, len)))
+            .collect();
+        let mut n = 0u64;
+        for p in
+            pk.iter().filter(|p| p.from_engine && p.opcode.as_u8() & 0x1F >= 0x0D && p.opcode.as_u8() & 0x1F <= 0x10)
+        {
+            let (psn0, va, _) = reqs
+                .iter()
+                .rev()
+                .find(|(q, _, len)| {
+                    let k = p.psn.wrapping_sub(*q) & 0xFF_FFFF;
+                    k < len.div_ceil(mtu).max(1)
+                })
+                .ok_or(format!("READ response PSN {:#x} answers no request", p.psn))?;
+            let k = u64::from(p.psn.wrapping_sub(*psn0) & 0xFF_FFFF);
+            let off = self.mr_offset(va + k * u64::from(mtu), p.payload.len())?;
+            if expect.get(off..off + p.payload.len()) != Some(&p.payload[..]) {
+                return Err(format!("READ response PSN {:#x} does not carry the memory at offset {off}", p.psn));
+            }
+            n += p.payload.len() as u64;
+        }
+        Ok(n)
+    }
+
+    /// The SEND messages the peer sent, in order: the payload of each message's packets.
+    pub fn sent_messages(&self) -> Vec<Vec<u8>> {
+        let mut out: Vec<Vec<u8>> = Vec::new();
+        for p in first_copies(self).iter().filter(|p| p.opcode.is_send()) {
+            if matches!(p.opcode.position(), Position::First | Position::Only) {
+                out.push(Vec::new());
+            }
+            if let Some(m) = out.last_mut() {
+                m.extend_from_slice(&p.payload);
+            }
+        }
+        out
+    }
 }
