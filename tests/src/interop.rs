@@ -129,6 +129,26 @@ impl HostEngine {
         self.ep.node.borrow_mut().counters()
     }
 
+    /// Cosim: both engines finish what they still have queued, then whatever one emitted and
+    /// the other did not is a divergence too (call at the end of a run).
+    pub fn finish_cosim(&mut self) {
+        if self.kind == EngineKind::Cosim {
+            self.ep.node.borrow_mut().shadow_finish();
+        }
+    }
+
+    /// Cosim: flip a bit of the model's copy of host memory at `off` into the registered
+    /// buffer, so that what the model sends from there differs from the Verilated engine's
+    /// (proof that the comparison can fail).
+    pub fn fault_model_memory(&mut self, off: u64) {
+        let mut n = self.ep.node.borrow_mut();
+        if let Some(s) = n.shadow.as_mut() {
+            let va = self.ep.buf.iova + off;
+            let x = s.mem.read_vec(va, 1).first().copied().unwrap_or(0);
+            s.mem.write(va, &[x ^ 0x10]);
+        }
+    }
+
     /// Cosim: the first divergence between the Verilated engine and the model, if any.
     pub fn divergence(&self) -> Option<String> {
         let n = self.ep.node.borrow();

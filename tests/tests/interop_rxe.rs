@@ -96,6 +96,8 @@ struct Case {
     mtu: u32,
     size: usize,
     iters: u32,
+    /// Cosim READ: the model's copy of the source differs in one bit (the case must fail).
+    model_fault: bool,
 }
 
 /// What a case did.
@@ -228,7 +230,8 @@ fn duplicates_in(h: &HostEngine) -> u64 {
     d
 }
 
-fn engine_stats(h: &HostEngine, o: &mut Outcome) {
+fn engine_stats(h: &mut HostEngine, o: &mut Outcome) {
+    h.finish_cosim();
     let c = h.counters();
     o.frames = (h.frames_in, h.frames_out);
     o.dup_in = duplicates_in(h);
@@ -260,6 +263,9 @@ fn run_perftest(h: &mut HostEngine, vm: &RxeVm, s: std::net::TcpStream, c: &Case
     // The memory the VM reads: a pattern we can recognise.
     let pattern: Vec<u8> = (0..h.ep.buf.len).map(|i| (i * 13 + 5) as u8).collect();
     h.ep.dev.write_buf(&h.ep.buf, 0, &pattern);
+    if c.model_fault {
+        h.fault_model_memory(c.size as u64 / 2);
+    }
     let mut conn = PerftestConn::new(s, PerftestRole::Server);
     let mine = PerftestDest {
         lid: 0,
@@ -448,7 +454,7 @@ fn run_boot(img: &Path, kind: EngineKind, netem: Option<&str>, cases: &[Case], t
                 }
             }
         }
-        engine_stats(&h, &mut o);
+        engine_stats(&mut h, &mut o);
         save_engine_capture(&h, tag, i);
         o.secs = t.elapsed().as_secs_f64();
         out.push(o);
@@ -532,7 +538,7 @@ fn run_matrix(kinds: &[EngineKind], netem: Option<&str>, cases: &[Case], tag: &s
 }
 
 fn case(tool: Tool, mtu: u32, size: usize, iters: u32) -> Case {
-    Case { tool, mtu, size, iters }
+    Case { tool, mtu, size, iters, model_fault: false }
 }
 
 /// The short matrix of the default suite: every tool, both directions of ping-pong, the
@@ -563,6 +569,17 @@ fn interop_short_hdl_engine() {
 fn interop_short_lossy_link() {
     let cases = [case(Tool::PingVmClient, 1024, 5000, 30), case(Tool::Write, 1024, 3 * 1024 + 1, 20)];
     run_matrix(&[EngineKind::Model, kind(true)], Some(NETEM_LOSS1), &cases, "lossy");
+}
+
+/// The comparison against the real peer can fail: a READ served by the Verilated engine while
+/// the model beside it reads one flipped bit must end in a divergence.
+#[test]
+fn interop_cosim_catches_a_model_fault() {
+    let Some(img) = image() else { return };
+    let c = Case { model_fault: true, ..case(Tool::Read, 1024, 3000, 8) };
+    let out = run_boot(&img, EngineKind::Cosim, None, &[c], "cosim-fault");
+    eprint!("{TABLE_HEAD}{}", report(EngineKind::Cosim, None, &[c], &out));
+    assert!(out[0].failure.contains("cosim divergence"), "{:?}", out[0]);
 }
 
 /// Sizes of the full matrix at path MTU `m`.
