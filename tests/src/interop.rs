@@ -75,6 +75,11 @@ pub struct HostEngine {
     pub capture: Vec<Captured>,
     /// Record frames into `capture`.
     pub capture_frames: bool,
+    /// Frames the engine sends that the link loses: numbers in `frames_out`'s count (1 =
+    /// the first frame); they are neither sent nor recorded.
+    pub drop_out: Vec<u64>,
+    /// Frames from the VM (not ARP) that the link loses, numbered as `frames_in` counts them.
+    pub drop_in: Vec<u64>,
     /// Which engine this is. The Verilated engine's time is its own cycle count: it runs as
     /// fast as the simulator can (about 10^5 cycles a second), continuously, with frames
     /// handed in as they arrive; its timers are scaled to that rate (see [`HostEngine::new_on`]).
@@ -120,6 +125,8 @@ impl HostEngine {
             frames_out: 0,
             capture: Vec::new(),
             capture_frames: false,
+            drop_out: Vec::new(),
+            drop_in: Vec::new(),
             kind,
         }
     }
@@ -198,6 +205,9 @@ impl HostEngine {
             return;
         }
         self.frames_in += 1;
+        if self.drop_in.contains(&self.frames_in) {
+            return;
+        }
         if !self.kind.is_hdl() {
             self.model_catch_up(vm);
         }
@@ -302,6 +312,9 @@ impl HostEngine {
             let Some(f) = self.ep.node.borrow_mut().tx() else { break };
             self.frames_out += 1;
             any = true;
+            if self.drop_out.contains(&self.frames_out) {
+                continue;
+            }
             self.record(&f);
             vm.send_frame(&f);
         }

@@ -159,7 +159,19 @@ fn engine_for(kind: EngineKind, c: &Case) -> HostEngine {
     let buf = (c.size * 64).max(c.size * (c.iters as usize + 2)).max(1 << 16);
     let mut h = HostEngine::new_on(kind, HOST_MAC, HOST_IP, c.mtu, buf, 64);
     h.capture_frames = true;
+    h.drop_out = frame_numbers("ROCE_INTEROP_DROP_OUT");
+    h.drop_in = frame_numbers("ROCE_INTEROP_DROP_IN");
     h
+}
+
+/// `ROCE_INTEROP_DROP_OUT="3,7"` / `ROCE_INTEROP_DROP_IN`: frames (numbered from 1 in each
+/// case) that the link between the engine and the VM loses, to the VM / from it.
+fn frame_numbers(var: &str) -> Vec<u64> {
+    let v = std::env::var(var).unwrap_or_default();
+    v.split(',')
+        .filter(|w| !w.trim().is_empty())
+        .map(|w| w.trim().parse().unwrap_or_else(|_| panic!("{var}: {w:?} is not a frame number")))
+        .collect()
 }
 
 /// With `ROCE_INTEROP_PCAP=DIR`: the engine's capture of case `i` (cycle timestamps for the

@@ -190,3 +190,167 @@ fn hdl_requester_against_rxe_responses() {
     }
     assert!(retx > 0, "the HDL requester went back");
 }
+
+// ------------------------------------------------------------ against captures of the real rxe
+
+/// The VM's (rxe's) address in the captures of `vectors/rxe-vm` (README there).
+const RXE_IP: [u8; 4] = [192, 0, 2, 1];
+
+/// A RoCEv2/IPv4 packet of a capture, from its headers (the requester capture keeps the
+/// first 64 bytes of each frame).
+#[derive(Clone, Debug)]
+struct Hdr {
+    /// rxe sent it (else the engine).
+    rxe: bool,
+    op: u8,
+    psn: u32,
+    ack_req: bool,
+    /// AETH: (syndrome, MSN).
+    aeth: Option<(u8, u32)>,
+    /// The whole frame, when the capture kept it.
+    frame: Vec<u8>,
+}
+
+fn capture(file: &str) -> Vec<Hdr> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors/rxe-vm").join(file);
+    let frames = roce_sim::pcapio::read(&path).expect("the capture is in the repository");
+    frames
+        .into_iter()
+        .filter_map(|c| {
+            let f = &c.data;
+            // Ethernet, IPv4 without options, UDP to 4791, BTH
+            if f.len() < 54 || f[12..14] != [0x08, 0x00] || f[14] != 0x45 || f[23] != 17 || f[36..38] != [0x12, 0xB7] {
+                return None;
+            }
+            let b = &f[42..54];
+            let op = b[0];
+            let aeth = (matches!(op, 13 | 15 | 16 | 17 | 18) && f.len() >= 58)
+                .then(|| (f[54], u32::from_be_bytes([0, f[55], f[56], f[57]])));
+            let whole = c.orig_len as usize == f.len();
+            Some(Hdr {
+                rxe: f[26..30] == RXE_IP,
+                op,
+                psn: u32::from_be_bytes([0, b[9], b[10], b[11]]),
+                ack_req: b[8] & 0x80 != 0,
+                aeth,
+                frame: if whole { f.clone() } else { Vec::new() },
+            })
+        })
+        .collect()
+}
+
+/// rxe's AckReq rule over a requester's packets in order (opcodes as on the wire): on the
+/// last packet of a SEND/WRITE, on READ and atomic requests, and after 65 without.
+/// The number of packets that asked.
+fn check_ackreq_rule(pkts: &[(u8, bool)], what: &str) -> usize {
+    let mut since = 0u32;
+    let mut asked = 0;
+    for (i, &(op, ack_req)) in pkts.iter().enumerate() {
+        let ends = matches!(op, 2..=5 | 8..=12 | 19 | 20);
+        let want = ends || since > RXE_MAX_PKT_PER_ACK;
+        assert_eq!(ack_req, want, "{what}: packet {i} (opcode {op}) after {since} without AckReq");
+        since = if ack_req { 0 } else { since + 1 };
+        asked += usize::from(ack_req);
+    }
+    asked
+}
+
+#[test]
+fn the_real_rxe_requester_follows_the_profile() {
+    let h = capture("rxe_requester_write_65537B_mtu256_lost_request.pcap");
+    let rxe: Vec<&Hdr> = h.iter().filter(|p| p.rxe).collect();
+    // 5 x 257 packets and what rxe sent again
+    assert!(rxe.len() > 5 * 257, "{} requests", rxe.len());
+    let reqs: Vec<(u8, bool)> = rxe.iter().map(|p| (p.op, p.ack_req)).collect();
+    let asked = check_ackreq_rule(&reqs, "rxe's capture");
+    assert!(asked >= 5 * 4, "AckReq packets {asked}");
+
+    // The lost frame: the engine NAKs PSN P; rxe goes back to P, and had sent no more than
+    // 128 past P (the NAK acknowledged everything before it: P is the oldest unacknowledged).
+    let nak = h.iter().find(|p| !p.rxe && p.aeth.is_some_and(|a| a.0 == 0x60)).expect("a sequence NAK");
+    let p = nak.psn;
+    let back = (1..rxe.len()).find(|&i| rxe[i].psn != (rxe[i - 1].psn + 1) & 0xFF_FFFF).expect("rxe went back");
+    assert_eq!(rxe[back].psn, p, "rxe went back to the NAK's PSN");
+    let highest = rxe[back - 1].psn;
+    assert!(highest - p <= RXE_MAX_UNACKED_PSNS, "rxe sent up to {highest}, {} past the NAK", highest - p);
+
+    // The profile's requester on the same workload, clean: the same packets (opcode, PSN
+    // from the first, AckReq) as rxe's until rxe went back.
+    let r = model_run(Op::Write, 65537, 5, 256, LinkConfig::default());
+    let model: Vec<(u8, u32, bool)> =
+        packets(&r).into_iter().filter(|p| p.0 == 0).map(|p| (p.1 as u8, p.2, p.3)).collect();
+    let rel = |v: &[(u8, u32, bool)]| -> Vec<(u8, u32, bool)> {
+        v.iter().map(|&(op, psn, a)| (op, psn.wrapping_sub(v[0].1) & 0xFF_FFFF, a)).collect()
+    };
+    let theirs: Vec<(u8, u32, bool)> = rxe[..back].iter().map(|p| (p.op, p.psn, p.ack_req)).collect();
+    assert_eq!(rel(&model)[..back], rel(&theirs)[..], "the profile's requests, left, against rxe's");
+    assert_eq!(check_ackreq_rule(&model.iter().map(|p| (p.0, p.2)).collect::<Vec<_>>(), "the profile"), 5 * 4);
+}
+
+#[test]
+fn the_profile_responder_answers_as_the_real_rxe_did() {
+    use roce_driver::RecvWr;
+    use roce_sim::pair::{connect, endpoint, PairConfig};
+    use std::net::{IpAddr, Ipv4Addr};
+
+    let h = capture("rxe_responder_send_1025B_mtu256_lost_frames.pcap");
+    // what the engine sent rxe's responder (SENDs), and rxe's ACK/NAKs
+    let reqs: Vec<&Hdr> = h.iter().filter(|p| !p.rxe && p.op <= 5).collect();
+    let want: Vec<(u32, u8, u32)> = h
+        .iter()
+        .filter(|p| p.rxe && p.op == 17)
+        .map(|p| (p.psn, p.aeth.map_or(0, |a| a.0), p.aeth.map_or(0, |a| a.1)))
+        .collect();
+    assert!(want.iter().any(|a| a.1 == 0x60), "the capture has sequence NAKs");
+    let f0 = &reqs[0].frame;
+    let mac = |o: usize| -> [u8; 6] { f0[o..o + 6].try_into().expect("6 bytes") };
+    let (rxe_mac, engine_mac) = (mac(0), mac(6));
+    let engine_ip = Ipv4Addr::new(f0[26], f0[27], f0[28], f0[29]);
+    let rxe_ip = Ipv4Addr::from(RXE_IP);
+    let ack0 = h.iter().find(|p| p.rxe && p.op == 17).expect("an ACK");
+    let engine_qpn = u32::from_be_bytes([0, ack0.frame[47], ack0.frame[48], ack0.frame[49]]);
+
+    // the profile's responder in rxe's place: its address, the engine's QP as the peer
+    let cfg = PairConfig { mtu: 256, depth: 32, buf_len: 1 << 16, peer: Profile::Rxe, ..PairConfig::default() };
+    let mut ep = endpoint(&cfg, rxe_mac, rxe_ip, rxe_ip.to_ipv6_mapped(), 0x1234).expect("endpoint");
+    connect(&cfg, &mut ep, engine_qpn, engine_mac, IpAddr::V4(engine_ip), reqs[0].psn).expect("connect");
+    for i in 0..16u64 {
+        let sge = [ep.mr.sge(i * 2048, 2048)];
+        ep.dev.post_recv(ep.qp, &[RecvWr { wr_id: i, sges: &sge }]).expect("post_recv");
+    }
+    // The engine's frames in the capture's order, those between two of rxe's together (at
+    // one cycle: what rxe had not answered yet when the next came), then time to answer.
+    let qpn = ep.qp.qpn().to_be_bytes();
+    let mut bursts: Vec<Vec<Vec<u8>>> = vec![Vec::new()];
+    for p in &h {
+        if p.rxe {
+            if bursts.last().is_some_and(|b| !b.is_empty()) {
+                bursts.push(Vec::new());
+            }
+        } else if p.op <= 5 {
+            let mut f = p.frame.clone();
+            f[47..50].copy_from_slice(&qpn[1..]);
+            roce_model::icrc::fill(&mut f).expect("a RoCE frame");
+            bursts.last_mut().expect("a burst").push(f);
+        }
+    }
+    assert!(bursts.iter().any(|b| b.len() > 1));
+    let mut got = Vec::new();
+    let mut t = ep.node.borrow().now;
+    for b in &bursts {
+        let mut n = ep.node.borrow_mut();
+        for f in b {
+            n.rx(f);
+        }
+        t += 5000;
+        n.advance(t);
+        while let Some(o) = n.tx() {
+            let p = parse_frame(&o).ok().and_then(|f| f.roce()).expect("a RoCE frame");
+            if p.opcode() == Opcode::RcAcknowledge {
+                let a = p.aeth().expect("AETH");
+                got.push((p.bth().psn(), a.syndrome(), a.msn()));
+            }
+        }
+    }
+    assert_eq!(got, want, "the profile's ACK/NAKs (PSN, syndrome, MSN), left, against rxe's");
+}
