@@ -594,6 +594,15 @@ fn interop_cosim_catches_a_model_fault() {
     assert!(out[0].failure.contains("cosim divergence"), "{:?}", out[0]);
 }
 
+/// `ROCE_INTEROP_ENGINE=model|hdl|both` (default both; hdl is cosim with `ROCE_INTEROP_COSIM=1`).
+fn engines() -> Vec<EngineKind> {
+    match std::env::var("ROCE_INTEROP_ENGINE").as_deref() {
+        Ok("model") => vec![EngineKind::Model],
+        Ok("hdl") => vec![kind(true)],
+        _ => vec![EngineKind::Model, kind(true)],
+    }
+}
+
 /// Sizes of the full matrix at path MTU `m`.
 fn sizes(m: usize) -> [usize; 5] {
     [1, m - 1, m + 1, 4 * m + 1, 16 * m]
@@ -616,7 +625,7 @@ fn interop_full_matrix() {
                 .into_iter()
                 .flat_map(|s| tools.map(|t| case(t, mtu, s, if s > 4 * mtu as usize { 5 } else { 10 })))
                 .collect();
-            for k in [EngineKind::Model, kind(true)] {
+            for k in engines() {
                 let Some(img) = image() else { return };
                 let tag = format!(
                     "full-{}-{mtu}-{}",
@@ -662,11 +671,7 @@ fn custom() {
             case(tool, mtu, p[2].parse().unwrap_or_else(|_| bad_case(w)), p[3].parse().unwrap_or_else(|_| bad_case(w)))
         })
         .collect();
-    let kinds = match std::env::var("ROCE_INTEROP_ENGINE").as_deref() {
-        Ok("model") => vec![EngineKind::Model],
-        Ok("hdl") => vec![kind(true)],
-        _ => vec![EngineKind::Model, kind(true)],
-    };
+    let kinds = engines();
     let netem = std::env::var("ROCE_INTEROP_NETEM").ok().filter(|n| !n.trim().is_empty());
     run_matrix(&kinds, netem.as_deref(), &cases, "custom");
 }
