@@ -374,16 +374,7 @@ pub fn pingpong(
         pending |= SEND;
     }
     let end = Instant::now() + timeout;
-    let mut wcs = [WorkCompletion {
-        wr_id: 0,
-        status: CqeStatus::Success,
-        opcode: CqeOpcode::Send,
-        byte_len: 0,
-        imm: None,
-        invalidated: None,
-        qpn: 0,
-        src_qp: 0,
-    }; 8];
+    let mut wcs = [WorkCompletion::EMPTY; 8];
     let mut got = vec![0u8; size];
     while (r.received < iters || r.sent < iters) && Instant::now() < end && r.errors.is_empty() {
         h.pump(vm, Duration::from_micros(500));

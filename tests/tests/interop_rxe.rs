@@ -317,16 +317,7 @@ fn run_perftest(h: &mut HostEngine, vm: &RxeVm, s: std::net::TcpStream, c: &Case
     });
     let end = Instant::now() + Duration::from_secs(TOOL_TIMEOUT_S);
     let mut recvs: Vec<WorkCompletion> = Vec::new();
-    let mut wcs = [WorkCompletion {
-        wr_id: 0,
-        status: CqeStatus::Success,
-        opcode: CqeOpcode::Send,
-        byte_len: 0,
-        imm: None,
-        invalidated: None,
-        qpn: 0,
-        src_qp: 0,
-    }; 8];
+    let mut wcs = [WorkCompletion::EMPTY; 8];
     let mut poll = |h: &mut HostEngine, recvs: &mut Vec<WorkCompletion>| {
         let k = h.ep.dev.poll_cq(h.ep.cq, &mut wcs).unwrap_or(0);
         recvs.extend_from_slice(&wcs[..k]);
