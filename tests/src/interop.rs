@@ -333,6 +333,8 @@ pub struct PingpongResult {
     pub bad_payload: u32,
     /// Completions with an error status.
     pub errors: Vec<CqeStatus>,
+    /// The work request of each of `errors` (a SEND's number, from 0; receives 1000000 + n).
+    pub error_wr_ids: Vec<u64>,
 }
 
 /// ibv_rc_pingpong's loop on the engine: keep receives posted; whenever nothing is pending
@@ -382,6 +384,7 @@ pub fn pingpong(
         for wc in &wcs[..k] {
             if wc.status != CqeStatus::Success {
                 r.errors.push(wc.status);
+                r.error_wr_ids.push(wc.wr_id);
                 continue;
             }
             if wc.opcode == CqeOpcode::Recv {
