@@ -18,8 +18,8 @@
 //   5. Execute: payload to host memory by DMA (roce_pay_scatter), READ responses and atomic
 //      ACKs requested from the TX side (m_rsp: roce_rec_pkg::rd_rsp_t), atomics performed
 //      (8-byte DMA read, compare/add, DMA write), receive completions (m_cpl: the CQE image
-//      for roce_cq), ACKs when AckReq is set (m_ack, before coalescing), SEND with
-//      invalidate through roce_mr_check's invalidate request.
+//      for roce_cq), ACKs when AckReq is set or the packet fills the gap a sequence NAK
+//      named (m_ack, before coalescing), SEND with invalidate via roce_mr_check.
 //   A fatal error NAKs, marks the QP's state dead (its later packets are dropped and
 //   counted on cnt_drop) and reports the QP on m_err (to roce_qp_ctx, which moves it to Err
 //   and sends ENTER_ERR back). ENTER_ERR (context-op port) and an RQ doorbell while dead
@@ -1514,7 +1514,7 @@ module roce_resp #(
           oq_in.ack_syn <= ack_syn;
           cnt_nak_seq <= ack_syn == NAK_SEQ;
           cnt_nak_rnr <= ack_syn[7:5] == 3'b001;
-        end else if (exec_ack && h.ack_req) begin
+        end else if (exec_ack && (h.ack_req || x_nak_sent)) begin
           oq_in.ack_v <= 1'b1;
           oq_in.ack_psn <= h.psn;
           oq_in.ack_syn <= SYN_ACK;

@@ -238,6 +238,9 @@ pub struct RespState {
     pub msn: u32,
     /// A PSN sequence error NAK was sent and the expected PSN has not arrived since.
     pub nak_sent: bool,
+    /// The packet being executed is the one a sequence NAK asked for (it is acknowledged
+    /// even without AckReq).
+    pub gap_filled: bool,
     /// Message in progress.
     pub cur: Option<InMsg>,
     /// Recent READ/atomic requests.

@@ -230,6 +230,10 @@ impl Engine {
             self.counters.duplicates += 1;
             self.duplicate(&mut qp, p, at, mem)
         } else {
+            // The packet a sequence NAK asked for: acknowledged even without AckReq (the
+            // engine's profile), so a requester that ignores NAKs while it retries (rxe) sees
+            // progress and answers the next NAK at once instead of on its timer.
+            qp.resp.gap_filled = qp.resp.nak_sent && self.cfg.profile == Profile::Engine;
             qp.resp.nak_sent = false;
             self.execute(&mut qp, p, at, mem)
         };
@@ -387,7 +391,7 @@ impl Engine {
     }
 
     fn ack_after(&self, qp: &Qp, p: &RxPkt<'_>, at: u64) -> Outcome {
-        if p.ack_req {
+        if p.ack_req || qp.resp.gap_filled {
             Outcome::Ack(AckOwed { psn: p.psn, syndrome: ACK_SYNDROME, msn: qp.resp.msn, ready: at })
         } else {
             Outcome::Done
