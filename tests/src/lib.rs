@@ -12,10 +12,9 @@ pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// `../shared` next to the repository, if present (tests that need it skip otherwise).
-pub fn shared_dir() -> Option<PathBuf> {
-    let p = repo_root().join("../shared");
-    p.is_dir().then_some(p)
+/// The Linux Soft-RoCE captures, `tests/vectors/rxe/` (its README says how each was made).
+pub fn rxe_vectors_dir() -> PathBuf {
+    repo_root().join("tests/vectors/rxe")
 }
 
 /// Shape of a random frame.

@@ -9,7 +9,7 @@ use roce_model::blocks::roce_icrc::IcrcVerdict;
 use roce_model::icrc;
 use roce_sim::stream::Traffic;
 use roce_sim::{cosim, pcapio};
-use roce_tests::{have_scapy, have_tshark, oracle_missing, scapy_vectors, shared_dir};
+use roce_tests::{have_scapy, have_tshark, oracle_missing, scapy_vectors, rxe_vectors_dir};
 use serde_json::Value;
 
 struct Vectors {
@@ -177,11 +177,7 @@ fn hdl_insert_output_decodes_in_tshark_and_scapy() {
 /// insert path reproduces every ICRC rxe wrote, byte for byte.
 #[test]
 fn rxe_captures() {
-    let Some(shared) = shared_dir() else {
-        eprintln!("SKIPPED: ../shared not present");
-        return;
-    };
-    let dir = shared.join("vectors/rxe");
+    let dir = rxe_vectors_dir();
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .expect("vectors dir")
         .filter_map(|e| e.ok().map(|e| e.path()))

@@ -10,7 +10,7 @@ use roce_model::contract::records::{RxError, RxFlags};
 use roce_model::wire::Opcode;
 use roce_sim::cosim_rx_parse::{rx_parse, RxParseReport};
 use roce_sim::stream::Traffic;
-use roce_tests::{mutate_frame, roce_frame, shared_dir};
+use roce_tests::{mutate_frame, roce_frame, rxe_vectors_dir};
 
 fn assert_clean(what: &str, frames: &[Vec<u8>], r: &RxParseReport) {
     for d in r.divergences.iter().take(5) {
@@ -154,14 +154,10 @@ fn mutated_and_non_roce_frames_under_backpressure() {
     assert!(opts > 0);
 }
 
-/// Real Linux rxe traffic (../shared/vectors/rxe): every frame parses as the model says.
+/// Real Linux rxe traffic (tests/vectors/rxe): every frame parses as the model says.
 #[test]
 fn rxe_captures() {
-    let Some(shared) = shared_dir() else {
-        eprintln!("SKIPPED: ../shared not present");
-        return;
-    };
-    let dir = shared.join("vectors/rxe");
+    let dir = rxe_vectors_dir();
     let mut frames = Vec::new();
     for e in std::fs::read_dir(&dir).expect("vectors/rxe") {
         let p = e.expect("entry").path();
