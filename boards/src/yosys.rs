@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::config::Config;
+use roce_hdl::Config;
 use crate::error::{Error, Result};
 
 /// Which synthesis a run does.
@@ -280,7 +280,7 @@ mod tests {
             top: "t".into(),
             params: vec![("W".into(), "8".into()), ("I".into(), "1".into())],
             files: vec!["a_pkg.sv".into(), "t.sv".into()],
-            board: false,
+            kind: roce_hdl::Kind::Config,
         }
     }
 

@@ -40,13 +40,13 @@ pub struct AsyncFifoModel {
 impl AsyncFifoModel {
     /// DATA_W 64, DEPTH 16, store and forward (the TX configuration).
     pub const FRAME: AsyncFifoModel =
-        AsyncFifoModel { model: Model::AsyncFifoFrame, bytes: 8, depth: 16, frame: true, drop: false };
+        AsyncFifoModel { model: Model::AxisAsyncFifoFrame, bytes: 8, depth: 16, frame: true, drop: false };
     /// DATA_W 64, DEPTH 16, store and forward, dropping when full (the RX configuration).
     pub const DROP: AsyncFifoModel =
-        AsyncFifoModel { model: Model::AsyncFifoDrop, bytes: 8, depth: 16, frame: true, drop: true };
+        AsyncFifoModel { model: Model::AxisAsyncFifoDrop, bytes: 8, depth: 16, frame: true, drop: true };
     /// DATA_W 64, DEPTH 8, beat by beat.
     pub const STREAM: AsyncFifoModel =
-        AsyncFifoModel { model: Model::AsyncFifoStream, bytes: 8, depth: 8, frame: false, drop: false };
+        AsyncFifoModel { model: Model::AxisAsyncFifoStream, bytes: 8, depth: 8, frame: false, drop: false };
 }
 
 /// What came out.

@@ -59,7 +59,7 @@ pub fn frame_gate_run(
     flip_p: f64,
     seed: u64,
 ) -> Result<GateReport, SimError> {
-    let mut dut = Dut::new(Model::FrameGate, None)?;
+    let mut dut = Dut::new(Model::AxisFrameGate, None)?;
     let p = |n: &str| dut.port(n).ok_or_else(|| SimError::Config(format!("roce_axis_frame_gate has no port {n}")));
     let (rst, en_p, sv, sr, sl, mv, mr) = (
         p("rst")?,

@@ -249,7 +249,7 @@ pub fn qp_ctx_lockstep(
     seed: u64,
     fst: Option<&Path>,
 ) -> Result<QpCtxReport, SimError> {
-    let mut dut = Dut::new(Model::QpCtx, fst)?;
+    let mut dut = Dut::new(Model::QpCtxMtu4, fst)?;
     let p = |n: &str| dut.port(n).ok_or_else(|| SimError::Config(format!("roce_qp_ctx has no port {n}")));
     let (rst, init_done) = (p("rst")?, p("init_done")?);
     let (k_valid, k_ready, k_op, k_index, k_arg, k_data) =

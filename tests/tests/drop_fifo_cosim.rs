@@ -253,7 +253,7 @@ fn drop_fifo_drop_when_full() {
     // DROP_WHEN_FULL=1, DEPTH 256 x 8 B: under heavy backpressure frames that meet a full
     // FIFO are dropped (never a stall inside a frame); what comes out is an in-order
     // subsequence of the good frames, beat-exact, and the counters add up.
-    let model = Model::DropFifo64Dwf;
+    let model = Model::AxisDropFifo64Dwf;
     let cfg = model.drop_fifo_config().unwrap();
     assert!(cfg.drop_when_full);
     let bytes = cfg.data_bits / 8;

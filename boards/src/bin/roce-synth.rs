@@ -12,7 +12,7 @@ use std::process::ExitCode;
 use std::time::{Instant, SystemTime};
 
 use clap::Parser;
-use roce_boards::config::{self, Config};
+use roce_hdl::{self as config, Config};
 use roce_boards::flow::{self, Options};
 use roce_boards::report::{self, Provenance};
 use roce_boards::yosys;
@@ -22,7 +22,7 @@ use roce_boards::{Error, Result};
 #[command(
     name = "roce-synth",
     version,
-    about = "Synthesize the HDL configurations of boards/synth/configs.txt with Yosys and report resources",
+    about = "Synthesize the HDL configurations of hdl/configs.txt (config, synth and board lines) with Yosys and report resources",
     after_help = "Without config names, all configurations run and boards/synth/REPORT.md and \
                   report.json are rewritten (not with --check-only or --no-report). With names, \
                   results go to stdout only unless --report is given."
@@ -99,7 +99,9 @@ fn run(cli: Cli) -> Result<()> {
     let root = cli.root.clone().unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".."));
     let root = std::fs::canonicalize(&root).map_err(|source| Error::Read { path: root, source })?;
     let configs_path = root.join(config::CONFIGS_PATH);
-    let all = config::load(&configs_path)?;
+    let mut all = config::load(&configs_path)?;
+    // `model` lines are test variants for the simulator only.
+    all.retain(|c| c.synthesized() || c.is_board());
     if cli.list {
         for c in &all {
             println!("{:<16} {:<16} {:<24} {}", c.name, c.top, c.params_text(), c.files.join(" "));
@@ -126,7 +128,7 @@ fn run(cli: Cli) -> Result<()> {
     // Provenance of what is about to be copied, then the copy that all runs read.
     let mut inputs: Vec<String> = configs
         .iter()
-        .flat_map(|c| c.files.iter().map(|f| config::workspace_path(f).to_string_lossy().into_owned()))
+        .flat_map(|c| c.files.iter().map(|f| config::workspace_path(&root, f).to_string_lossy().into_owned()))
         .collect();
     inputs.sort();
     inputs.dedup();

@@ -1,5 +1,5 @@
 //! Records inside the engine: the interfaces between the HDL blocks (docs/engine-hdl.md),
-//! defined once here so the model and the HDL share them. `hdl/rtl/roce_rec_pkg.sv` is
+//! defined once here so the model and the HDL share them. `hdl/rtl/gen/roce_rec_pkg.sv` is
 //! generated from these layouts (same conventions as `roce_desc_pkg`: byte b of a record is
 //! bits [8b+7:8b], little-endian integers, byte arrays in memory order), and the lockstep
 //! tests decode the HDL's port values with these Rust types.
