@@ -6,7 +6,7 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use roce_sim::cosim_axi_axil::{axi_axil_run, AxiOp, BEAT, ERR_BIT};
+use roce_sim::cosim::axi_axil::{axi_axil_run, AxiOp, BEAT, ERR_BIT};
 
 fn random_ops(rng: &mut ChaCha8Rng, n: usize) -> Vec<AxiOp> {
     (0..n)

@@ -7,7 +7,7 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use roce_sim::cosim_async_fifo::{async_fifo_run, AsyncFifoModel, Beat};
+use roce_sim::cosim::axis_async_fifo::{async_fifo_run, AsyncFifoModel, Beat};
 
 /// Frames of 1..=max_beats beats, random data, partial last beats, tuser on some beats.
 fn frames(rng: &mut ChaCha8Rng, n: usize, max_beats: usize) -> Vec<Vec<Beat>> {

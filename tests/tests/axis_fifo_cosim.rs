@@ -3,7 +3,7 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use roce_sim::cosim_axis_fifo::{axis_fifo_run, Beat};
+use roce_sim::cosim::axis_fifo::{axis_fifo_run, Beat};
 
 fn beats(n: usize, seed: u64) -> Vec<Beat> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);

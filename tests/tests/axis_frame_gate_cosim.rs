@@ -5,7 +5,7 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use roce_sim::cosim_frame_gate::frame_gate_run;
+use roce_sim::cosim::axis_frame_gate::frame_gate_run;
 
 #[test]
 fn frames_pass_whole_cut_or_not_at_all() {

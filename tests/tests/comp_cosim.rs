@@ -18,8 +18,8 @@ use roce_model::contract::{
     SqWqe,
 };
 use roce_model::engine::{Engine, EngineConfig, HostMem};
-use roce_sim::cosim_comp::{comp_lockstep, CompReport};
-use roce_sim::cosim_req::{ReqSetup, ReqTraffic};
+use roce_sim::cosim::comp::{comp_lockstep, CompReport};
+use roce_sim::cosim::req::{ReqSetup, ReqTraffic};
 
 const CQ_BASE: u64 = 0x4000_0000;
 const CQ_LOG: u8 = 14;

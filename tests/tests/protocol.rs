@@ -1,5 +1,5 @@
 //! End-to-end RC protocol behaviour on two engines, each programmed by `roce-driver`, joined
-//! by simulated links (`roce_sim::pair`). One capability per test, each also showing its
+//! by simulated links (`roce_sim::net::pair`). One capability per test, each also showing its
 //! good path so that it can fail: retry exhaustion, RNR retry, atomics (exactly once over a
 //! duplicating, reordering link), immediate data and invalidation, IPv6 and VLAN, ECN → CNP
 //! → DCQCN, PFC, every QP the engine has in use at once, and the counters against what the
@@ -21,9 +21,9 @@ use roce_driver::{
 use roce_model::contract::regs;
 use roce_model::engine::Counters;
 use roce_model::wire::{parse_frame, Opcode, Vlan, L3};
-use roce_sim::fabric::{Link, LinkConfig};
-use roce_sim::pair::{connect, Endpoint, Pair, PairConfig, ALL_ACCESS};
-use roce_sim::transfer::{self, pattern, Op, TransferConfig};
+use roce_sim::net::fabric::{Link, LinkConfig};
+use roce_sim::net::pair::{connect, Endpoint, Pair, PairConfig, ALL_ACCESS};
+use roce_sim::cmd::transfer::{self, pattern, Op, TransferConfig};
 
 const WC0: WorkCompletion = WorkCompletion {
     wr_id: 0,
@@ -835,7 +835,7 @@ fn hdl_rocev1_encapsulation() {
 }
 
 fn rocev1(hdl: [bool; 2]) {
-    use roce_sim::transfer::{run, Op, TransferConfig};
+    use roce_sim::cmd::transfer::{run, Op, TransferConfig};
     for op in [Op::Send, Op::Write, Op::Read] {
         for ipv6 in [false, true] {
             let cfg = TransferConfig {

@@ -16,7 +16,7 @@ use roce_model::contract::{
     SqWqe,
 };
 use roce_model::engine::{Engine, EngineConfig, HostMem};
-use roce_sim::cosim_req::{req_lockstep, Again, ReqReport, ReqSetup, ReqTraffic};
+use roce_sim::cosim::req::{req_lockstep, Again, ReqReport, ReqSetup, ReqTraffic};
 
 const CQ_BASE: u64 = 0x4000_0000;
 const CQ_LOG: u8 = 14;

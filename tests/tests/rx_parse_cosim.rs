@@ -8,7 +8,7 @@ use rand_chacha::ChaCha8Rng;
 use roce_model::blocks::roce_rx_parse::{self as model, LATENCY};
 use roce_model::contract::records::{RxError, RxFlags};
 use roce_model::wire::Opcode;
-use roce_sim::cosim_rx_parse::{rx_parse, RxParseReport};
+use roce_sim::cosim::rx_parse::{rx_parse, RxParseReport};
 use roce_sim::stream::Traffic;
 use roce_tests::{mutate_frame, roce_frame, rxe_vectors_dir};
 

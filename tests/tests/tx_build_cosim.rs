@@ -10,7 +10,7 @@ use roce_model::blocks::roce_rx_parse as rx;
 use roce_model::blocks::roce_tx_build::{self as model, LATENCY};
 use roce_model::contract::records::{RxFlags, TxFlags, TxHdr};
 use roce_model::wire::{Opcode, MAX_U24};
-use roce_sim::cosim_tx_build::{tx_build, TxBuildReport, TxCase};
+use roce_sim::cosim::tx_build::{tx_build, TxBuildReport, TxCase};
 use roce_sim::stream::Traffic;
 
 fn rand_hdr(rng: &mut impl RngCore, op: u8, flags: TxFlags, plen: u16) -> TxHdr {

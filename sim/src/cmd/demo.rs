@@ -172,7 +172,7 @@ pub fn run(data_bits: usize, corrupt: usize, seed: u64) -> Result<DemoReport, Si
 
     let t = Traffic::FULL;
     let tx_in: Vec<(Vec<u8>, bool)> = frames.iter().map(|f| (f.frame.clone(), false)).collect();
-    let tx = cosim::icrc(data_bits, true, &tx_in, &t, None)?;
+    let tx = cosim::icrc::icrc_lockstep(data_bits, true, &tx_in, &t, None)?;
     let mut wire: Vec<Vec<u8>> = tx.frames.iter().map(|f| f.hdl_frame.clone()).collect();
 
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -191,7 +191,7 @@ pub fn run(data_bits: usize, corrupt: usize, seed: u64) -> Result<DemoReport, Si
     corrupted.sort_unstable();
 
     let rx_in: Vec<(Vec<u8>, bool)> = wire.iter().map(|f| (f.clone(), false)).collect();
-    let rx = cosim::icrc(data_bits, false, &rx_in, &t, None)?;
+    let rx = cosim::icrc::icrc_lockstep(data_bits, false, &rx_in, &t, None)?;
     let mut lines = Vec::new();
     for (i, (f, r)) in frames.iter().zip(&rx.frames).enumerate() {
         let p = roce_model::wire::parse_frame(&wire[i]).ok();

@@ -7,7 +7,7 @@
 //!   to the last beat of its payload's DMA write (the responder placing a WRITE or SEND
 //!   packet; with `--op read` the completer placing the first READ response packet).
 //!
-//! The Verilated engine is measured at its ports ([`crate::hdl::PortTimes`]); the engine
+//! The Verilated engine is measured at its ports ([`crate::net::hdl::PortTimes`]); the engine
 //! model gives its estimate (the cycle it makes the frame, the placement it schedules).
 //! Node A is the requester, node B the responder; both run the same engine. The frame being
 //! measured goes straight from one node to the other (no link), the rest (further packets,
@@ -16,10 +16,10 @@
 use roce_driver::{CqeOpcode, CqeStatus, RecvWr, SendWr, WorkCompletion, WrOp};
 use roce_model::contract::regs::SQ_DB;
 
-use crate::fabric::LinkConfig;
-use crate::node::{NodeRef, SimNode};
-use crate::pair::{drv, Pair, PairConfig};
-use crate::transfer::Op;
+use crate::net::fabric::LinkConfig;
+use crate::net::node::{NodeRef, SimNode};
+use crate::net::pair::{drv, Pair, PairConfig};
+use crate::cmd::transfer::Op;
 use crate::SimError;
 
 /// What to measure.

@@ -1,4 +1,4 @@
-//! Goodput against message size: [`crate::transfer`] runs over a clean 100 Gb/s link for a
+//! Goodput against message size: [`crate::cmd::transfer`] runs over a clean 100 Gb/s link for a
 //! range of sizes, MTUs and engines (the model; the Verilated HDL engine on node B, the
 //! responder; or on both nodes, requester and responder),
 //! measured in simulated cycles. Written as a table, CSV and an SVG plot.
@@ -7,8 +7,8 @@ use std::path::Path;
 
 use plotters::prelude::*;
 
-use crate::fabric::LinkConfig;
-use crate::transfer::{run, Op, TransferConfig};
+use crate::net::fabric::LinkConfig;
+use crate::cmd::transfer::{run, Op, TransferConfig};
 use crate::SimError;
 
 /// One measured point.

@@ -13,10 +13,10 @@ use std::collections::VecDeque;
 use roce_driver::{CqeStatus, RecvWr, SendWr, WorkCompletion, WrOp};
 use roce_model::engine::Counters;
 
-use crate::fabric::{LinkConfig, LinkStats};
-use crate::hdl::HdlConfig;
-use crate::pair::{drv, Pair, PairConfig};
-use crate::shadow::{Divergence, ShadowStats};
+use crate::net::fabric::{LinkConfig, LinkStats};
+use crate::net::hdl::HdlConfig;
+use crate::net::pair::{drv, Pair, PairConfig};
+use crate::net::shadow::{Divergence, ShadowStats};
 use crate::SimError;
 
 /// The operation a transfer repeats.

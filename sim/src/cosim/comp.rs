@@ -40,8 +40,9 @@ use roce_model::engine::req::CompView;
 use roce_model::engine::{Dma, Engine, EngineEvent};
 use roce_model::wire::Opcode;
 
-use crate::cosim_req::{ReqSetup, ReqTraffic};
-use crate::vl::{pack_bytes, unpack_bytes, Dut, Model, Port};
+use crate::cosim::req::{ReqSetup, ReqTraffic};
+use super::{bytes_of, ports, words_of};
+use crate::vl::{Dut, Model};
 use crate::SimError;
 
 /// What a run produced.
@@ -78,27 +79,6 @@ pub struct CompReport {
     pub wqe_reads: u64,
     /// Differences from the model.
     pub divergences: Vec<String>,
-}
-
-fn words_of(bytes: &[u8]) -> Vec<u32> {
-    let mut w = vec![0u32; bytes.len().div_ceil(4).max(1)];
-    pack_bytes(bytes, &mut w);
-    w
-}
-
-fn bytes_of(dut: &Dut, p: Port, n: usize) -> Vec<u8> {
-    let mut w = vec![0u32; n.div_ceil(4).max(1)];
-    dut.get(p, &mut w);
-    let mut b = vec![0u8; n];
-    unpack_bytes(&w, &mut b);
-    b
-}
-
-macro_rules! ports {
-    ($dut:expr; $($f:ident = $n:literal),* $(,)?) => {{
-        struct P { $($f: Port),* }
-        P { $($f: $dut.port($n).ok_or_else(|| SimError::Config(format!("roce_comp has no port {}", $n)))?),* }
-    }};
 }
 
 /// What the block reads during one operation, taken at its start.
@@ -275,7 +255,7 @@ pub fn comp_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<CompReport, SimError
                     if let Some(pk) = v.pkt {
                         rep.packets += 1;
                         let d = roce_req::desc_of(&pk);
-                        if let Some(f) = crate::cosim_req::frame_of(&eng, &peer, &d, &pk.payload) {
+                        if let Some(f) = crate::cosim::req::frame_of(&eng, &peer, &d, &pk.payload) {
                             if !rng.random_bool(t.loss) {
                                 let at = ab.back().map_or(now + t.link_delay, |b| b.0.max(now + t.link_delay));
                                 if rng.random_bool(t.dup) {

@@ -10,7 +10,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use roce_model::blocks::roce_cq::{CqOut, RoceCq};
 
-use crate::cosim_mr_check::CmdOutcome;
+use crate::cosim::mr_check::CmdOutcome;
 use crate::vl::{pack_bytes, unpack_bytes, Dut, Model};
 use crate::SimError;
 

@@ -12,7 +12,7 @@ use std::path::Path;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::cosim_qp_ctx::{OwnerPorts, Owners};
+use crate::cosim::qp_ctx::{OwnerPorts, Owners};
 use crate::vl::{Dut, Model, Port};
 use crate::SimError;
 

@@ -14,6 +14,7 @@ use rand_chacha::ChaCha8Rng;
 use roce_model::blocks::roce_dma_axi::{self as model, Burst, RdBeat, WrBeat, BEAT};
 use roce_model::engine::HostMem;
 
+use super::ports;
 use crate::vl::{pack_bytes, unpack_bytes, Dut, Model, Port};
 use crate::SimError;
 
@@ -128,14 +129,6 @@ struct RdBurst {
     seq: u64,
 }
 
-macro_rules! ports {
-    ($p:ident = $dut:expr, $($f:ident),* $(,)?) => {
-        struct P { $($f: Port),* }
-        let d = &$dut;
-        let $p = P { $($f: d.port(stringify!($f)).ok_or_else(|| SimError::Config(format!("roce_dma_axi has no port {}", stringify!($f))))?),* };
-    };
-}
-
 /// Run `reads` and `writes` (each channel in order) through the bridge `cfg`, reads served
 /// from `mem` (which the writes also land in: keep the two address ranges apart).
 pub fn dma_axi_lockstep(
@@ -148,60 +141,59 @@ pub fn dma_axi_lockstep(
     seed: u64,
 ) -> Result<DmaAxiReport, SimError> {
     let mut dut = Dut::new(cfg.model, None)?;
-    ports!(
-        p = dut,
-        rst,
-        s_dma_rd_valid,
-        s_dma_rd_ready,
-        s_dma_rd_addr,
-        s_dma_rd_len,
-        s_dma_rd_tag,
-        m_dma_rd_tdata,
-        m_dma_rd_tvalid,
-        m_dma_rd_tready,
-        m_dma_rd_tlast,
-        m_dma_rd_tuser,
-        m_dma_rd_tid,
-        s_dma_wr_valid,
-        s_dma_wr_ready,
-        s_dma_wr_addr,
-        s_dma_wr_len,
-        s_axis_dma_wr_tdata,
-        s_axis_dma_wr_tkeep,
-        s_axis_dma_wr_tvalid,
-        s_axis_dma_wr_tready,
-        s_axis_dma_wr_tlast,
-        m_axi_arid,
-        m_axi_araddr,
-        m_axi_arlen,
-        m_axi_arsize,
-        m_axi_arburst,
-        m_axi_arvalid,
-        m_axi_arready,
-        m_axi_rid,
-        m_axi_rdata,
-        m_axi_rresp,
-        m_axi_rlast,
-        m_axi_rvalid,
-        m_axi_rready,
-        m_axi_awid,
-        m_axi_awaddr,
-        m_axi_awlen,
-        m_axi_awsize,
-        m_axi_awburst,
-        m_axi_awvalid,
-        m_axi_awready,
-        m_axi_wdata,
-        m_axi_wstrb,
-        m_axi_wlast,
-        m_axi_wvalid,
-        m_axi_wready,
-        m_axi_bid,
-        m_axi_bresp,
-        m_axi_bvalid,
-        m_axi_bready,
-        rd_error,
-        wr_error
+    let p = ports!(dut;
+        rst = "rst",
+        s_dma_rd_valid = "s_dma_rd_valid",
+        s_dma_rd_ready = "s_dma_rd_ready",
+        s_dma_rd_addr = "s_dma_rd_addr",
+        s_dma_rd_len = "s_dma_rd_len",
+        s_dma_rd_tag = "s_dma_rd_tag",
+        m_dma_rd_tdata = "m_dma_rd_tdata",
+        m_dma_rd_tvalid = "m_dma_rd_tvalid",
+        m_dma_rd_tready = "m_dma_rd_tready",
+        m_dma_rd_tlast = "m_dma_rd_tlast",
+        m_dma_rd_tuser = "m_dma_rd_tuser",
+        m_dma_rd_tid = "m_dma_rd_tid",
+        s_dma_wr_valid = "s_dma_wr_valid",
+        s_dma_wr_ready = "s_dma_wr_ready",
+        s_dma_wr_addr = "s_dma_wr_addr",
+        s_dma_wr_len = "s_dma_wr_len",
+        s_axis_dma_wr_tdata = "s_axis_dma_wr_tdata",
+        s_axis_dma_wr_tkeep = "s_axis_dma_wr_tkeep",
+        s_axis_dma_wr_tvalid = "s_axis_dma_wr_tvalid",
+        s_axis_dma_wr_tready = "s_axis_dma_wr_tready",
+        s_axis_dma_wr_tlast = "s_axis_dma_wr_tlast",
+        m_axi_arid = "m_axi_arid",
+        m_axi_araddr = "m_axi_araddr",
+        m_axi_arlen = "m_axi_arlen",
+        m_axi_arsize = "m_axi_arsize",
+        m_axi_arburst = "m_axi_arburst",
+        m_axi_arvalid = "m_axi_arvalid",
+        m_axi_arready = "m_axi_arready",
+        m_axi_rid = "m_axi_rid",
+        m_axi_rdata = "m_axi_rdata",
+        m_axi_rresp = "m_axi_rresp",
+        m_axi_rlast = "m_axi_rlast",
+        m_axi_rvalid = "m_axi_rvalid",
+        m_axi_rready = "m_axi_rready",
+        m_axi_awid = "m_axi_awid",
+        m_axi_awaddr = "m_axi_awaddr",
+        m_axi_awlen = "m_axi_awlen",
+        m_axi_awsize = "m_axi_awsize",
+        m_axi_awburst = "m_axi_awburst",
+        m_axi_awvalid = "m_axi_awvalid",
+        m_axi_awready = "m_axi_awready",
+        m_axi_wdata = "m_axi_wdata",
+        m_axi_wstrb = "m_axi_wstrb",
+        m_axi_wlast = "m_axi_wlast",
+        m_axi_wvalid = "m_axi_wvalid",
+        m_axi_wready = "m_axi_wready",
+        m_axi_bid = "m_axi_bid",
+        m_axi_bresp = "m_axi_bresp",
+        m_axi_bvalid = "m_axi_bvalid",
+        m_axi_bready = "m_axi_bready",
+        rd_error = "rd_error",
+        wr_error = "wr_error",
     );
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut rep = DmaAxiReport::default();

@@ -22,7 +22,7 @@ use rand_chacha::ChaCha8Rng;
 use roce_model::blocks::roce_qp_ctx::{CtxOpPort, QpErr, RoceQpCtx};
 use roce_model::contract::records::{CtxOpCode, QpAttr};
 
-use crate::cosim_mr_check::CmdOutcome;
+use crate::cosim::mr_check::CmdOutcome;
 use crate::vl::{pack_bytes, unpack_bytes, Dut, Model, Port};
 use crate::SimError;
 

@@ -40,7 +40,8 @@ use roce_model::engine::req::{CompView, WqeRead};
 use roce_model::engine::{Dma, Engine, HostMem, WcStatus};
 use roce_model::wire::{EthernetFields, FrameBuilder, Ipv4Fields};
 
-use crate::vl::{pack_bytes, unpack_bytes, Dut, Model, Port};
+use super::{bytes_of, ports, words_of};
+use crate::vl::{Dut, Model, Port};
 use crate::SimError;
 
 /// What a run starts from.
@@ -143,20 +144,6 @@ pub struct ReqReport {
     pub divergences: Vec<String>,
 }
 
-fn words_of(bytes: &[u8]) -> Vec<u32> {
-    let mut w = vec![0u32; bytes.len().div_ceil(4).max(1)];
-    pack_bytes(bytes, &mut w);
-    w
-}
-
-fn bytes_of(dut: &Dut, p: Port, n: usize) -> Vec<u8> {
-    let mut w = vec![0u32; n.div_ceil(4).max(1)];
-    dut.get(p, &mut w);
-    let mut b = vec![0u8; n];
-    unpack_bytes(&w, &mut b);
-    b
-}
-
 /// A one-way link: in-order delivery after a delay, with loss and duplication.
 struct Link {
     q: VecDeque<(u64, Vec<u8>)>,
@@ -192,13 +179,6 @@ pub(crate) fn frame_of(a: &Engine, b: &Engine, d: &TxDesc, payload: &[u8]) -> Op
         .ok()?;
     roce_model::icrc::fill(&mut f).ok()?;
     Some(f)
-}
-
-macro_rules! ports {
-    ($dut:expr; $($f:ident = $n:literal),* $(,)?) => {{
-        struct P { $($f: Port),* }
-        P { $($f: $dut.port($n).ok_or_else(|| SimError::Config(format!("roce_req has no port {}", $n)))?),* }
-    }};
 }
 
 /// Read one of the block's read ports (`[valid, qpn, out valid, out data]`, latency 2).

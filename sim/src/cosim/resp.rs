@@ -29,7 +29,8 @@ use roce_model::contract::Cqe;
 use roce_model::engine::cq::encode_cqe;
 use roce_model::engine::{Engine, EngineEvent, HostMem, MrTable};
 
-use crate::vl::{pack_bytes, unpack_bytes, Dut, Model, Port};
+use super::{bytes_of, words_of};
+use crate::vl::{Dut, Model, Port};
 use crate::SimError;
 
 /// One operation of a run.
@@ -205,20 +206,6 @@ const MR_LATENCY: u64 = 4;
 /// request (the dispatch sends responses, CNPs and UD elsewhere).
 fn is_rc_request(h: &RxHdr) -> bool {
     h.flags.contains(RxFlags::ROCE) && roce_model::wire::Opcode::from_u8(h.opcode).is_ok_and(|o| o.is_request())
-}
-
-fn words_of(bytes: &[u8]) -> Vec<u32> {
-    let mut w = vec![0u32; bytes.len().div_ceil(4)];
-    pack_bytes(bytes, &mut w);
-    w
-}
-
-fn bytes_of(dut: &Dut, p: Port, n: usize) -> Vec<u8> {
-    let mut w = vec![0u32; n.div_ceil(4).max(1)];
-    dut.get(p, &mut w);
-    let mut b = vec![0u8; n];
-    unpack_bytes(&w, &mut b);
-    b
 }
 
 /// Run `ops` through the HDL block and through `eng` (with host memory `mem`; DMA writes

@@ -1,7 +1,7 @@
 //! A simulated engine attached to a real datagram socket: the "sim device".
 //!
 //! [`NetDev::open`] creates an engine model (the Rust model, [`Engine`] with host memory
-//! behind an IOMMU, like [`crate::node::SimNode`]) and plugs its Ethernet port into a unix
+//! behind an IOMMU, like [`crate::net::node::SimNode`]) and plugs its Ethernet port into a unix
 //! datagram socket: it binds `local_sock` and sends to `remote_sock`, **one Ethernet frame
 //! (no FCS) per datagram**. That is the convention of QEMU's `-netdev dgram`, so a NetDev can
 //! be the peer of the Soft-RoCE VM of `tests/rxevm` (its eth0 socket is our remote socket),

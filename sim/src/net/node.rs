@@ -8,8 +8,8 @@ use std::rc::Rc;
 use roce_driver::{Backend, DmaBuf, DriverError};
 use roce_model::engine::{Counters, Engine, EngineConfig, EngineEvent, HostMem};
 
-use crate::hdl::{HdlConfig, HdlEngine};
-use crate::shadow::{Shadow, Side};
+use crate::net::hdl::{HdlConfig, HdlEngine};
+use crate::net::shadow::{Shadow, Side};
 use crate::SimError;
 
 /// An engine and the host memory it reaches by DMA, at a simulated cycle.

@@ -13,9 +13,9 @@ use roce_driver::{
 };
 use roce_model::engine::EngineConfig;
 
-use crate::fabric::{Link, LinkConfig};
-use crate::hdl::HdlConfig;
-use crate::node::{ModelBackend, NodeRef, SimNode};
+use crate::net::fabric::{Link, LinkConfig};
+use crate::net::hdl::HdlConfig;
+use crate::net::node::{ModelBackend, NodeRef, SimNode};
 use crate::SimError;
 
 /// How the pair is set up.
@@ -49,7 +49,7 @@ pub struct PairConfig {
     /// Which nodes run the Verilated engine instead of the model: [A, B].
     pub hdl: [bool; 2],
     /// `--engine cosim`: the HDL nodes also run the model beside the Verilated engine and
-    /// compare what both emit ([`crate::shadow`]); the harness configuration (FST window).
+    /// compare what both emit ([`crate::net::shadow`]); the harness configuration (FST window).
     pub cosim: Option<HdlConfig>,
     /// Random backpressure on every MAC and DMA port of the HDL nodes (probability per
     /// cycle and port; see [`HdlConfig::stall`]).
