@@ -149,11 +149,8 @@ fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
     let root = manifest.join("..").canonicalize().expect("the workspace root");
     let configs = root.join(roce_hdl::CONFIGS_PATH);
-    let models: Vec<Config> = roce_hdl::load(&configs)
-        .unwrap_or_else(|e| panic!("{e}"))
-        .into_iter()
-        .filter(Config::simulated)
-        .collect();
+    let models: Vec<Config> =
+        roce_hdl::load(&configs).unwrap_or_else(|e| panic!("{e}")).into_iter().filter(Config::simulated).collect();
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
     std::fs::write(out.join("models.rs"), models_rs(&models)).expect("write models.rs");
     let fst = std::env::var_os("CARGO_FEATURE_FST").is_some();

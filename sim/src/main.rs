@@ -5,8 +5,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
+use roce_sim::cosim::icrc::icrc_lockstep;
 use roce_sim::stream::Traffic;
-use roce_sim::{cosim, pcapio, SimError};
+use roce_sim::{pcapio, SimError};
 
 #[derive(Parser)]
 #[command(
@@ -274,7 +275,7 @@ fn run_icrc(a: &IcrcArgs, out: &mut impl Write) -> Result<u64, SimError> {
     let caps = pcapio::read(&a.pcap)?;
     let frames: Vec<(Vec<u8>, bool)> = caps.iter().map(|c| (c.data.clone(), false)).collect();
     let t = a.hs.traffic();
-    let rep = cosim::icrc::icrc_lockstep(a.data_width, false, &frames, &t, a.fst.as_deref())?;
+    let rep = icrc_lockstep(a.data_width, false, &frames, &t, a.fst.as_deref())?;
     let (mut n, mut good, mut bad, mut skipped) = (0u64, 0u64, 0u64, 0u64);
     let mut disagree = rep.divergences.len() as u64;
     for (i, r) in rep.frames.iter().enumerate() {
@@ -299,7 +300,7 @@ fn run_icrc(a: &IcrcArgs, out: &mut impl Write) -> Result<u64, SimError> {
         writeln!(out, "{i:6} {verdict:3}  {fields}{note}").map_err(io)?;
     }
     if let Some(out) = &a.fix {
-        let fixed = cosim::icrc::icrc_lockstep(a.data_width, true, &frames, &t, None)?;
+        let fixed = icrc_lockstep(a.data_width, true, &frames, &t, None)?;
         disagree += fixed.divergences.len() as u64;
         for d in fixed.divergences.iter().take(5) {
             eprintln!("insert divergence: {d}");
@@ -364,9 +365,9 @@ fn run_demo(a: &DemoArgs, out: &mut impl Write) -> Result<u64, SimError> {
 }
 
 fn run_transfer(a: &TransferArgs, out: &mut impl Write) -> Result<u64, SimError> {
+    use roce_sim::cmd::transfer::{self, Op, TransferConfig};
     use roce_sim::net::fabric::LinkConfig;
     use roce_sim::net::hdl::HdlConfig;
-    use roce_sim::cmd::transfer::{self, Op, TransferConfig};
     let io = |e| SimError::Io("stdout".into(), e);
     let clock_mhz = 250.0;
     let cfg = TransferConfig {
@@ -588,10 +589,15 @@ fn run_sweep(a: &SweepArgs, out: &mut impl Write) -> Result<u64, SimError> {
         return Err(io(e));
     }
     if let Some(path) = &a.csv {
-        std::fs::write(path, roce_sim::cmd::sweep::csv(&pts)).map_err(|e| SimError::Io(path.display().to_string(), e))?;
+        std::fs::write(path, roce_sim::cmd::sweep::csv(&pts))
+            .map_err(|e| SimError::Io(path.display().to_string(), e))?;
     }
     if let Some(path) = &a.svg {
-        roce_sim::cmd::sweep::plot(&pts, &format!("RDMA {op:?} goodput, 100 Gb/s at 250 MHz (simulated cycles)"), path)?;
+        roce_sim::cmd::sweep::plot(
+            &pts,
+            &format!("RDMA {op:?} goodput, 100 Gb/s at 250 MHz (simulated cycles)"),
+            path,
+        )?;
     }
     Ok(0)
 }
@@ -621,7 +627,8 @@ fn run_latency(a: &LatencyArgs, out: &mut impl Write) -> Result<u64, SimError> {
         engines: a.engine.iter().map(|e| matches!(e, EngineArg::Hdl)).collect(),
     };
     let pts = roce_sim::cmd::latency::measure(&cfg, |_| {})?;
-    write!(out, "{}", roce_sim::cmd::latency::table(&cfg, &pts, roce_sim::cmd::latency::dma_read_latency())).map_err(io)?;
+    write!(out, "{}", roce_sim::cmd::latency::table(&cfg, &pts, roce_sim::cmd::latency::dma_read_latency()))
+        .map_err(io)?;
     Ok(0)
 }
 

@@ -7,7 +7,7 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use roce_sim::cosim::axis_async_fifo::{async_fifo_run, AsyncFifoModel, Beat};
+use roce_sim::cosim::axis_async_fifo::{axis_async_fifo_lockstep, AsyncFifoModel, Beat};
 
 /// Frames of 1..=max_beats beats, random data, partial last beats, tuser on some beats.
 fn frames(rng: &mut ChaCha8Rng, n: usize, max_beats: usize) -> Vec<Vec<Beat>> {
@@ -39,7 +39,7 @@ fn every_beat_in_order_across_the_clocks() {
             let mut rng = ChaCha8Rng::seed_from_u64(i as u64);
             let beats: Vec<Beat> = frames(&mut rng, 300, max_beats).concat();
             for (vp, rp) in [(1.0, 1.0), (0.5, 0.9), (0.9, 0.3)] {
-                let rep = async_fifo_run(cfg, &beats, w, r, vp, rp, i as u64).expect("runs");
+                let rep = axis_async_fifo_lockstep(cfg, &beats, w, r, vp, rp, i as u64).expect("runs");
                 assert_eq!(rep.out.len(), beats.len(), "{cfg:?} clocks {w}/{r} ps, p {vp}/{rp}");
                 assert!(rep.out == beats, "{cfg:?} clocks {w}/{r} ps, p {vp}/{rp}: data differs");
                 if cfg.frame {
@@ -55,7 +55,7 @@ fn store_and_forward_frames_leave_without_gaps_to_a_faster_reader() {
     // the TX case: engine (250 MHz) writing with gaps, the MAC (322 MHz) always ready
     let mut rng = ChaCha8Rng::seed_from_u64(5);
     let beats: Vec<Beat> = frames(&mut rng, 500, 16).concat();
-    let rep = async_fifo_run(AsyncFifoModel::FRAME, &beats, 4000, 3103, 0.6, 1.0, 5).expect("runs");
+    let rep = axis_async_fifo_lockstep(AsyncFifoModel::FRAME, &beats, 4000, 3103, 0.6, 1.0, 5).expect("runs");
     assert!(rep.out == beats);
     assert_eq!(rep.gaps, 0);
 }
@@ -68,7 +68,7 @@ fn the_dropping_fifo_drops_whole_frames_only() {
         let mut rng = ChaCha8Rng::seed_from_u64(10 + i as u64);
         let fr = frames(&mut rng, 400, 32);
         let beats: Vec<Beat> = fr.concat();
-        let rep = async_fifo_run(AsyncFifoModel::DROP, &beats, w, r, 1.0, 0.5, i as u64).expect("runs");
+        let rep = axis_async_fifo_lockstep(AsyncFifoModel::DROP, &beats, w, r, 1.0, 0.5, i as u64).expect("runs");
         assert_eq!(rep.stalls, 0, "the writer was stalled");
         // what came out is a subsequence of the frames, each whole
         let out: Vec<Vec<Beat>> = rep.out.split_inclusive(|b| b.last).map(<[Beat]>::to_vec).collect();
@@ -90,7 +90,7 @@ fn the_dropping_fifo_drops_whole_frames_only() {
     // holds 512 beats for frames of at most ~150)
     let mut rng = ChaCha8Rng::seed_from_u64(20);
     let beats: Vec<Beat> = frames(&mut rng, 300, 8).concat();
-    let rep = async_fifo_run(AsyncFifoModel::DROP, &beats, 4000, 3103, 0.7, 1.0, 20).expect("runs");
+    let rep = axis_async_fifo_lockstep(AsyncFifoModel::DROP, &beats, 4000, 3103, 0.7, 1.0, 20).expect("runs");
     assert_eq!(rep.drops, 0);
     assert!(rep.out == beats);
 }

@@ -10,7 +10,7 @@ use roce_model::blocks::axis::{join_frame, split_frame, AxisBeat};
 use roce_model::blocks::roce_axis_drop_fifo::{self as dfifo, FrameFate, RoceAxisDropFifo};
 use roce_model::blocks::roce_icrc::{self, IcrcMode, RoceIcrc};
 use roce_model::icrc;
-use roce_sim::cosim::{self, FifoFrame};
+use roce_sim::cosim::axis_drop_fifo::{axis_drop_fifo_lockstep, DropFifoReport, FifoFrame};
 use roce_sim::stream::Traffic;
 use roce_sim::vl::{AxisDut, AxisIn, Model};
 use roce_tests::{random_frame, random_shape};
@@ -49,10 +49,10 @@ fn frames(seed: u64, n: usize, max: usize, cap: usize, bytes: usize) -> Vec<Fifo
     v
 }
 
-fn check(model: Model, fr: &[FifoFrame], t: Traffic) -> cosim::axis_drop_fifo::DropFifoReport {
+fn check(model: Model, fr: &[FifoFrame], t: Traffic) -> DropFifoReport {
     let cfg = model.drop_fifo_config().expect("drop FIFO");
     let bytes = cfg.data_bits / 8;
-    let rep = cosim::axis_drop_fifo::axis_drop_fifo_lockstep(model, fr, &t, None).expect("cosim runs");
+    let rep = axis_drop_fifo_lockstep(model, fr, &t, None).expect("cosim runs");
     for d in rep.divergences.iter().take(10) {
         eprintln!("{}: {d}", model.name());
     }
@@ -121,7 +121,7 @@ fn drop_fifo_lockstep_default_depth() {
 /// Output cycle stamps of a back-to-back run: the first beat of frame k leaves at
 /// max(end of frame k-1 + 1, last beat of k accepted + LATENCY); inside a frame no gaps.
 /// Returns (idle cycles between output beats, idle cycles a frame-FIFO cannot avoid).
-fn check_stamps(rep: &cosim::axis_drop_fifo::DropFifoReport) -> (u64, u64) {
+fn check_stamps(rep: &DropFifoReport) -> (u64, u64) {
     let mut k = 0usize; // output frame index
     let mut first = true;
     let mut prev: Option<u64> = None;

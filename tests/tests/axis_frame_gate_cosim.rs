@@ -5,7 +5,7 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use roce_sim::cosim::axis_frame_gate::frame_gate_run;
+use roce_sim::cosim::axis_frame_gate::axis_frame_gate_lockstep;
 
 #[test]
 fn frames_pass_whole_cut_or_not_at_all() {
@@ -13,7 +13,7 @@ fn frames_pass_whole_cut_or_not_at_all() {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let frames: Vec<usize> =
             (0..2000).map(|_| if rng.random_bool(0.3) { 1 } else { rng.random_range(2..=20) }).collect();
-        let r = frame_gate_run(&frames, vp, rp, flip, seed).expect("runs");
+        let r = axis_frame_gate_lockstep(&frames, vp, rp, flip, seed).expect("runs");
         assert!(r.divergences.is_empty(), "seed {seed}: {:#?}", &r.divergences[..r.divergences.len().min(5)]);
         assert_eq!(r.whole + r.cut + r.dropped, frames.len() as u64);
         // every outcome happens (the enable flips often enough)
@@ -24,7 +24,7 @@ fn frames_pass_whole_cut_or_not_at_all() {
 #[test]
 fn always_open_passes_everything() {
     let frames: Vec<usize> = (1..=300).map(|i| 1 + i % 17).collect();
-    let r = frame_gate_run(&frames, 0.7, 0.6, 0.0, 7).expect("runs");
+    let r = axis_frame_gate_lockstep(&frames, 0.7, 0.6, 0.0, 7).expect("runs");
     assert!(r.divergences.is_empty(), "{:?}", &r.divergences[..r.divergences.len().min(5)]);
     assert_eq!((r.whole, r.cut, r.dropped), (300, 0, 0));
 }

@@ -16,9 +16,9 @@
 //! model's (`counters_agree`).
 
 use roce_model::engine::Counters;
+use roce_sim::cmd::transfer::{run, Op, TransferConfig, TransferReport};
 use roce_sim::net::fabric::LinkConfig;
 use roce_sim::net::hdl::HdlConfig;
-use roce_sim::cmd::transfer::{run, Op, TransferConfig, TransferReport};
 
 fn cfg(op: Op, size: usize, messages: u64, mtu: u32, link: LinkConfig, seed: u64) -> TransferConfig {
     TransferConfig {

@@ -5,7 +5,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use roce_model::blocks::roce_icrc::{self, IcrcMode};
 use roce_model::icrc;
-use roce_sim::cosim;
+use roce_sim::cosim::icrc::icrc_lockstep;
 use roce_sim::stream::Traffic;
 use roce_tests::{random_frame, random_shape};
 
@@ -28,7 +28,7 @@ fn frames(seed: u64, n: usize, max_body: usize) -> Vec<(Vec<u8>, bool)> {
 
 fn check_all(data_bits: usize, insert: bool, t: Traffic, n: usize, max_body: usize) {
     let fr = frames(t.seed ^ data_bits as u64, n, max_body);
-    let rep = cosim::icrc::icrc_lockstep(data_bits, insert, &fr, &t, None).expect("cosim runs");
+    let rep = icrc_lockstep(data_bits, insert, &fr, &t, None).expect("cosim runs");
     for d in rep.divergences.iter().take(10) {
         eprintln!("{d}");
     }
@@ -78,7 +78,7 @@ fn icrc_full_throughput_fixed_latency() {
     for w in [64, 256, 512] {
         for ins in [true, false] {
             let fr = frames(99, 200, 9000);
-            let rep = cosim::icrc::icrc_lockstep(w, ins, &fr, &Traffic::FULL, None).expect("cosim");
+            let rep = icrc_lockstep(w, ins, &fr, &Traffic::FULL, None).expect("cosim");
             assert!(rep.divergences.is_empty());
             let acc = &rep.run.accepted;
             let out: Vec<u64> = rep.run.out.iter().map(|(c, _)| *c).collect();

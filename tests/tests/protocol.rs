@@ -21,9 +21,9 @@ use roce_driver::{
 use roce_model::contract::regs;
 use roce_model::engine::Counters;
 use roce_model::wire::{parse_frame, Opcode, Vlan, L3};
+use roce_sim::cmd::transfer::{self, pattern, Op, TransferConfig};
 use roce_sim::net::fabric::{Link, LinkConfig};
 use roce_sim::net::pair::{connect, Endpoint, Pair, PairConfig, ALL_ACCESS};
-use roce_sim::cmd::transfer::{self, pattern, Op, TransferConfig};
 
 const WC0: WorkCompletion = WorkCompletion {
     wr_id: 0,

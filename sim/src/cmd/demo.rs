@@ -16,8 +16,9 @@ use roce_model::wire::{
     RethFields, Vlan,
 };
 
+use crate::cosim::icrc::icrc_lockstep;
 use crate::stream::Traffic;
-use crate::{cosim, SimError};
+use crate::SimError;
 
 /// One frame of the exchange and who sent it.
 #[derive(Clone, Debug)]
@@ -172,7 +173,7 @@ pub fn run(data_bits: usize, corrupt: usize, seed: u64) -> Result<DemoReport, Si
 
     let t = Traffic::FULL;
     let tx_in: Vec<(Vec<u8>, bool)> = frames.iter().map(|f| (f.frame.clone(), false)).collect();
-    let tx = cosim::icrc::icrc_lockstep(data_bits, true, &tx_in, &t, None)?;
+    let tx = icrc_lockstep(data_bits, true, &tx_in, &t, None)?;
     let mut wire: Vec<Vec<u8>> = tx.frames.iter().map(|f| f.hdl_frame.clone()).collect();
 
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -191,7 +192,7 @@ pub fn run(data_bits: usize, corrupt: usize, seed: u64) -> Result<DemoReport, Si
     corrupted.sort_unstable();
 
     let rx_in: Vec<(Vec<u8>, bool)> = wire.iter().map(|f| (f.clone(), false)).collect();
-    let rx = cosim::icrc::icrc_lockstep(data_bits, false, &rx_in, &t, None)?;
+    let rx = icrc_lockstep(data_bits, false, &rx_in, &t, None)?;
     let mut lines = Vec::new();
     for (i, (f, r)) in frames.iter().zip(&rx.frames).enumerate() {
         let p = roce_model::wire::parse_frame(&wire[i]).ok();

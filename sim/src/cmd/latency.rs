@@ -16,10 +16,10 @@
 use roce_driver::{CqeOpcode, CqeStatus, RecvWr, SendWr, WorkCompletion, WrOp};
 use roce_model::contract::regs::SQ_DB;
 
+use crate::cmd::transfer::Op;
 use crate::net::fabric::LinkConfig;
 use crate::net::node::{NodeRef, SimNode};
 use crate::net::pair::{drv, Pair, PairConfig};
-use crate::cmd::transfer::Op;
 use crate::SimError;
 
 /// What to measure.

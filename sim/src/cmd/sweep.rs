@@ -7,8 +7,8 @@ use std::path::Path;
 
 use plotters::prelude::*;
 
-use crate::net::fabric::LinkConfig;
 use crate::cmd::transfer::{run, Op, TransferConfig};
+use crate::net::fabric::LinkConfig;
 use crate::SimError;
 
 /// One measured point.

@@ -112,7 +112,7 @@ fn expected(op: &AxiOp) -> Vec<(bool, u16, u32, u8)> {
 /// side, B/R on the AXI4 side) is high with probability `ready_p`, and so is each W beat's
 /// VALID (offered independently of AW: a master may send W first); AXI4-Lite responses come
 /// after 0..=`max_lat` cycles. A B or R held while its READY is low must not change.
-pub fn axi_axil_run(ops: &[AxiOp], ready_p: f64, max_lat: u64, seed: u64) -> Result<AxilReport, SimError> {
+pub fn axi_axil_lockstep(ops: &[AxiOp], ready_p: f64, max_lat: u64, seed: u64) -> Result<AxilReport, SimError> {
     let mut dut = Dut::new(Model::AxiAxil, None)?;
     let p = |n: &str| dut.port(n).ok_or_else(|| SimError::Config(format!("roce_axi_axil has no port {n}")));
     let names = [

@@ -22,7 +22,8 @@ pub struct Beat {
     pub user: u64,
 }
 
-/// A FIFO configuration the crate was built with (must match `build.rs`).
+/// A FIFO configuration the crate was built with: a `model` line of `hdl/configs.txt` (a unit
+/// test checks the parameters against it).
 #[derive(Clone, Copy, Debug)]
 pub struct AsyncFifoModel {
     /// The model.
@@ -67,7 +68,7 @@ pub struct AsyncFifoReport {
 
 /// Push `beats` through `cfg` with the write clock period `w_ps` and the read clock period
 /// `r_ps`, `tvalid` probability `valid_p` and `tready` probability `ready_p`.
-pub fn async_fifo_run(
+pub fn axis_async_fifo_lockstep(
     cfg: AsyncFifoModel,
     beats: &[Beat],
     w_ps: u64,

@@ -11,7 +11,7 @@ use crate::SimError;
 pub type Beat = (Vec<u32>, u64, bool, bool);
 
 /// Stream `beats` through the FIFO; returns what came out and the cycles taken.
-pub fn axis_fifo_run(beats: &[Beat], valid_p: f64, ready_p: f64, seed: u64) -> Result<(Vec<Beat>, u64), SimError> {
+pub fn axis_fifo_lockstep(beats: &[Beat], valid_p: f64, ready_p: f64, seed: u64) -> Result<(Vec<Beat>, u64), SimError> {
     let mut dut = Dut::new(Model::AxisFifo16, None)?;
     let p = |n: &str| dut.port(n).ok_or_else(|| SimError::Config(format!("roce_axis_fifo has no port {n}")));
     let (rst, sd, sk, sv, sr, sl, su) = (

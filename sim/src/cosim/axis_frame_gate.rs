@@ -52,7 +52,7 @@ impl Rule {
 /// Run `frames` (lengths in beats) through the gate. Each cycle the source offers its beat
 /// with probability `valid_p`, the sink is ready with probability `ready_p`, and `en`
 /// flips with probability `flip_p`.
-pub fn frame_gate_run(
+pub fn axis_frame_gate_lockstep(
     frames: &[usize],
     valid_p: f64,
     ready_p: f64,

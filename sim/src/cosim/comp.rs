@@ -40,8 +40,8 @@ use roce_model::engine::req::CompView;
 use roce_model::engine::{Dma, Engine, EngineEvent};
 use roce_model::wire::Opcode;
 
-use crate::cosim::req::{ReqSetup, ReqTraffic};
 use super::{bytes_of, ports, words_of};
+use crate::cosim::req::{ReqSetup, ReqTraffic};
 use crate::vl::{Dut, Model};
 use crate::SimError;
 

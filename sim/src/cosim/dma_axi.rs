@@ -18,7 +18,8 @@ use super::ports;
 use crate::vl::{pack_bytes, unpack_bytes, Dut, Model, Port};
 use crate::SimError;
 
-/// A Verilated configuration of the bridge (must match `build.rs`).
+/// A Verilated configuration of the bridge: a `config` line of `hdl/configs.txt` (a unit test
+/// checks the parameters against it).
 #[derive(Clone, Copy, Debug)]
 pub struct DmaAxiModel {
     /// The model.

@@ -98,4 +98,3 @@ pub fn icrc_lockstep(
     }
     Ok(IcrcReport { frames: out, divergences, run })
 }
-

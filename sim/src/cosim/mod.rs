@@ -55,7 +55,6 @@ impl std::fmt::Display for Divergence {
     }
 }
 
-
 /// What differs between two beats (valid lanes, `tkeep`, `tlast`, `tuser`), if anything.
 pub(crate) fn compare(a: &AxisBeat, b: &AxisBeat) -> Option<String> {
     if a.keep != b.keep {
@@ -105,3 +104,34 @@ macro_rules! ports {
     }};
 }
 pub(crate) use ports;
+
+#[cfg(test)]
+mod tests {
+    use crate::vl::Model;
+
+    fn param(m: Model, k: &str) -> Option<&'static str> {
+        m.params().iter().find(|p| p.0 == k).map(|p| p.1)
+    }
+
+    /// The harnesses' copies of the parameters agree with the lines the models were built from.
+    #[test]
+    fn harness_parameters_match_the_configuration_list() {
+        use super::axis_async_fifo::AsyncFifoModel;
+        for c in [AsyncFifoModel::FRAME, AsyncFifoModel::DROP, AsyncFifoModel::STREAM] {
+            assert_eq!(param(c.model, "DATA_W"), Some((c.bytes * 8).to_string().as_str()), "{c:?}");
+            assert_eq!(param(c.model, "DEPTH"), Some(c.depth.to_string().as_str()), "{c:?}");
+            assert_eq!(param(c.model, "FRAME").unwrap_or("1") == "1", c.frame, "{c:?}");
+            assert_eq!(param(c.model, "DROP_WHEN_FULL").unwrap_or("0") == "1", c.drop, "{c:?}");
+        }
+        use super::dma_axi::DmaAxiModel;
+        assert!(DmaAxiModel::DEFAULT.model.params().is_empty());
+        assert_eq!(param(DmaAxiModel::SMALL.model, "TAG_W"), Some(DmaAxiModel::SMALL.tag_w.to_string().as_str()));
+        assert_eq!(
+            param(DmaAxiModel::SMALL.model, "MAX_BURST"),
+            Some(DmaAxiModel::SMALL.max_burst.to_string().as_str())
+        );
+        assert_eq!(param(Model::QpCtxMtu4, "MAX_MTU"), Some("4"));
+        assert_eq!(super::qp_ctx::MAX_MTU, 256 << 3);
+        assert_eq!(param(Model::AxisFifo16, "DEPTH"), Some("16"));
+    }
+}

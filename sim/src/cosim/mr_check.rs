@@ -135,7 +135,11 @@ enum Accepted {
 
 /// Run `phases` through the HDL block; between phases the block gets a soft reset (and the
 /// model a fresh table). Each phase is (commands, requests), offered concurrently.
-pub fn mr_check(phases: &[(Vec<MrCmd>, Vec<MrReq>)], pace: MrPacing, fst: Option<&Path>) -> Result<MrReport, SimError> {
+pub fn mr_check_lockstep(
+    phases: &[(Vec<MrCmd>, Vec<MrReq>)],
+    pace: MrPacing,
+    fst: Option<&Path>,
+) -> Result<MrReport, SimError> {
     let mut dut = Dut::new(Model::MrCheck, fst)?;
     let p = ports(&dut)?;
     let mut rng = ChaCha8Rng::seed_from_u64(pace.seed);

@@ -26,11 +26,12 @@ use crate::cosim::mr_check::CmdOutcome;
 use crate::vl::{pack_bytes, unpack_bytes, Dut, Model, Port};
 use crate::SimError;
 
-/// `roce_qp_ctx`'s LOG_N as built (`sim/build.rs`: the default).
+/// `roce_qp_ctx`'s LOG_N as built (`qp_ctx_mtu4` in `hdl/configs.txt`: the default).
 pub const LOG_N: u32 = 10;
 /// Its LOG_CQ (the default).
 pub const LOG_CQ: u32 = 8;
-/// Its MAX_MTU, in bytes (built with code 4, so that the limit is exercised).
+/// Its MAX_MTU, in bytes (built with code 4, so that the limit is exercised; a unit test
+/// checks the line).
 pub const MAX_MTU: u32 = 2048;
 
 /// One entry of the command program.

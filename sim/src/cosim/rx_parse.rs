@@ -16,7 +16,7 @@ use crate::stream::Traffic;
 use crate::vl::{pack_bytes, unpack_bytes, Dut, Model, Port};
 use crate::SimError;
 
-/// Result of [`rx_parse`].
+/// Result of [`rx_parse_lockstep`].
 #[derive(Clone, Debug, Default)]
 pub struct RxParseReport {
     /// Records the HDL emitted, decoded (`None` where a reserved bit was set).
@@ -70,7 +70,7 @@ fn words_bytes(w: &[u32], n: usize) -> Vec<u8> {
 /// Run `frames` through the HDL parser and the model and compare. `traffic.valid_p` gaps
 /// the input, `traffic.ready_p` is the probability each output is ready in a cycle
 /// (drawn independently for the two).
-pub fn rx_parse(frames: &[Vec<u8>], traffic: &Traffic, fst: Option<&Path>) -> Result<RxParseReport, SimError> {
+pub fn rx_parse_lockstep(frames: &[Vec<u8>], traffic: &Traffic, fst: Option<&Path>) -> Result<RxParseReport, SimError> {
     let m = Model::RxParse512;
     let mut dut = Dut::new(m, fst)?;
     let port = |n: &str| dut.port(n).ok_or_else(|| SimError::Config(format!("{} has no port {n}", m.name())));

@@ -27,7 +27,7 @@ pub struct TxCase {
     pub send: Vec<AxisBeat>,
 }
 
-/// Result of [`tx_build`].
+/// Result of [`tx_build_lockstep`].
 #[derive(Clone, Debug, Default)]
 pub struct TxBuildReport {
     /// Frames the HDL wrote.
@@ -61,7 +61,7 @@ fn bytes(w: &[u32], n: usize) -> Vec<u8> {
 }
 
 /// Run the cases through the HDL builder and compare with the model.
-pub fn tx_build(cases: &[TxCase], traffic: &Traffic, fst: Option<&Path>) -> Result<TxBuildReport, SimError> {
+pub fn tx_build_lockstep(cases: &[TxCase], traffic: &Traffic, fst: Option<&Path>) -> Result<TxBuildReport, SimError> {
     let m = Model::TxBuild512;
     let mut dut = Dut::new(m, fst)?;
     let port = |n: &str| dut.port(n).ok_or_else(|| SimError::Config(format!("{} has no port {n}", m.name())));
