@@ -275,43 +275,7 @@ module roce_comp #(
     endcase
   endfunction
 
-  // PSN order (24-bit serial numbers) and SQ index order (32-bit): x - y's sign, and for
-  // "after" also x != y (in parallel with the subtraction), not a compare of the difference
-  // against a constant (a second carry chain behind the first)
-  /* verilator lint_off UNUSEDSIGNAL */
-  function automatic logic psn_lt(input logic [23:0] x, input logic [23:0] y);
-    logic [23:0] d;
-    d = x - y;
-    psn_lt = d[23];
-  endfunction
-  function automatic logic psn_gt(input logic [23:0] x, input logic [23:0] y);
-    logic [23:0] d;
-    d = x - y;
-    psn_gt = !d[23] && x != y;
-  endfunction
-  function automatic logic t_after(input logic [31:0] x, input logic [31:0] y);  // times
-    logic [31:0] d;
-    d = x - y;
-    t_after = !d[31] && x != y;
-  endfunction
-  function automatic logic idx_before(input logic [31:0] x, input logic [31:0] y);
-    logic [31:0] d;
-    d = x - y;
-    idx_before = d[31];
-  endfunction
-  /* verilator lint_on UNUSEDSIGNAL */
-
-  function automatic logic [255:0] cqe_img(input logic [63:0] wr_id, input logic [31:0] len,
-                                          input logic [23:0] qp, input logic [7:0] op,
-                                          input logic [7:0] status, input logic [23:0] src);
-    cqe_img = '0;
-    cqe_img[8*roce_desc_pkg::CQE_WR_ID_OFF +: 64] = wr_id;
-    cqe_img[8*roce_desc_pkg::CQE_BYTE_LEN_OFF +: 32] = len;
-    cqe_img[8*roce_desc_pkg::CQE_QPN_OFF +: 24] = qp;
-    cqe_img[8*roce_desc_pkg::CQE_OPCODE_OFF +: 8] = op;
-    cqe_img[8*roce_desc_pkg::CQE_STATUS_OFF +: 8] = status;
-    cqe_img[8*roce_desc_pkg::CQE_SRC_QP_OFF +: 24] = src;
-  endfunction
+  // PSN, SQ index and time order, CQE images: roce_util_pkg
 
   // ---------------------------------------------------------------- per-QP state
   typedef struct packed {
@@ -693,7 +657,7 @@ module roce_comp #(
     logic [23:0] d;
     /* verilator lint_on UNUSEDSIGNAL */
     d = h.psn - r.una + 24'd1;
-    r_in_win <= psn_lt(h.psn, rv.max_sent) && !d[23];
+    r_in_win <= roce_util_pkg::psn_lt(h.psn, rv.max_sent) && !d[23];
   end
 
   // the entry e
@@ -992,7 +956,7 @@ module roce_comp #(
   // S_R_AETH's "the RNR wait has not passed", registered: r.rnr_until (loaded in S_WAIT,
   // written only by S_R_AETH) and now_l (latched in S_IDLE) hold still long before it
   logic rnr_wait;
-  always_ff @(posedge clk) rnr_wait <= t_after(r.rnr_until, now_l);
+  always_ff @(posedge clk) rnr_wait <= roce_util_pkg::t_after(r.rnr_until, now_l);
   // r.sq_ci's and rw_i's order against roce_req's indices ({sq_pi, fetched, started} and
   // started), registered a cycle ahead for the value and the value + 1: S_CPL increments
   // r.sq_ci (ci_inc), S_O_CHECK/S_RW_CHECK rw_i (rw_inc), and the next state reads the
@@ -1002,11 +966,11 @@ module roce_comp #(
   logic [2:0] cb0, cb1, ci_b;
   logic       rb0, rb1, rw_b;
   always_ff @(posedge clk) begin
-    cb0 <= {idx_before(r.sq_ci, rv.sq_pi), idx_before(r.sq_ci, rv.fetched), idx_before(r.sq_ci, rv.started)};
-    cb1 <= {idx_before(r.sq_ci + 32'd1, rv.sq_pi), idx_before(r.sq_ci + 32'd1, rv.fetched),
-            idx_before(r.sq_ci + 32'd1, rv.started)};
-    rb0 <= idx_before(rw_i, rv.started);
-    rb1 <= idx_before(rw_i + 32'd1, rv.started);
+    cb0 <= {roce_util_pkg::idx_lt(r.sq_ci, rv.sq_pi), roce_util_pkg::idx_lt(r.sq_ci, rv.fetched), roce_util_pkg::idx_lt(r.sq_ci, rv.started)};
+    cb1 <= {roce_util_pkg::idx_lt(r.sq_ci + 32'd1, rv.sq_pi), roce_util_pkg::idx_lt(r.sq_ci + 32'd1, rv.fetched),
+            roce_util_pkg::idx_lt(r.sq_ci + 32'd1, rv.started)};
+    rb0 <= roce_util_pkg::idx_lt(rw_i, rv.started);
+    rb1 <= roce_util_pkg::idx_lt(rw_i + 32'd1, rv.started);
   end
   assign ci_b = ci_inc ? cb1 : cb0;
   assign rw_b = rw_ld ? ci_b[0] : rw_inc ? rb1 : rb0;
@@ -1028,7 +992,7 @@ module roce_comp #(
     rnr_dly <= rnr_us(h.aeth_syndrome[4:0]) * {20'd0, cfg_us_cycles};
   end
   logic        aeth_same;  // S_R_AETH: the NAK's PSN is the last rewind's
-  assign fin_rw = r.rw_gen != rv.gen ? psn_gt(r.una, r.rw_psn) : psn_gt(r.una, rv.next_psn);
+  assign fin_rw = r.rw_gen != rv.gen ? roce_util_pkg::psn_gt(r.una, r.rw_psn) : roce_util_pkg::psn_gt(r.una, rv.next_psn);
   always_ff @(posedge clk) begin
     ctx_done <= 1'b0;
     strd_done <= 1'b0;
@@ -1226,7 +1190,7 @@ module roce_comp #(
       end
       // the walk's end: its tests registered first
       st[I_W_PRE]: begin
-        w_adv <= psn_gt(una_w, r.una);
+        w_adv <= roce_util_pkg::psn_gt(una_w, r.una);
         w_same <= r.rewound_v && r.rewound == lost_psn;
         st <= S_W_DONE;
       end
@@ -1336,7 +1300,7 @@ module roce_comp #(
         st <= S_CPL;
       end
       st[I_O_DONE]: begin
-        if (psn_gt(ol_first, r.una)) r.una <= ol_first;
+        if (roce_util_pkg::psn_gt(ol_first, r.una)) r.una <= ol_first;
         bs_ra <= LOG_BODY'(r.sq_ci) + LOG_BODY'({q, LOG_WIN'(0)});
         m_win_valid <= 1'b1;
         m_win_qpn <= q24;
@@ -1493,7 +1457,7 @@ module roce_comp #(
           ret <= S_R_FIN;
           st <= S_CPL;
         end else begin
-          if (psn_gt(h.psn + 24'd1, r.una)) r.una <= h.psn + 24'd1;
+          if (roce_util_pkg::psn_gt(h.psn + 24'd1, r.una)) r.una <= h.psn + 24'd1;
           if (r.rd_pkts == e_nm1) begin
             cpl_status <= 8'd0;
             cpl_flush <= 1'b0;
@@ -1558,7 +1522,8 @@ module roce_comp #(
                cpl_flush && e.status == 8'd0 ? roce_desc_pkg::WC_STATUS_WR_FLUSH_ERR : e.status;
         if (e.flags[roce_desc_pkg::SQ_FLAG_SIGNALED_BIT] || stat != 8'd0) begin
           cpl_v <= 1'b1;
-          m_cpl_tdata <= cqe_img(e.wr_id, cpl_flush ? 32'd0 : e.len, q24, e_cqe_op, stat, a.dest_qpn);
+          m_cpl_tdata <= roce_util_pkg::cqe_img(e.wr_id, cpl_flush ? 32'd0 : e.len, 32'd0, q24, e_cqe_op, stat, 8'd0,
+                                                a.dest_qpn);
           m_cpl_tuser <= {2'b00, a.send_cq};
         end
         r.sq_ci <= r.sq_ci + 32'd1;

@@ -357,18 +357,7 @@ module roce_req #(
   function automatic logic signed [23:0] psn_diff(input logic [23:0] x, input logic [23:0] y);
     psn_diff = x - y;
   endfunction
-  /* verilator lint_off UNUSEDSIGNAL */
-  function automatic logic psn_before(input logic [23:0] x, input logic [23:0] y);
-    logic [23:0] d;  // (its sign, not a compare of d with 0)
-    d = x - y;
-    psn_before = d[23];
-  endfunction
-  function automatic logic t_after(input logic [31:0] x, input logic [31:0] y);
-    logic [31:0] d;  // (its sign; "after" as sign and inequality, not a compare of d with 0)
-    d = x - y;
-    t_after = !d[31] && x != y;
-  endfunction
-  /* verilator lint_on UNUSEDSIGNAL */
+  // PSN and time order: roce_util_pkg
   // SGE k's length on the WQE's second beat (s_wqe_rd_tdata in S_A1)
   function automatic logic [31:0] sge_len_in(input int k);
     sge_len_in = s_wqe_rd_tdata[8*roce_desc_pkg::SQ_WQE_DATA_OFF - 512 + 128*k + 64 +: 32];
@@ -1055,7 +1044,7 @@ module roce_req #(
     lim_at_start <= r.cur == r.started;
     lim_rd_busy <= rd_out != 8'd0;
     lim_rd_full <= rd_out >= rd_lim;
-    lim_rnr <= t_after(c.rnr_until, now_l);
+    lim_rnr <= roce_util_pkg::t_after(c.rnr_until, now_l);
   end
 
   // the tag read address: where the state below moves stag_a (see the tag store). Its
@@ -1456,7 +1445,7 @@ module roce_req #(
           r.busy <= a.timeout != 5'd0;
           r.busy_dl <= busy_dl_n;
         end
-        if (psn_before(r.next_psn, r.max_sent)) cnt_retransmit <= 1'b1;
+        if (roce_util_pkg::psn_lt(r.next_psn, r.max_sent)) cnt_retransmit <= 1'b1;
         else r.max_sent <= p_next;
         requeue <= 1'b1;
         st <= S_FILL0;

@@ -208,7 +208,6 @@ module roce_resp #(
   localparam logic [7:0] NAK_ACC = 8'h62;
   localparam logic [7:0] NAK_OP = 8'h63;
 
-
   localparam logic [1:0] CUR_NONE = 2'd0;
   localparam logic [1:0] CUR_SEND = 2'd1;
   localparam logic [1:0] CUR_WRITE = 2'd2;
@@ -250,36 +249,7 @@ module roce_resp #(
   logic [LOG_N:0] init_idx;
   assign init_done = init_idx[LOG_N];
 
-  // ---------------------------------------------------------------- helpers
-  // x before / after y in PSN order (24-bit serial numbers): the sign of x - y, and for
-  // "after" x != y beside it (not a compare of the difference with 0, a second carry chain)
-  /* verilator lint_off UNUSEDSIGNAL */
-  function automatic logic psn_lt(input logic [23:0] x, input logic [23:0] y);
-    logic [23:0] d;
-    d = x - y;
-    psn_lt = d[23];
-  endfunction
-  function automatic logic psn_gt(input logic [23:0] x, input logic [23:0] y);
-    logic [23:0] d;
-    d = x - y;
-    psn_gt = !d[23] && x != y;
-  endfunction
-  /* verilator lint_on UNUSEDSIGNAL */
-
-  function automatic logic [255:0] cqe_img(input logic [63:0] wr_id, input logic [31:0] len,
-                                          input logic [31:0] imm, input logic [23:0] qp,
-                                          input logic [7:0] op, input logic [7:0] status,
-                                          input logic [7:0] flags, input logic [23:0] src);
-    cqe_img = '0;
-    cqe_img[8*roce_desc_pkg::CQE_WR_ID_OFF +: 64] = wr_id;
-    cqe_img[8*roce_desc_pkg::CQE_BYTE_LEN_OFF +: 32] = len;
-    cqe_img[8*roce_desc_pkg::CQE_IMM_OR_INV_OFF +: 32] = imm;
-    cqe_img[8*roce_desc_pkg::CQE_QPN_OFF +: 24] = qp;
-    cqe_img[8*roce_desc_pkg::CQE_OPCODE_OFF +: 8] = op;
-    cqe_img[8*roce_desc_pkg::CQE_STATUS_OFF +: 8] = status;
-    cqe_img[8*roce_desc_pkg::CQE_FLAGS_OFF +: 8] = flags;
-    cqe_img[8*roce_desc_pkg::CQE_SRC_QP_OFF +: 24] = src;
-  endfunction
+  // PSN order and CQE images: roce_util_pkg
 
   // ---------------------------------------------------------------- FSM
   typedef enum logic [5:0] {
@@ -659,8 +629,8 @@ module roce_resp #(
   always_ff @(posedge clk) begin
     logic [23:0] ep;
     ep = st == S_RD1 ? ctx_qt.epsn : c.epsn;
-    pd_pos <= psn_gt(h.psn, ep);
-    pd_neg <= psn_lt(h.psn, ep);
+    pd_pos <= roce_util_pkg::psn_gt(h.psn, ep);
+    pd_neg <= roce_util_pkg::psn_lt(h.psn, ep);
   end
   logic       seq_ok, acc_ok, len_ok;
   logic       len_ok_r;
@@ -732,7 +702,7 @@ module roce_resp #(
   // holds from S_RS_ADDR to S_RS_CMP, so these are the entry's in S_RS_CMP
   logic rs_in, rs_at;  // a READ in the served range; the entry's first PSN
   always_ff @(posedge clk) begin
-    rs_in <= !e_atomic && !psn_lt(h.psn, e_psn) && psn_lt(h.psn, e_end);
+    rs_in <= !e_atomic && !roce_util_pkg::psn_lt(h.psn, e_psn) && roce_util_pkg::psn_lt(h.psn, e_end);
     rs_at <= e_psn == h.psn;
   end
 
@@ -1193,7 +1163,7 @@ module roce_resp #(
           st <= S_SEND_CPL;
           if (!mr_ok[0]) begin
             o_cpl <= 1'b1;
-            cpl_img <= cqe_img(c.wr_id, c.off, 32'd0, qpn24, roce_desc_pkg::CQE_OP_RECV,
+            cpl_img <= roce_util_pkg::cqe_img(c.wr_id, c.off, 32'd0, qpn24, roce_desc_pkg::CQE_OP_RECV,
                                roce_desc_pkg::WC_STATUS_REM_INV_REQ_ERR, 8'd0, a.dest_qpn);
             cpl_cq <= {2'b00, a.recv_cq};
             c.cur <= CUR_NONE;
@@ -1364,7 +1334,7 @@ module roce_resp #(
               exec_ack <= 1'b0;
             end else begin
               o_cpl <= 1'b1;
-              cpl_img <= cqe_img(rd_data[63:0], c.dma_len, h.imm_or_inv, qpn24,
+              cpl_img <= roce_util_pkg::cqe_img(rd_data[63:0], c.dma_len, h.imm_or_inv, qpn24,
                                  roce_desc_pkg::CQE_OP_RECV_WRITE_IMM,
                                  roce_desc_pkg::WC_STATUS_SUCCESS,
                                  {5'd0, i_se, 1'b0, 1'b1}, a.dest_qpn);
@@ -1387,7 +1357,7 @@ module roce_resp #(
               st <= S_WB;  // the flush stops at a WQE it cannot read
             end else begin
               m_cpl_valid <= 1'b1;
-              m_cpl_tdata <= cqe_img(rd_data[63:0], 32'd0, 32'd0, qpn24, roce_desc_pkg::CQE_OP_RECV,
+              m_cpl_tdata <= roce_util_pkg::cqe_img(rd_data[63:0], 32'd0, 32'd0, qpn24, roce_desc_pkg::CQE_OP_RECV,
                                      roce_desc_pkg::WC_STATUS_WR_FLUSH_ERR, 8'd0, a.dest_qpn);
               m_cpl_tuser <= {2'b00, a.recv_cq};
               st <= S_FL_CPL;
@@ -1442,7 +1412,7 @@ module roce_resp #(
           if (prot_err || len_err) begin
             // the receive WQE completes in error (bytes placed before this packet)
             o_cpl <= 1'b1;
-            cpl_img <= cqe_img(c.wr_id, c.off, 32'd0, qpn24, roce_desc_pkg::CQE_OP_RECV,
+            cpl_img <= roce_util_pkg::cqe_img(c.wr_id, c.off, 32'd0, qpn24, roce_desc_pkg::CQE_OP_RECV,
                                prot_err ? roce_desc_pkg::WC_STATUS_LOC_PROT_ERR :
                                           roce_desc_pkg::WC_STATUS_LOC_LEN_ERR,
                                8'd0, a.dest_qpn);
@@ -1478,7 +1448,7 @@ module roce_resp #(
       // the SEND message is complete (c.off counts this packet)
       S_SEND_CPL: begin
         o_cpl <= 1'b1;
-        cpl_img <= cqe_img(c.wr_id, c.off, (i_imm || i_inv) ? h.imm_or_inv : 32'd0, qpn24,
+        cpl_img <= roce_util_pkg::cqe_img(c.wr_id, c.off, (i_imm || i_inv) ? h.imm_or_inv : 32'd0, qpn24,
                            i_inv ? roce_desc_pkg::CQE_OP_RECV_INV :
                            i_imm ? roce_desc_pkg::CQE_OP_RECV_IMM : roce_desc_pkg::CQE_OP_RECV,
                            roce_desc_pkg::WC_STATUS_SUCCESS, {5'd0, i_se, i_inv, i_imm},

@@ -120,19 +120,12 @@ module roce_rx_disp #(
   target_t     tgt;
   assign tgt = rq[rq_rp[1:0]];
 
-  function automatic logic [127:0] bswap128(input logic [127:0] x);
-    for (int i = 0; i < 16; i++) bswap128[8*i +: 8] = x[8*(15-i) +: 8];
-  endfunction
-  function automatic logic [47:0] bswap48(input logic [47:0] x);
-    for (int i = 0; i < 6; i++) bswap48[8*i +: 8] = x[8*(5-i) +: 8];
-  endfunction
-
   // the port's addresses in record byte order (memory order)
   logic [127:0] my_v4, my_gid;
   logic [47:0]  my_mac;
-  assign my_v4 = {bswap48({16'hFFFF, cfg_ipv4}), 80'd0};
-  assign my_gid = bswap128(cfg_gid);
-  assign my_mac = bswap48(cfg_mac);
+  assign my_v4 = {roce_util_pkg::bswap48({16'hFFFF, cfg_ipv4}), 80'd0};
+  assign my_gid = roce_util_pkg::bswap128(cfg_gid);
+  assign my_mac = roce_util_pkg::bswap48(cfg_mac);
 
   logic roce, err, v4, pay, mac_ok, ip_ok, known, is_req, is_rsp, is_cnp;
   always_comb begin

@@ -121,13 +121,6 @@ module roce_tx_arb #(
   roce_rec_pkg::qp_attr_t a;  // the record carries fields other blocks use
   /* verilator lint_on UNUSEDSIGNAL */
 
-  function automatic logic [47:0] bswap48(input logic [47:0] x);
-    for (int i = 0; i < 6; i++) bswap48[8*i +: 8] = x[8*(5-i) +: 8];
-  endfunction
-  function automatic logic [127:0] bswap128(input logic [127:0] x);
-    for (int i = 0; i < 16; i++) bswap128[8*i +: 8] = x[8*(15-i) +: 8];
-  endfunction
-
   logic v4, v6, v1, vtag;
   logic [11:0] vid;
   logic [2:0]  pcp;
@@ -160,14 +153,14 @@ module roce_tx_arb #(
     h.vlan_tci = vtag ? {pcp, 1'b0, vid} : 16'd0;
     h.payload_len = d.payload_len;
     h.ip_id = v4 ? ip_id + 16'd1 : 16'd0;
-    h.src_mac = bswap48(cfg_mac);
+    h.src_mac = roce_util_pkg::bswap48(cfg_mac);
     h.dst_mac = a.dest_mac;
     h.tclass = {a.dscp, (v1 || !cfg_ecn_enable) ? 2'b00 : 2'b10};
     if (v4) begin
-      h.src_ip = {bswap48({16'hFFFF, cfg_ipv4}), 80'd0};
+      h.src_ip = {roce_util_pkg::bswap48({16'hFFFF, cfg_ipv4}), 80'd0};
       h.dst_ip = {a.dest_ip[127:96], 16'hFFFF, 80'd0};
     end else begin
-      h.src_ip = bswap128(cfg_gid);
+      h.src_ip = roce_util_pkg::bswap128(cfg_gid);
       h.dst_ip = a.dest_ip;
       h.flow_label = a.flow_label;
     end
