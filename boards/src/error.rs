@@ -9,6 +9,14 @@ pub enum Error {
     /// The configuration list is unreadable or malformed, or names a missing file.
     #[error(transparent)]
     Hdl(#[from] roce_hdl::Error),
+    /// A netlist is deeper than `--max-levels`.
+    #[error("deeper than {max} logic levels: {deep}")]
+    TooDeep {
+        /// The limit.
+        max: u32,
+        /// `config (flow) levels`, comma-separated.
+        deep: String,
+    },
     /// A configuration named on the command line is not in the list.
     #[error("unknown config `{name}` (known: {known})")]
     UnknownConfig {

@@ -7,11 +7,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use roce_hdl::Config;
 use crate::error::{Error, Result};
 use crate::levels;
 use crate::stat::{self, Class, Resources};
 use crate::yosys::{self, Flow};
+use roce_hdl::Config;
 
 /// One Yosys run to do.
 #[derive(Debug, Clone)]

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use roce_hdl::Config;
 use crate::error::{Error, Result};
+use roce_hdl::Config;
 
 /// Which synthesis a run does.
 #[derive(Debug, Clone, PartialEq, Eq)]

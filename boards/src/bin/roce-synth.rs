@@ -4,7 +4,7 @@
 //! cargo run --release -p roce-boards --bin roce-synth                 # all, writes the report
 //! cargo run --release -p roce-boards --bin roce-synth -- --check-only # generic synth only
 //! cargo run --release -p roce-boards --bin roce-synth -- icrc_tx_512 --family xc7
-//! cargo run --release -p roce-boards --bin roce-synth -- --skip-covered --no-generic --family xcup # CI
+//! cargo run -p roce-boards --bin roce-synth -- --skip-covered --no-generic --family xcup --max-levels 8 # CI
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -12,11 +12,11 @@ use std::process::ExitCode;
 use std::time::{Instant, SystemTime};
 
 use clap::Parser;
-use roce_hdl::{self as config, Config};
 use roce_boards::flow::{self, Options};
 use roce_boards::report::{self, Provenance};
 use roce_boards::yosys;
 use roce_boards::{Error, Result};
+use roce_hdl::{self as config, Config};
 
 #[derive(Parser)]
 #[command(
@@ -66,6 +66,10 @@ struct Cli {
     /// List the configurations and exit.
     #[arg(long)]
     list: bool,
+    /// Fail if a Xilinx netlist has a path deeper than this many logic levels (the report
+    /// is written first). CI: 8.
+    #[arg(long, value_name = "N")]
+    max_levels: Option<u32>,
 }
 
 fn family(s: &str) -> std::result::Result<String, String> {
@@ -189,6 +193,15 @@ fn run(cli: Cli) -> Result<()> {
         eprintln!("roce-synth: wrote {} and {}", report::REPORT_MD, report::REPORT_JSON);
     } else {
         println!("{md}");
+    }
+    if let Some(max) = cli.max_levels {
+        let deep: Vec<String> = results
+            .iter()
+            .filter_map(|r| r.levels.as_ref().filter(|l| l.max > max).map(|l| format!("{} {}", r.job.label(), l.max)))
+            .collect();
+        if !deep.is_empty() {
+            return Err(Error::TooDeep { max, deep: deep.join(", ") });
+        }
     }
     eprintln!("roce-synth: all {} run(s) passed in {:.1} s", results.len(), prov.total_wall.as_secs_f64());
     Ok(())
