@@ -3,10 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
-use roce_hdl::Config;
 use roce_boards::flow::{self, Options};
 use roce_boards::yosys::Flow;
 use roce_boards::Error;
+use roce_hdl::Config;
 
 fn have_yosys() -> bool {
     let ok = std::process::Command::new("yosys").arg("-V").output().is_ok();

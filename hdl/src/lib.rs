@@ -244,7 +244,11 @@ pub fn parse(text: &str, path: &Path) -> Result<Vec<Config>> {
                     },
                 });
             }
-            other => return Err(err(format!("unknown directive `{other}` (expected fileset, config, synth, model or board)"))),
+            other => {
+                return Err(err(format!(
+                    "unknown directive `{other}` (expected fileset, config, synth, model or board)"
+                )))
+            }
         }
     }
     if configs.is_empty() {

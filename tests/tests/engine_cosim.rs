@@ -7,7 +7,7 @@
 //!
 //! Runs with the HDL on B only are cosim runs (`--engine cosim`): the engine model runs
 //! beside the HDL on the same stimulus, and every frame, DMA write and CQE the HDL emits
-//! must equal the model's (sim/src/shadow.rs); a divergence fails the test with cycle,
+//! must equal the model's (sim/src/net/shadow.rs); a divergence fails the test with cycle,
 //! block and both values. With the HDL on both nodes, the clean-link runs are cosim runs on
 //! both nodes (A's requests and CQEs compared too); over lossy links a requester's packets
 //! depend on when the responses arrive (retransmissions from where a NAK or timeout found

@@ -1,7 +1,10 @@
-//! Beat-level models of the HDL blocks, one module per HDL module of the same name.
+//! Models of the HDL blocks, one module per HDL module of the same name (`roce_<stem>`).
 //!
-//! Each model consumes and produces the same AXI4-Stream beats as its HDL counterpart and
-//! states the counterpart's fixed latency, so a lockstep test can compare them beat for beat.
+//! The stream blocks' models consume and produce the same AXI4-Stream beats as their HDL
+//! counterparts and state their fixed latency, so a lockstep test compares them beat for
+//! beat; the transport blocks' models are the engine model's own functions with what the HDL
+//! read taken in, compared transaction by transaction (docs/engine-hdl.md, "Checking the HDL
+//! against the model"). [`axis`] holds the beat type they share.
 
 pub mod axis;
 pub mod roce_ack_q;

@@ -1,4 +1,5 @@
-//! `roce_sq_fetch`: doorbells and work-queue-entry fetch by DMA.
+//! Doorbells and work-queue-entry fetch by DMA (in the HDL, steps of `roce_req`'s visits and
+//! of `roce_resp`'s RQ WQE reads).
 //!
 //! An SQ doorbell carries the 16-bit producer index; the engine extends it against the last
 //! one and puts the QP on the requester's ring. The requester reads the 128-byte SQ WQEs

@@ -1,11 +1,16 @@
-//! The RoCEv2 RC engine: a cycle-approximate model with the block structure of the HDL.
+//! The RoCEv2 RC engine: a cycle-approximate model with the block structure of the HDL
+//! (`roce_engine`, docs/engine-hdl.md). Where each HDL block's function lives here:
 //!
 //! ```text
-//!   MAC RX -> roce_rx_parse -> roce_icrc (check) -> roce_qp_ctx -> roce_resp (requests)
-//!                                                              \-> roce_comp (responses)
-//!   SQ doorbell -> roce_sq_fetch (WQE DMA) -> roce_req (segmentation, PSNs, go-back-N)
-//!   roce_resp / roce_comp / roce_req -> roce_tx_build (headers, payload DMA) -> roce_icrc
-//!   (insert) -> MAC TX;  roce_cq writes CQEs by DMA;  roce_mr_check guards every access.
+//!   roce_icrc, roce_rx_parse, roce_tx_build   crate::icrc, crate::wire (the codec)
+//!   roce_rx_disp                              rx (rx_verdict)
+//!   roce_qp_ctx, roce_cq, roce_mr_check       qp, cq, mr (tables and commands)
+//!   roce_regs, roce_ctrl                      regs (Engine::mmio_read / mmio_write)
+//!   roce_resp, roce_ack_q, roce_rd_rsp        resp (responder, ack_merge, read responses)
+//!   roce_req (with the SQ doorbells)          req, fetch (visits, WQE reads ahead)
+//!   roce_comp                                 comp
+//!   roce_tx_arb                               tx (frame_builder, the TX priorities)
+//!   roce_dcqcn                                dcqcn
 //! ```
 //!
 //! Every block is a file of this module with its pipeline latency as a constant; the engine
