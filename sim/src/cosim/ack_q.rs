@@ -11,6 +11,7 @@ use rand_chacha::ChaCha8Rng;
 use roce_model::blocks::roce_ack_q::{AckSent, RoceAckQ};
 use roce_model::contract::records::TxDesc;
 
+use super::reset_until_init;
 use crate::vl::{unpack_bytes, Dut, Model};
 use crate::SimError;
 
@@ -49,24 +50,7 @@ pub fn ack_q_lockstep(ins: &[AckIn], offer_p: f64, ready_p: f64, seed: u64) -> R
     for q in [av, cv, dr] {
         dut.set_u64(q, 0);
     }
-    dut.set_u64(rst, 1);
-    for _ in 0..3 {
-        dut.eval();
-        dut.tick();
-    }
-    dut.set_u64(rst, 0);
-    let mut guard = 0u32;
-    loop {
-        dut.eval();
-        if dut.get_bool(init_done) {
-            break;
-        }
-        dut.tick();
-        guard += 1;
-        if guard > 1 << 16 {
-            return Err(SimError::Config("roce_ack_q: init_done never rose".into()));
-        }
-    }
+    reset_until_init(&mut dut, rst, init_done, 3, |_, _| {})?;
     let mut model = RoceAckQ::new(10);
     let mut rep = AckReport::default();
     let mut want: Vec<AckSent> = Vec::new();

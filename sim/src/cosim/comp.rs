@@ -40,7 +40,7 @@ use roce_model::engine::req::CompView;
 use roce_model::engine::{Dma, Engine, EngineEvent};
 use roce_model::wire::Opcode;
 
-use super::{bytes_of, ports, words_of};
+use super::{bytes_of, ports, reset_until_init, words_of};
 use crate::cosim::req::{ReqSetup, ReqTraffic};
 use crate::vl::{Dut, Model};
 use crate::SimError;
@@ -155,26 +155,10 @@ pub fn comp_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<CompReport, SimError
         dut.set_u64(q, 0);
     }
     dut.set_u64(p.us, u64::from(eng.dcqcn.us_cycles));
-    dut.set_u64(p.rst, 1);
-    for _ in 0..3 {
-        dut.eval();
-        dut.tick();
-    }
-    dut.set_u64(p.rst, 0);
-    let mut cycle = 3u64;
-    loop {
-        dut.set_u64(p.now, cycle);
-        dut.set_u64(p.now_tick, cycle / tick_cycles);
-        dut.eval();
-        if dut.get_bool(p.init_done) {
-            break;
-        }
-        dut.tick();
-        cycle += 1;
-        if cycle > 1 << 16 {
-            return Err(SimError::Config("roce_comp: init_done never rose".into()));
-        }
-    }
+    let mut cycle = reset_until_init(&mut dut, p.rst, p.init_done, 3, |dut, c| {
+        dut.set_u64(p.now, c);
+        dut.set_u64(p.now_tick, c / tick_cycles);
+    })?;
 
     let mut ctx_q: VecDeque<(u64, u32, u32)> = VecDeque::new();
     for &q in &qpns {

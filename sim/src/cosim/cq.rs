@@ -10,6 +10,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use roce_model::blocks::roce_cq::{CqOut, RoceCq};
 
+use super::{compare_seq, reset_until_init};
 use crate::cosim::mr_check::CmdOutcome;
 use crate::vl::{pack_bytes, unpack_bytes, Dut, Model};
 use crate::SimError;
@@ -84,24 +85,7 @@ pub fn cq_lockstep(
     for q in [c_valid, d_valid, k_valid, m_ready, p("soft_reset")?] {
         dut.set_u64(q, 0);
     }
-    for _ in 0..4 {
-        dut.set_u64(rst, 1);
-        dut.eval();
-        dut.tick();
-    }
-    dut.set_u64(rst, 0);
-    let mut guard = 0;
-    loop {
-        dut.eval();
-        if dut.get_bool(init_done) {
-            break;
-        }
-        dut.tick();
-        guard += 1;
-        if guard > 1 << 20 {
-            return Err(SimError::Config("roce_cq: init_done never rose".into()));
-        }
-    }
+    reset_until_init(&mut dut, rst, init_done, 4, |_, _| {})?;
 
     // the three queues, as indices into ops
     let queue = |f: fn(&CqOp) -> bool| -> Vec<usize> { (0..ops.len()).filter(|&i| f(&ops[i])).collect() };
@@ -212,21 +196,9 @@ pub fn cq_lockstep(
     dut.get(vp, &mut vw);
     let hv: Vec<bool> = (0..vp.bits()).map(|i| vw[(i / 32) as usize] >> (i % 32) & 1 != 0).collect();
     let mv: Vec<bool> = (0..vp.bits()).map(|i| m.valid(i)).collect();
-    compare(&mut rep.divergences, "cq_valid bit", &hv, &mv);
-    compare(&mut rep.divergences, "DMA write", &rep.dma, &dma);
-    compare(&mut rep.divergences, "event", &rep.events, &events);
-    compare(&mut rep.divergences, "command outcome", &rep.outcomes, &outcomes);
+    compare_seq(&mut rep.divergences, "cq_valid bit", &hv, &mv);
+    compare_seq(&mut rep.divergences, "DMA write", &rep.dma, &dma);
+    compare_seq(&mut rep.divergences, "event", &rep.events, &events);
+    compare_seq(&mut rep.divergences, "command outcome", &rep.outcomes, &outcomes);
     Ok(rep)
-}
-
-fn compare<T: PartialEq + std::fmt::Debug>(out: &mut Vec<String>, what: &str, hdl: &[T], model: &[T]) {
-    if let Some(i) = (0..hdl.len().max(model.len())).find(|&i| hdl.get(i) != model.get(i)) {
-        out.push(format!(
-            "{what} {i}: hdl {:?} model {:?} ({} vs {} in all)",
-            hdl.get(i),
-            model.get(i),
-            hdl.len(),
-            model.len()
-        ));
-    }
 }

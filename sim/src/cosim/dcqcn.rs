@@ -15,6 +15,7 @@ use rand_chacha::ChaCha8Rng;
 use roce_model::blocks::roce_dcqcn::{DcqcnIn, DcqcnInputs, PaceAnswer, RoceDcqcn, CFG_LATENCY, PACE_LATENCY};
 use roce_model::engine::dcqcn::Events;
 
+use super::compare_seq;
 use crate::vl::{Dut, Model, Port};
 use crate::SimError;
 
@@ -333,21 +334,9 @@ pub fn dcqcn_lockstep(
         }
     }
     rep.events = m.events;
-    compare(&mut rep.divergences, "CNP request", &rep.cnps, &cnps);
-    compare(&mut rep.divergences, "CNP request cycle", &cnp_cycles, &m_cnp_cycles);
-    compare(&mut rep.divergences, "pacing answer", &rep.answers, &answers);
-    compare(&mut rep.divergences, "pacing answer cycle", &answer_cycles, &m_answer_cycles);
+    compare_seq(&mut rep.divergences, "CNP request", &rep.cnps, &cnps);
+    compare_seq(&mut rep.divergences, "CNP request cycle", &cnp_cycles, &m_cnp_cycles);
+    compare_seq(&mut rep.divergences, "pacing answer", &rep.answers, &answers);
+    compare_seq(&mut rep.divergences, "pacing answer cycle", &answer_cycles, &m_answer_cycles);
     Ok(rep)
-}
-
-fn compare<T: PartialEq + std::fmt::Debug>(out: &mut Vec<String>, what: &str, hdl: &[T], model: &[T]) {
-    if let Some(i) = (0..hdl.len().max(model.len())).find(|&i| hdl.get(i) != model.get(i)) {
-        out.push(format!(
-            "{what} {i}: hdl {:?} model {:?} ({} vs {} in all)",
-            hdl.get(i),
-            model.get(i),
-            hdl.len(),
-            model.len()
-        ));
-    }
 }

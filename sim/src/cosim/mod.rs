@@ -11,6 +11,7 @@
 use roce_model::blocks::axis::AxisBeat;
 
 use crate::vl::{pack_bytes, unpack_bytes, Dut, Port};
+use crate::SimError;
 
 pub mod ack_q;
 pub mod axi_axil;
@@ -92,6 +93,52 @@ pub fn bytes_of(dut: &Dut, p: Port, n: usize) -> Vec<u8> {
     let mut b = vec![0u8; n];
     unpack_bytes(&w, &mut b);
     b
+}
+
+/// Hold `rst` high for `cycles` cycles, release it and step until `init_done` rises (a table
+/// block clears one entry per cycle after reset). `each` drives the inputs that change every
+/// cycle (a time counter) before each evaluation of the wait, with the cycle count since reset
+/// began. Returns that count at the cycle `init_done` is high (not yet ticked).
+pub fn reset_until_init(
+    dut: &mut Dut,
+    rst: Port,
+    init_done: Port,
+    cycles: u64,
+    mut each: impl FnMut(&mut Dut, u64),
+) -> Result<u64, SimError> {
+    dut.set_u64(rst, 1);
+    for _ in 0..cycles {
+        dut.eval();
+        dut.tick();
+    }
+    dut.set_u64(rst, 0);
+    let mut cycle = cycles;
+    loop {
+        each(dut, cycle);
+        dut.eval();
+        if dut.get_bool(init_done) {
+            return Ok(cycle);
+        }
+        dut.tick();
+        cycle += 1;
+        if cycle > 1 << 20 {
+            return Err(SimError::Config(format!("{}: init_done never rose", dut.model().top())));
+        }
+    }
+}
+
+/// Compare the transactions both sides emitted, in order: the first difference (or a missing
+/// one) goes into `out` with both values and both counts.
+pub fn compare_seq<T: PartialEq + std::fmt::Debug>(out: &mut Vec<String>, what: &str, hdl: &[T], model: &[T]) {
+    if let Some(i) = (0..hdl.len().max(model.len())).find(|&i| hdl.get(i) != model.get(i)) {
+        out.push(format!(
+            "{what} {i}: hdl {:?} model {:?} ({} vs {} in all)",
+            hdl.get(i),
+            model.get(i),
+            hdl.len(),
+            model.len()
+        ));
+    }
 }
 
 /// `ports!(dut; field = "port_name", ...)`: a struct of the named ports of `dut`, or a

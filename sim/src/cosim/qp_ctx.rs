@@ -22,6 +22,7 @@ use rand_chacha::ChaCha8Rng;
 use roce_model::blocks::roce_qp_ctx::{CtxOpPort, QpErr, RoceQpCtx};
 use roce_model::contract::records::{CtxOpCode, QpAttr};
 
+use super::{compare_seq, reset_until_init};
 use crate::cosim::mr_check::CmdOutcome;
 use crate::vl::{pack_bytes, unpack_bytes, Dut, Model, Port};
 use crate::SimError;
@@ -279,24 +280,7 @@ pub fn qp_ctx_lockstep(
         dut.set(cqv, &w);
     };
     set_cq(&mut dut, &cq_bits);
-    for _ in 0..4 {
-        dut.set_u64(rst, 1);
-        dut.eval();
-        dut.tick();
-    }
-    dut.set_u64(rst, 0);
-    let mut guard = 0;
-    loop {
-        dut.eval();
-        if dut.get_bool(init_done) {
-            break;
-        }
-        dut.tick();
-        guard += 1;
-        if guard > 1 << 20 {
-            return Err(SimError::Config("roce_qp_ctx: init_done never rose".into()));
-        }
-    }
+    reset_until_init(&mut dut, rst, init_done, 4, |_, _| {})?;
 
     // interesting QPNs for reads: the ones the program names, and some beyond the table
     let mut names: Vec<u32> = prog
@@ -522,22 +506,10 @@ pub fn qp_ctx_lockstep(
             }
         }
     }
-    compare(&mut rep.divergences, "command outcome", &rep.outcomes, &outcomes);
-    compare(&mut rep.divergences, "context op", &rep.ops, &ops);
-    compare(&mut rep.divergences, "QP error", &rep.errors, &qerrs);
-    compare(&mut rep.divergences, "RX attribute read", &rep.reads[0], &reads[0]);
-    compare(&mut rep.divergences, "TX attribute read", &rep.reads[1], &reads[1]);
+    compare_seq(&mut rep.divergences, "command outcome", &rep.outcomes, &outcomes);
+    compare_seq(&mut rep.divergences, "context op", &rep.ops, &ops);
+    compare_seq(&mut rep.divergences, "QP error", &rep.errors, &qerrs);
+    compare_seq(&mut rep.divergences, "RX attribute read", &rep.reads[0], &reads[0]);
+    compare_seq(&mut rep.divergences, "TX attribute read", &rep.reads[1], &reads[1]);
     Ok(rep)
-}
-
-fn compare<T: PartialEq + std::fmt::Debug>(out: &mut Vec<String>, what: &str, hdl: &[T], model: &[T]) {
-    if let Some(i) = (0..hdl.len().max(model.len())).find(|&i| hdl.get(i) != model.get(i)) {
-        out.push(format!(
-            "{what} {i}: hdl {:?} model {:?} ({} vs {} in all)",
-            hdl.get(i),
-            model.get(i),
-            hdl.len(),
-            model.len()
-        ));
-    }
 }

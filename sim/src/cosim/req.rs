@@ -40,7 +40,7 @@ use roce_model::engine::req::{CompView, WqeRead};
 use roce_model::engine::{Dma, Engine, HostMem, WcStatus};
 use roce_model::wire::{EthernetFields, FrameBuilder, Ipv4Fields};
 
-use super::{bytes_of, ports, words_of};
+use super::{bytes_of, ports, reset_until_init, words_of};
 use crate::vl::{Dut, Model, Port};
 use crate::SimError;
 
@@ -257,26 +257,10 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
     {
         dut.set_u64(q, 0);
     }
-    dut.set_u64(p.rst, 1);
-    for _ in 0..3 {
-        dut.eval();
-        dut.tick();
-    }
-    dut.set_u64(p.rst, 0);
-    let mut cycle = 3u64;
-    loop {
-        dut.set_u64(p.now, cycle);
-        dut.set_u64(p.now_tick, cycle / tick_cycles);
-        dut.eval();
-        if dut.get_bool(p.init_done) {
-            break;
-        }
-        dut.tick();
-        cycle += 1;
-        if cycle > 1 << 16 {
-            return Err(SimError::Config("roce_req: init_done never rose".into()));
-        }
-    }
+    let mut cycle = reset_until_init(&mut dut, p.rst, p.init_done, 3, |dut, c| {
+        dut.set_u64(p.now, c);
+        dut.set_u64(p.now_tick, c / tick_cycles);
+    })?;
 
     // the harness's queues
     let mut ctx_q: VecDeque<(u64, u32, u32)> = VecDeque::new(); // (op, qpn, arg)

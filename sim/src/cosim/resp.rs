@@ -29,7 +29,7 @@ use roce_model::contract::Cqe;
 use roce_model::engine::cq::encode_cqe;
 use roce_model::engine::{Engine, EngineEvent, HostMem, MrTable};
 
-use super::{bytes_of, words_of};
+use super::{bytes_of, reset_until_init, words_of};
 use crate::vl::{Dut, Model, Port};
 use crate::SimError;
 
@@ -241,24 +241,7 @@ pub fn resp_lockstep(
     for (q, v) in [(pt.req[0], 0), (pt.pay[2], 0), (pt.db[0], 0), (pt.ctx[0], 0), (pt.strd[0], 0)] {
         dut.set_u64(q, v);
     }
-    dut.set_u64(pt.rst, 1);
-    for _ in 0..3 {
-        dut.eval();
-        dut.tick();
-    }
-    dut.set_u64(pt.rst, 0);
-    let mut guard = 0;
-    loop {
-        dut.eval();
-        if dut.get_bool(pt.init_done) {
-            break;
-        }
-        dut.tick();
-        guard += 1;
-        if guard > 1 << 16 {
-            return Err(SimError::Config("roce_resp: init_done never rose".into()));
-        }
-    }
+    reset_until_init(&mut dut, pt.rst, pt.init_done, 3, |_, _| {})?;
 
     // the harness's queues
     let mut ctx_q: VecDeque<(u64, u32, u32)> = VecDeque::new(); // (op, qpn, arg)
