@@ -24,11 +24,6 @@ pub mod pcapio;
 pub mod stream;
 pub mod vl;
 
-// `tests/src/interop.rs` (being rewritten on another branch) still names `roce_sim::pair`;
-// drop this once it says `roce_sim::net::pair`.
-#[doc(hidden)]
-pub use net::pair;
-
 /// Errors of the simulator and its command line.
 #[derive(Debug, thiserror::Error)]
 pub enum SimError {
