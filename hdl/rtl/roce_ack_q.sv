@@ -8,7 +8,7 @@
 //   (the next owed ACK/NAK as a roce_rec_pkg::tx_desc_t; its entry is cleared when sent).
 // Latency: a request taken in c is on m_desc in c+6 (empty queue).
 // Throughput: one request or clear per 2 cycles; one ACK sent per 4 cycles.
-// Model blocks::roce_ack_q; docs/engine-hdl.md.
+// Model blocks::ack_q; docs/engine-hdl.md.
 //
 // Parameters:
 //   LOG_N  log2 of the number of QPs (default 10 = 1024).

@@ -13,7 +13,7 @@
 // Latency: an ACK completing the head WQE: its CQE about 12 cycles after the response is taken
 //   (4 more per further WQE); a READ response's first DMA write request about 26 cycles after.
 // Throughput: one operation at a time, about 35 cycles per READ response; payload one beat per
-//   cycle behind it. docs/engine-hdl.md has the behaviour; model blocks::roce_comp.
+//   cycle behind it. docs/engine-hdl.md has the behaviour; model blocks::comp.
 //
 // Parameters:
 //   LOG_N     log2 of the number of QPs (default 10 = 1024).

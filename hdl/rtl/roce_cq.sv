@@ -6,7 +6,7 @@
 // the phase bit, or dropped with cq_err on an invalid or overrun CQ), CQ doorbells (s_axis_db:
 // consumer index, arming; an armed CQ fires cq_event) and the CQ commands (CQ_WRITE, CQ_READ).
 // cq_valid has one bit per valid CQ (for roce_qp_ctx). Reset clears one entry per cycle.
-// Model: engine::cq, wrapped by blocks::roce_cq; docs/register-map.md, "Completions".
+// Model: engine::cq, wrapped by blocks::cq; docs/register-map.md, "Completions".
 // Latency: an operation accepted in c reads its context in c, decides on registers in c+1
 //   (forwarded from the write-back before it on the same CQ), writes back in c+2; its DMA
 //   write, cq_event, cq_err or cmd_done are visible in c+3.

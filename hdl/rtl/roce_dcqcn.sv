@@ -12,7 +12,7 @@
 // Latency: an input taken in c issues in c+1 or c+2; an operation issued in i answers on
 //   m_pace in i+3; a CNP request is in the FIFO in i+2.
 // Throughput: one RP operation and one CE event per 2 cycles; each input one per 2 cycles.
-// Model blocks::roce_dcqcn; docs/engine-hdl.md.
+// Model blocks::dcqcn; docs/engine-hdl.md.
 //
 // Parameters:
 //   LOG_N      log2 of the number of QPs (CAPS.LOG_MAX_QP; default 10), at most 14.

@@ -12,7 +12,7 @@
 // Latency: a request's first burst on AR/AW 2 cycles after it is accepted; an R beat on
 //   m_dma_rd 2 cycles after its handshake; a W beat the cycle after it is accepted.
 // Throughput: one beat per cycle both ways; one request per cycle when each fits one burst.
-// Model blocks::roce_dma_axi; docs/engine-hdl.md, "Board-side blocks".
+// Model blocks::dma_axi; docs/engine-hdl.md, "Board-side blocks".
 //
 // Parameters:
 //   TAG_W, ID_W  engine read tag width; AXI ID width (>= TAG_W).

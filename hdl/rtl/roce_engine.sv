@@ -972,7 +972,7 @@ module roce_engine #(
     cnt_add[16*roce_regs_pkg::CNT_NAK_REM_OP_SENT +: 16] = {15'd0, c_nak_op};
     cnt_add[16*roce_regs_pkg::CNT_DUPLICATES +: 16] = {15'd0, c_dup};
     // every frame roce_tx_arb takes from roce_ack_q: ACKs and NAKs after coalescing, as the
-    // model's acks_sent (engine::tx, the owed ACK/NAK queue)
+    // model's acks_sent (engine::tx_arb, the owed ACK/NAK queue)
     cnt_add[16*roce_regs_pkg::CNT_ACKS_SENT +: 16] = {15'd0, c_acks};
     // one roce_cq DMA write per CQE (the handshake with the write arbiter)
     cnt_add[16*roce_regs_pkg::CNT_CQES +: 16] = {15'd0, cqe_ready};

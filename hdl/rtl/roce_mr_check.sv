@@ -6,7 +6,7 @@
 // status 0 with the DMA address or the first failure (1 key, 2 PD, 3 access, 4 bounds; len 0
 // passes); op 1 invalidates the region (SEND with Invalidate). Commands MR_WRITE, MR_READ,
 // MR_INVALIDATE wait for the pipeline and hold requests off (about 6 cycles). Reset clears one
-// entry per cycle. Model: engine::mr, wrapped by blocks::roce_mr_check; docs/engine-hdl.md.
+// entry per cycle. Model: engine::mr_check, wrapped by blocks::mr_check; docs/engine-hdl.md.
 // Ports: s_axis_req_* (op, key, pd, va, len, need, user), m_axis_res_* (status, dma, user),
 //   cmd_* (from the command router), init_done.
 // Latency: a request accepted in c has its result valid in c+4 (accept, A, B, C, D).

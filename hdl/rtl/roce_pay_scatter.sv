@@ -12,7 +12,7 @@
 //   first beat offered from c+1, its first data beat in c+3.
 // Throughput: one beat per cycle for a segment starting 64-byte aligned in the payload, one per
 //   two cycles otherwise; a command costs three cycles beyond its beats.
-// Model blocks::roce_pay_scatter; docs/engine-hdl.md.
+// Model blocks::pay_scatter; docs/engine-hdl.md.
 //
 // Parameters:
 //   NSEG    segments per command (the responder needs 3: the receive WQE's SGEs).

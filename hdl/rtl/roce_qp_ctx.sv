@@ -6,7 +6,7 @@
 // transport errors (a live QP enters Err); their effects on state other blocks own go out as
 // context ops, and QP_READ collects that state on the state-read port. A command's ops are all
 // acknowledged before its table write, which is at the edge that raises cmd_done. Reset clears
-// one entry per cycle. Model: engine::qp, wrapped by blocks::roce_qp_ctx; docs/engine-hdl.md.
+// one entry per cycle. Model: engine::qp_ctx, wrapped by blocks::qp_ctx; docs/engine-hdl.md.
 // Ports: cmd_* (command router), rx_attr_* / tx_attr_* (attribute reads), ctx_op_* (op code,
 //   qpn, arg; held until ctx_op_done), st_rd_* (held until st_rd_done), err_* (transport
 //   errors), qp_err_* (to roce_regs), cq_valid (from roce_cq), init_done.

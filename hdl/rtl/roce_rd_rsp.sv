@@ -6,7 +6,7 @@
 // an atomic as one ATOMIC Acknowledge. DMA reads go ahead as far as the payload FIFO has room;
 // each packet's tx_desc_t is offered on m_desc once its payload is in the FIFO, then the
 // payload follows on m_axis_pay. A failed DMA read is counted (cnt_dma_err); the packet is
-// still sent. Model blocks::roce_rd_rsp; docs/engine-hdl.md.
+// still sent. Model blocks::rd_rsp; docs/engine-hdl.md.
 // Latency: a one-packet READ response is offered 4 cycles after its DMA data's last beat (an
 //   atomic ACK 3 cycles after its record is taken).
 // Throughput: one payload beat per cycle in and out; m_axis_pay idles 4 cycles between two

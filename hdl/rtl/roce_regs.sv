@@ -12,7 +12,7 @@
 // Latency: a read accepted in c answers in c+3 with the values of c+1; a write accepted by c
 //   takes effect at the end of c+1 and is answered in c+2.
 // Throughput: one read and one write every 2 cycles.
-// Model blocks::roce_regs, cycle for cycle.
+// Model blocks::regs, cycle for cycle.
 //
 // Parameters (CAPS; the defaults are the contract's CAPS reset value):
 //   LOG_MAX_QP, LOG_MAX_CQ, LOG_MAX_RD_ATOMIC, LOG_MAX_MR, MAX_MTU, LOG_DP_BYTES

@@ -16,7 +16,7 @@
 //   last beat is in the FIFO (DMA latency L: about L + 30).
 // Throughput: one visit at a time (about 25 cycles for a packet with one SGE piece, plus one
 //   cycle per WQE read ahead plus one); payload one beat per cycle in and out.
-// Model blocks::roce_req. Parameters: LOG_N (QPs, default 1024), LOG_WIN (window per QP, 16),
+// Model blocks::req. Parameters: LOG_N (QPs, default 1024), LOG_WIN (window per QP, 16),
 //   LOG_STORE (prefetch store, 512), LOG_BATCH (WQEs per read, 8), DEPTH (payload FIFO beats,
 //   512 = 32 KiB), DESC_DEPTH (packets in flight, 16), MAX_UNACKED (PSNs, 4096),
 //   LOG_ACK_EVERY (AckReq at least every 2^n packets, 32).

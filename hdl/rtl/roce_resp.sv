@@ -16,7 +16,7 @@
 //   else L + 3; its ACK 3 cycles after its last DMA data beat.
 // Throughput: a packet costs max(about 15 cycles of header work, its payload beats + 4);
 //   duplicates scan the resources at 3 cycles each; atomics wait for their DMA read.
-// Model blocks::roce_resp.
+// Model blocks::resp.
 //
 // Parameters:
 //   LOG_N     log2 of the number of QPs (default 10 = 1024).

@@ -2,13 +2,13 @@
 //
 // roce_rx_disp: the RX dispatch between roce_rx_parse and the transport. For each header
 // record (s_rec: rx_hdr_t, its payload on s_axis_pay) the engine model's RX decision
-// (engine::rx::rx_verdict): malformed, not ours, not RoCE and unknown-QP packets are dropped
+// (engine::rx_disp::rx_verdict): malformed, not ours, not RoCE and unknown-QP packets are dropped
 // and counted, CNPs go to roce_dcqcn (m_cnp), requests to roce_resp (m_req) and responses to
 // roce_comp (m_rsp) with the QP's attributes (m_attr) and state (m_state), the payload routed
 // behind them; a CE-marked request or response with CTRL.ECN_ENABLE gives a CE event (m_ce).
 // The payload of a dropped packet is consumed here; CTRL.ENABLE = 0 drops every frame.
 // Ports: s_rec, s_axis_pay, the RX attribute port, m_req / m_rsp, m_axis_pay_*, m_cnp, m_ce,
-//   configuration, counters. Model blocks::roce_rx_disp; docs/engine-hdl.md.
+//   configuration, counters. Model blocks::rx_disp; docs/engine-hdl.md.
 // Latency: a record taken in c is offered on m_req / m_rsp in c+4 (attribute latency 2).
 // Throughput: one record every 5 cycles when its target takes it at once; payloads pass at one
 //   beat per cycle, routed by a queue of decided targets (up to 4 packets ahead).

@@ -5,7 +5,7 @@
 // and error code, and every field the transport needs; only flags and error for a malformed or
 // non-RoCE frame) and, for a RoCE packet with payload, one payload packet on m_axis_pay (no pad
 // or ICRC, realigned to lane 0, tlast on its last beat; tuser on it if the frame ended early).
-// The record is exactly blocks::roce_rx_parse::parse (the wire codec's verdict). Pipeline
+// The record is exactly blocks::rx_parse::parse (the wire codec's verdict). Pipeline
 // (global enable): header token, S1 Ethernet, S2 IP/UDP checks, S3 BTH and extensions, S4
 // lengths and the record, then the output registers and the payload realigner.
 // Ports: s_axis_* + s_axis_tlen; m_axis_rec_*, m_axis_pay_* (independent tready: a consumer may

@@ -5,14 +5,14 @@
 // s_rsp (READ responses and ATOMIC ACKs from roce_rd_rsp, with payload), s_req (requests from
 // roce_req, with payload). The QP's attributes are looked up on roce_qp_ctx's TX port and the
 // frame's tx_hdr_t goes out on m_hdr (addresses, VLAN, DSCP/ECN, IPv4 identification, UDP
-// source port, exactly engine::tx::frame_builder), then the payload on m_axis_pay. A frame
+// source port, exactly engine::tx_arb::frame_builder), then the payload on m_axis_pay. A frame
 // whose priority is paused by PFC (pause[pcp]) waits and holds the frames behind it.
 // Ports: s_cnp, s_ack, s_rsp + s_axis_rsp_pay, s_req + s_axis_req_pay, the TX attribute port,
 //   port configuration, pause, m_hdr, m_axis_pay.
 // Latency: a packet taken in c has its record on m_hdr in c+4 (attribute latency 2); its first
 //   payload beat passes from c+5.
 // Throughput: one frame per (5 + payload beats) cycles; ACKs one per 5 cycles.
-// Model blocks::roce_tx_arb; docs/engine-hdl.md.
+// Model blocks::tx_arb; docs/engine-hdl.md.
 //
 // Parameters:
 //   LOG_N  log2 of the number of QPs (the attribute port's QPN width).

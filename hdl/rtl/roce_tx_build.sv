@@ -4,7 +4,7 @@
 // its payload_len > 0, a payload packet on s_axis_pay (lane-0 aligned), one Ethernet frame on
 // m_axis: Ethernet (+802.1Q) / IPv4 (header checksum) or IPv6 / UDP 4791 or the RoCEv1 GRH /
 // BTH / the opcode's extension headers / payload / pad / a zero ICRC slot (roce_icrc fills it)
-// / padding to 60 bytes, exactly the wire codec's FrameBuilder (blocks::roce_tx_build). A
+// / padding to 60 bytes, exactly the wire codec's FrameBuilder (blocks::tx_build). A
 // record the codec refuses makes no frame: its payload is consumed and drop pulses. A payload
 // packet of the wrong length still gives a frame of the record's length, m_axis_tuser set on
 // its last beat. Pipeline H1, H2, the frame being written, the output register.

@@ -7,8 +7,8 @@
 use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use roce_model::blocks::axis::{join_frame, split_frame, AxisBeat};
-use roce_model::blocks::roce_axis_drop_fifo::{self as dfifo, FrameFate, RoceAxisDropFifo};
-use roce_model::blocks::roce_icrc::{self, IcrcMode, RoceIcrc};
+use roce_model::blocks::axis_drop_fifo::{self as dfifo, FrameFate, RoceAxisDropFifo};
+use roce_model::blocks::icrc::{self as icrc_block, IcrcMode, RoceIcrc};
 use roce_model::icrc;
 use roce_sim::cosim::axis_drop_fifo::{axis_drop_fifo_lockstep, DropFifoReport, FifoFrame};
 use roce_sim::stream::Traffic;
@@ -327,7 +327,7 @@ fn icrc_check_then_drop_fifo_model() {
                 f[i] ^= 1 << rng.random_range(0..8);
             }
             let in_err = rng.random_bool(0.05);
-            let v = roce_icrc::process_frame(IcrcMode::Check, &mut f.clone(), in_err);
+            let v = icrc_block::process_frame(IcrcMode::Check, &mut f.clone(), in_err);
             if !v.error {
                 want.push((f.clone(), u8::from(v.roce)));
             }

@@ -8,7 +8,7 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use roce_model::blocks::roce_cq::CqOut;
+use roce_model::blocks::cq::CqOut;
 use roce_model::contract::regs::{cq_db, CQ_ERR_INVALID, CQ_ERR_OVERRUN};
 use roce_model::contract::{CmdOpcode, CqCtx, CqFlags};
 use roce_sim::cosim::cq::{cq_lockstep, CqOp};

@@ -10,7 +10,7 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use roce_model::blocks::roce_dcqcn::DcqcnInputs;
+use roce_model::blocks::dcqcn::DcqcnInputs;
 use roce_model::engine::dcqcn::{DcqcnConfig, Events};
 use roce_sim::cosim::dcqcn::{dcqcn_lockstep, DcqcnOp, DcqcnPort, LINE_MBPS, LOG_N};
 

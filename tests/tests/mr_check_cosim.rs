@@ -8,7 +8,7 @@
 
 use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use roce_model::blocks::roce_mr_check::{MrReq, LATENCY, ST_ACCESS, ST_BOUNDS, ST_KEY, ST_OK, ST_PD};
+use roce_model::blocks::mr_check::{MrReq, LATENCY, ST_ACCESS, ST_BOUNDS, ST_KEY, ST_OK, ST_PD};
 use roce_model::contract::{AccessFlags, CmdOpcode, MrCtx};
 use roce_sim::cosim::mr_check::{mr_check_lockstep, MrCmd, MrPacing};
 

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use roce_model::blocks::roce_icrc::IcrcVerdict;
+use roce_model::blocks::icrc::IcrcVerdict;
 use roce_model::icrc;
 use roce_sim::cosim::icrc::icrc_lockstep;
 use roce_sim::pcapio;

@@ -10,7 +10,7 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use roce_model::blocks::roce_qp_ctx::RoceQpCtx;
+use roce_model::blocks::qp_ctx::RoceQpCtx;
 use roce_model::contract::records::CtxOpCode;
 use roce_model::contract::{
     qp_transition, AccessFlags, CmdErrorCode, CmdOpcode, Encap, PathMtu, QpAttrMask, QpCtx, QpState, QpType, VlanTag,

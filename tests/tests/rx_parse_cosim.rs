@@ -5,7 +5,7 @@
 
 use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use roce_model::blocks::roce_rx_parse::{self as model, LATENCY};
+use roce_model::blocks::rx_parse::{self as model, LATENCY};
 use roce_model::contract::records::{RxError, RxFlags};
 use roce_model::wire::Opcode;
 use roce_sim::cosim::rx_parse::{rx_parse_lockstep, RxParseReport};

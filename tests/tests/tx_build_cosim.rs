@@ -6,8 +6,8 @@
 
 use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use roce_model::blocks::roce_rx_parse as rx;
-use roce_model::blocks::roce_tx_build::{self as model, LATENCY};
+use roce_model::blocks::rx_parse as rx;
+use roce_model::blocks::tx_build::{self as model, LATENCY};
 use roce_model::contract::records::{RxFlags, TxFlags, TxHdr};
 use roce_model::wire::{Opcode, MAX_U24};
 use roce_sim::cosim::tx_build::{tx_build_lockstep, TxBuildReport, TxCase};

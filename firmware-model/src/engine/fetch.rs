@@ -14,7 +14,7 @@
 use crate::contract::{RqWqe, SqFlags, SqOpcode, SqWqe, RQ_MAX_SGE, SQ_MAX_SGE};
 
 use super::mem::Dma;
-use super::qp::Qp;
+use super::qp_ctx::Qp;
 use super::types::*;
 use super::Engine;
 

@@ -85,7 +85,7 @@ package roce_rec_pkg;
   // transport errors make to a QP's engine state, sent to the blocks that own that state
   // (docs/engine-hdl.md, "The transport"). Each owner applies the op to its own tables and
   // acknowledges it. A command's ops go out in the order of the codes, each at most once. Model:
-  // `engine::qp::CtxOp`, applied by `Qp::ctx_op`.
+  // `engine::qp_ctx::CtxOp`, applied by `Qp::ctx_op`.
   localparam logic [7:0] CTX_OP_RESET = 8'h00;
   localparam logic [7:0] CTX_OP_SET_RQ_PSN = 8'h01;
   localparam logic [7:0] CTX_OP_SET_SQ_PSN = 8'h02;
@@ -644,7 +644,7 @@ package roce_rec_pkg;
 
   // ---- SqWin (24 bytes): sq_win_t
 
-  // One entry of the send window (`sq_win_t`, model `engine::qp::SqEntry`): a WQE `roce_req`
+  // One entry of the send window (`sq_win_t`, model `engine::qp_ctx::SqEntry`): a WQE `roce_req`
   // fetched and `roce_comp` has not completed, at entry `SQ index mod 2^LOG_SQ_WIN` of its QP.
   // Written by the requester when the WQE arrives (all but the PSNs) and when it starts it
   // (`first_psn`, `npkts`); read by the completer.

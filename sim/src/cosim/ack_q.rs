@@ -1,4 +1,4 @@
-//! Lockstep run of `roce_ack_q` against `roce_model::blocks::roce_ack_q`: ACK/NAK requests
+//! Lockstep run of `roce_ack_q` against `roce_model::blocks::ack_q`: ACK/NAK requests
 //! for many QPs under random offer gaps and random `m_desc_ready`, in phases separated by
 //! drains, with clears (QP resets) between phases. The model applies each request when the
 //! HDL takes it and each send when the HDL puts it on `m_desc` (the block reads the entry
@@ -8,7 +8,7 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use roce_model::blocks::roce_ack_q::{AckSent, RoceAckQ};
+use roce_model::blocks::ack_q::{AckSent, RoceAckQ};
 use roce_model::contract::records::TxDesc;
 
 use super::reset_until_init;

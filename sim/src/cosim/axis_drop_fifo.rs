@@ -1,5 +1,5 @@
 //! Lockstep of `roce_axis_drop_fifo` (the `axis_drop_fifo_*` lines): the Verilated FIFO and
-//! `roce_model::blocks::roce_axis_drop_fifo` on the same frames, every output beat compared.
+//! `roce_model::blocks::axis_drop_fifo` on the same frames, every output beat compared.
 
 use std::path::Path;
 
@@ -25,7 +25,7 @@ pub struct FifoFrame {
 #[derive(Clone, Debug)]
 pub struct DropFifoReport {
     /// The model's fate for every input frame.
-    pub fates: Vec<roce_model::blocks::roce_axis_drop_fifo::FrameFate>,
+    pub fates: Vec<roce_model::blocks::axis_drop_fifo::FrameFate>,
     /// For every output frame (in order), the index of the input frame it is.
     pub out_frames: Vec<usize>,
     /// Every differing beat (including beats the HDL emitted that the model did not).
@@ -38,7 +38,7 @@ pub struct DropFifoReport {
     /// The HDL counters after all input was accepted.
     pub hdl_counters: crate::vl::DropFifoCounters,
     /// The model's counts.
-    pub model_stats: roce_model::blocks::roce_axis_drop_fifo::DropFifoStats,
+    pub model_stats: roce_model::blocks::axis_drop_fifo::DropFifoStats,
 }
 
 /// Run `frames` through a `roce_axis_drop_fifo` HDL model (one with `DROP_WHEN_FULL=0`,
@@ -51,7 +51,7 @@ pub fn axis_drop_fifo_lockstep(
     traffic: &Traffic,
     fst: Option<&Path>,
 ) -> Result<DropFifoReport, SimError> {
-    use roce_model::blocks::roce_axis_drop_fifo::RoceAxisDropFifo;
+    use roce_model::blocks::axis_drop_fifo::RoceAxisDropFifo;
 
     let cfg = model
         .drop_fifo_config()

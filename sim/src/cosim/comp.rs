@@ -1,7 +1,7 @@
 //! Lockstep run of `roce_comp` against the engine model's completer
-//! (`roce_model::blocks::roce_comp`).
+//! (`roce_model::blocks::comp`).
 //!
-//! Engine A's requester is the model's own (`blocks::roce_req::visit` on its QPs in turn,
+//! Engine A's requester is the model's own (`blocks::req::visit` on its QPs in turn,
 //! the WQEs it reads arrive at once); its packets go to the peer engine B over a lossy
 //! link, and B's responses come back over another to the HDL block, as the RX dispatch
 //! hands them over
@@ -27,15 +27,15 @@ use std::collections::{BTreeMap, VecDeque};
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use roce_model::blocks::roce_comp;
-use roce_model::blocks::roce_req::{self, comp_rd, req_rd};
-use roce_model::blocks::roce_resp::{qp_attr, Recorder};
-use roce_model::blocks::roce_rx_parse;
+use roce_model::blocks::comp;
+use roce_model::blocks::req::{self, comp_rd, req_rd};
+use roce_model::blocks::resp::{qp_attr, Recorder};
+use roce_model::blocks::rx_parse;
 use roce_model::contract::records::{CompRd, QpAttr, RxFlags, SqWin};
 use roce_model::contract::{Cqe, QpState};
 use roce_model::engine::comp::ReqView;
 use roce_model::engine::cq::encode_cqe;
-use roce_model::engine::qp::CtxOp;
+use roce_model::engine::qp_ctx::CtxOp;
 use roce_model::engine::req::CompView;
 use roce_model::engine::{Dma, Engine, EngineEvent};
 use roce_model::wire::Opcode;
@@ -95,7 +95,7 @@ fn snap(eng: &Engine, q: u32) -> Snap {
         Some(qp) => Snap {
             q,
             rv: ReqView::of(qp),
-            win: roce_req::window(qp).into_iter().collect(),
+            win: req::window(qp).into_iter().collect(),
             attr: words_of(&qp_attr(&qp.to_ctx()).encode()),
             state: u64::from(qp.state.code()),
         },
@@ -216,9 +216,9 @@ pub fn comp_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<CompReport, SimError
             let cv = eng.qp(q).map(CompView::of);
             if let Some(cv) = cv {
                 let mut rec = Recorder { mem: &mut amem, writes: Vec::new(), skip: cq_region };
-                if let Some(v) = roce_req::visit(&mut eng, q, now, &cv, true, &mut rec) {
+                if let Some(v) = req::visit(&mut eng, q, now, &cv, true, &mut rec) {
                     for (idx, _) in v.read.iter().flat_map(|r| r.wqes()) {
-                        roce_req::arrived(&mut eng, q, idx);
+                        req::arrived(&mut eng, q, idx);
                     }
                     // roce_req gives the block each READ/atomic body as it arrives (one in
                     // eight is left out here: the block reads those again by DMA)
@@ -233,12 +233,12 @@ pub fn comp_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<CompReport, SimError
                     if let Some(st) = v.failed {
                         // (the requester reports it; the block only sees ENTER_ERR)
                         let n = eng.events.len();
-                        roce_comp::local_error(&mut eng, q, st);
+                        comp::local_error(&mut eng, q, st);
                         req_errs.extend(n..eng.events.len());
                     }
                     if let Some(pk) = v.pkt {
                         rep.packets += 1;
-                        let d = roce_req::desc_of(&pk);
+                        let d = req::desc_of(&pk);
                         if let Some(f) = crate::cosim::req::frame_of(&eng, &peer, &d, &pk.payload) {
                             if !rng.random_bool(t.loss) {
                                 let at = ab.back().map_or(now + t.link_delay, |b| b.0.max(now + t.link_delay));
@@ -257,7 +257,7 @@ pub fn comp_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<CompReport, SimError
         }
         while dbs.front().is_some_and(|d| d.0 <= now) {
             if let Some((_, q, pi)) = dbs.pop_front() {
-                if roce_comp::post(&mut eng, q, pi, now, &mut amem) {
+                if comp::post(&mut eng, q, pi, now, &mut amem) {
                     kick_q.push_back((q, true));
                 }
             }
@@ -288,7 +288,7 @@ pub fn comp_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<CompReport, SimError
             if *at > now {
                 break;
             }
-            let h = roce_rx_parse::parse(f);
+            let h = rx_parse::parse(f);
             let ok = h.flags.contains(RxFlags::ROCE)
                 && Opcode::from_u8(h.opcode).is_ok_and(|o| o.is_response())
                 && eng.qp(h.dest_qp).is_some_and(|q| q.can_receive());
@@ -323,7 +323,7 @@ pub fn comp_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<CompReport, SimError
         let offer = rsp_q.front().filter(|_| rsp_on).map(|f| f.1.clone());
         dut.set_u64(p.rsp_v, u64::from(offer.is_some()));
         if let Some(f) = &offer {
-            let h = roce_rx_parse::parse(f);
+            let h = rx_parse::parse(f);
             dut.set(p.rsp_h, &words_of(&h.encode()));
             let (a, st) = eng.qp(h.dest_qp).map_or((vec![0u8; QpAttr::SIZE], 0), |q| {
                 (qp_attr(&q.to_ctx()).encode().to_vec(), u64::from(q.state.code()))
@@ -408,16 +408,16 @@ pub fn comp_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<CompReport, SimError
             match kind {
                 0 => {
                     if let Some(f) = &offer {
-                        roce_comp::response(&mut eng, q, f, now, &rv, &mut rec);
+                        comp::response(&mut eng, q, f, now, &rv, &mut rec);
                     }
                 }
                 1 => {
-                    roce_comp::timeout(&mut eng, q, now, &rv, &mut rec);
+                    comp::timeout(&mut eng, q, now, &rv, &mut rec);
                 }
-                2 | 3 => roce_comp::kick(&mut eng, q, kind == 3, now, &rv, &mut rec),
+                2 | 3 => comp::kick(&mut eng, q, kind == 3, now, &rv, &mut rec),
                 _ => {
                     if ctx_q.front().is_some_and(|c| c.0 == CtxOp::EnterErr.code() as u64) {
-                        roce_comp::enter_err(&mut eng, q, &rv, &mut rec);
+                        comp::enter_err(&mut eng, q, &rv, &mut rec);
                     }
                 }
             }
@@ -445,7 +445,7 @@ pub fn comp_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<CompReport, SimError
         if offer.is_some() && dut.get_bool(p.rsp_r) {
             rsp_on = false;
             if let Some((_, f)) = rsp_q.pop_front() {
-                let h = roce_rx_parse::parse(&f);
+                let h = rx_parse::parse(&f);
                 *rep.opcodes.entry(h.opcode).or_default() += 1;
                 if h.opcode == Opcode::RcAcknowledge as u8 {
                     *rep.syndromes.entry(h.aeth_syndrome).or_default() += 1;

@@ -1,4 +1,4 @@
-//! Lockstep run of `roce_cq` against `roce_model::blocks::roce_cq`: completions, CQ
+//! Lockstep run of `roce_cq` against `roce_model::blocks::cq`: completions, CQ
 //! doorbells and CQ commands are offered to the Verilated block from three independent
 //! queues with random gaps, DMA writes are taken under random backpressure; afterwards the
 //! model applies the operations in the order the HDL accepted them, and the DMA writes,
@@ -8,7 +8,7 @@ use std::path::Path;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use roce_model::blocks::roce_cq::{CqOut, RoceCq};
+use roce_model::blocks::cq::{CqOut, RoceCq};
 
 use super::{compare_seq, reset_until_init};
 use crate::cosim::mr_check::CmdOutcome;

@@ -1,4 +1,4 @@
-//! Lockstep run of `roce_dcqcn` against `roce_model::blocks::roce_dcqcn`: five input queues
+//! Lockstep run of `roce_dcqcn` against `roce_model::blocks::dcqcn`: five input queues
 //! (CE events, QP resets, received CNPs, sent-byte reports, pacing queries), each offered in
 //! its own order after its own idle gaps, configuration changes at given cycles, CNP requests
 //! taken under random backpressure. The HDL's cycle counter (`now_cycle`) stamps every
@@ -12,7 +12,7 @@ use std::path::Path;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use roce_model::blocks::roce_dcqcn::{DcqcnIn, DcqcnInputs, PaceAnswer, RoceDcqcn, CFG_LATENCY, PACE_LATENCY};
+use roce_model::blocks::dcqcn::{DcqcnIn, DcqcnInputs, PaceAnswer, RoceDcqcn, CFG_LATENCY, PACE_LATENCY};
 use roce_model::engine::dcqcn::Events;
 
 use super::compare_seq;

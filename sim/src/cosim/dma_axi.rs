@@ -1,4 +1,4 @@
-//! Lockstep run of `roce_dma_axi` against `roce_model::blocks::roce_dma_axi`: the engine
+//! Lockstep run of `roce_dma_axi` against `roce_model::blocks::dma_axi`: the engine
 //! side (read requests with tags, write requests and their lane-0 aligned data) driven with
 //! random gaps and read-data backpressure, the AXI side played by a slave over host memory
 //! ([`HostMem`]) with random READY, random latencies, read responses out of order across
@@ -11,7 +11,7 @@ use std::collections::{HashMap, VecDeque};
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use roce_model::blocks::roce_dma_axi::{self as model, Burst, RdBeat, WrBeat, BEAT};
+use roce_model::blocks::dma_axi::{self as model, Burst, RdBeat, WrBeat, BEAT};
 use roce_model::engine::HostMem;
 
 use super::ports;

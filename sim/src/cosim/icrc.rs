@@ -1,10 +1,10 @@
 //! Lockstep of `roce_icrc` (the `icrc_*` lines): the Verilated block and
-//! `roce_model::blocks::roce_icrc` on the same frames, every output beat compared.
+//! `roce_model::blocks::icrc` on the same frames, every output beat compared.
 
 use std::path::Path;
 
 use roce_model::blocks::axis::split_frame;
-use roce_model::blocks::roce_icrc::{IcrcMode, IcrcVerdict, RoceIcrc};
+use roce_model::blocks::icrc::{IcrcMode, IcrcVerdict, RoceIcrc};
 
 use super::{compare, Divergence};
 use crate::stream::{self, StreamRun, Traffic};

@@ -1,4 +1,4 @@
-//! Lockstep run of `roce_mr_check` against `roce_model::blocks::roce_mr_check`: requests
+//! Lockstep run of `roce_mr_check` against `roce_model::blocks::mr_check`: requests
 //! (checks and invalidates) and MR commands go to the Verilated block from two independent
 //! queues with random gaps, results are taken under random backpressure, and afterwards the
 //! model replays requests and commands in the order the HDL accepted them; every result and
@@ -10,7 +10,7 @@ use std::path::Path;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use roce_model::blocks::roce_mr_check::{MrReq, MrRes, RoceMrCheck};
+use roce_model::blocks::mr_check::{MrReq, MrRes, RoceMrCheck};
 
 use crate::vl::{pack_bytes, unpack_bytes, Dut, Model, Port};
 use crate::SimError;

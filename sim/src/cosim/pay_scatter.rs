@@ -1,11 +1,11 @@
-//! Lockstep run of `roce_pay_scatter` against `roce_model::blocks::roce_pay_scatter`: random
+//! Lockstep run of `roce_pay_scatter` against `roce_model::blocks::pay_scatter`: random
 //! commands (segments written or skipped, any lengths and addresses) with their payload
 //! packets, under random `tvalid` gaps on the payload and random backpressure on both DMA
 //! write channels; every DMA write (request and data) must equal the model's, in order.
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use roce_model::blocks::roce_pay_scatter::{scatter, Segment};
+use roce_model::blocks::pay_scatter::{scatter, Segment};
 
 use crate::vl::{pack_bytes, unpack_bytes, Dut, Model};
 use crate::SimError;

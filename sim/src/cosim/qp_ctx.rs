@@ -1,4 +1,4 @@
-//! Lockstep run of `roce_qp_ctx` against `roce_model::blocks::roce_qp_ctx`.
+//! Lockstep run of `roce_qp_ctx` against `roce_model::blocks::qp_ctx`.
 //!
 //! The harness offers a program of QP commands and, from an independent queue, transport
 //! errors (errors race the commands); both attribute read ports take a random request in
@@ -19,7 +19,7 @@ use std::path::Path;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use roce_model::blocks::roce_qp_ctx::{CtxOpPort, QpErr, RoceQpCtx};
+use roce_model::blocks::qp_ctx::{CtxOpPort, QpErr, RoceQpCtx};
 use roce_model::contract::records::{CtxOpCode, QpAttr};
 
 use super::{compare_seq, reset_until_init};

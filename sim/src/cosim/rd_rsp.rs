@@ -1,4 +1,4 @@
-//! Lockstep run of `roce_rd_rsp` against `roce_model::blocks::roce_rd_rsp`: random READ
+//! Lockstep run of `roce_rd_rsp` against `roce_model::blocks::rd_rsp`: random READ
 //! responses (lengths 0 to several MTUs, every MTU, PSNs across the wrap, DMA addresses
 //! anywhere, some outside the IOMMU windows) and ATOMIC Acknowledges, with random DMA read
 //! latency and backpressure on every port. Every descriptor and payload must equal the
@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use roce_model::blocks::roce_rd_rsp::packets;
+use roce_model::blocks::rd_rsp::packets;
 use roce_model::contract::records::{RdRsp, TxDesc};
 use roce_model::engine::{Dma, HostMem};
 

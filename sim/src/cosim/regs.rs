@@ -1,4 +1,4 @@
-//! Lockstep run of `roce_regs` against `roce_model::blocks::roce_regs`, port for port and
+//! Lockstep run of `roce_regs` against `roce_model::blocks::regs`, port for port and
 //! cycle for cycle.
 //!
 //! A random AXI4-Lite master (independent address/data/read channels with random delays,
@@ -14,7 +14,7 @@ use std::path::Path;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use roce_model::blocks::roce_regs::{self as model, RegsIn, RegsParams, RoceRegs};
+use roce_model::blocks::regs::{self as model, RegsIn, RegsParams, RoceRegs};
 use roce_model::contract::regs;
 
 use crate::vl::{Dut, Model, Port};

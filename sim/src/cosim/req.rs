@@ -1,5 +1,5 @@
 //! Lockstep run of `roce_req` against the engine model's requester
-//! (`roce_model::blocks::roce_req`).
+//! (`roce_model::blocks::req`).
 //!
 //! The run has two model engines: A, whose requester the HDL block is, and a peer B that
 //! answers A's packets (ACKs, NAKs, RNR NAKs, READ responses, ATOMIC Acknowledges) over a
@@ -14,12 +14,12 @@
 //!
 //! At the start of each visit of the block (its `m_comp` read) the harness runs one model
 //! visit to the same QP with the same completer state and pacing answer
-//! (`roce_req::visit`), and from then expects its actions, each kind in order: a WQE read
+//! (`req::visit`), and from then expects its actions, each kind in order: a WQE read
 //! (address and length: one to eight consecutive WQEs, answered with one latency and two
 //! beats per WQE, tuser on those of a WQE that cannot be read), pacing question, L_Key
 //! checks (answered from the model's table), packet (descriptor and payload, or a stale
 //! drop on `cnt_stale`), sent bytes, local error; the block's WQE data
-//! hand-offs tell the model the bodies are held (`roce_req::arrived`), and a fetched
+//! hand-offs tell the model the bodies are held (`req::arrived`), and a fetched
 //! malformed WQE must bring a kick. At the end: the state-read port (sq_psn, sq_pi), the
 //! `s_rd` port (req_rd_t) and the send window (`s_win`) of every QP against the model, and
 //! the counters. Optionally a second round ([`Again`]): once the first has settled, QPs are
@@ -29,13 +29,13 @@ use std::collections::{BTreeMap, VecDeque};
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use roce_model::blocks::roce_req::{self, comp_rd, desc_of, headers_of, req_rd};
-use roce_model::blocks::roce_resp::qp_attr;
+use roce_model::blocks::req::{self, comp_rd, desc_of, headers_of, req_rd};
+use roce_model::blocks::resp::qp_attr;
 use roce_model::contract::records::{ReqRd, SqWin, TxDesc};
 use roce_model::contract::{QpState, SqWqe};
 use roce_model::engine::comp::ReqView;
 use roce_model::engine::fetch::fetch_decode;
-use roce_model::engine::qp::CtxOp;
+use roce_model::engine::qp_ctx::CtxOp;
 use roce_model::engine::req::{CompView, WqeRead};
 use roce_model::engine::{Dma, Engine, HostMem, WcStatus};
 use roce_model::wire::{EthernetFields, FrameBuilder, Ipv4Fields};
@@ -433,7 +433,7 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
             comp_q.push_back((now + 2, words_of(&comp_rd(&cv).encode())));
             attr_q.push_back((now + 2, words_of(&attr), u64::from(state)));
             let pace = rng.random_bool(t.pace_p);
-            if let Some(v) = roce_req::visit(&mut eng, q, now - 1, &cv, pace, &mut amem) {
+            if let Some(v) = req::visit(&mut eng, q, now - 1, &cv, pace, &mut amem) {
                 if let Some(rd) = v.read {
                     exp_reads.push_back((q, rd));
                 }
@@ -517,7 +517,7 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
             wqe_half = !wqe_half;
             if !wqe_half {
                 if let Some((q, idx, fetch, b, ok)) = arrivals.pop_front() {
-                    roce_req::arrived(&mut eng, q, idx);
+                    req::arrived(&mut eng, q, idx);
                     if fetch && fetch_decode(&b, ok).is_err() && !hdl_dead.get(&q).copied().unwrap_or(false) {
                         exp_kicks.push_back((q, false));
                     }
@@ -627,7 +627,7 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
             } else {
                 rep.kicks.0 += 1;
             }
-            roce_req::kick(&mut eng, got.0, got.1, now, &mut amem);
+            req::kick(&mut eng, got.0, got.1, now, &mut amem);
             model_changed = true;
             moved = true;
         }
@@ -639,7 +639,7 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
             }
             rep.local_errors += 1;
             let st = WcStatus::try_from(got.1).unwrap_or(WcStatus::LocProtErr);
-            roce_req::local_error(&mut eng, got.0, st, &mut amem);
+            req::local_error(&mut eng, got.0, st, &mut amem);
             model_changed = true;
             moved = true;
         }
@@ -670,7 +670,7 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
             model_changed = true;
         }
         if now % 16 == 0 {
-            roce_req::timers(&mut eng, now, &mut amem);
+            req::timers(&mut eng, now, &mut amem);
             model_changed = true;
         }
         // the completer's state changed: wake the block; a QP in ERR: ENTER_ERR
@@ -767,7 +767,7 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
             rep.divergences.push(format!("QP {q} req_rd: hdl {got_cmp:?} model {want_cmp:?}"));
         }
         if qp.state != QpState::Err {
-            for (idx, w) in roce_req::window(qp) {
+            for (idx, w) in req::window(qp) {
                 let got =
                     read_port(&mut dut, [p.win_v, p.win_q, p.win_ov, p.win_d], Some((p.win_i, idx)), SqWin::SIZE, q)
                         .and_then(|b| SqWin::decode(&b).ok());

@@ -1,5 +1,5 @@
 //! Lockstep run of `roce_resp` against the engine model's responder
-//! (`roce_model::blocks::roce_resp`).
+//! (`roce_model::blocks::resp`).
 //!
 //! The test builds an [`Engine`] (QPs in RTR/RTS, MRs, CQs, receive WQEs in host memory) and
 //! a list of request frames and RQ doorbells. The harness mirrors the QPs' responder state
@@ -22,8 +22,8 @@ use std::collections::{BTreeMap, VecDeque};
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use roce_model::blocks::roce_resp::{qp_attr, responses, Recorder, Response};
-use roce_model::blocks::roce_rx_parse;
+use roce_model::blocks::resp::{qp_attr, responses, Recorder, Response};
+use roce_model::blocks::rx_parse;
 use roce_model::contract::records::{QpAttr, RxFlags, RxHdr};
 use roce_model::contract::Cqe;
 use roce_model::engine::cq::encode_cqe;
@@ -295,7 +295,7 @@ pub fn resp_lockstep(
                 match &ops[next_op] {
                     RespOp::RqDoorbell { qpn, pi } => offer_db = Some((*qpn, *pi & 0xFFFF)),
                     RespOp::Frame(f) => {
-                        let h = roce_rx_parse::parse(f);
+                        let h = rx_parse::parse(f);
                         if is_rc_request(&h) && attrs.contains_key(&h.dest_qp) {
                             offer_req = Some((h, h.dest_qp));
                         }

@@ -1,4 +1,4 @@
-//! Lockstep run of `roce_rx_disp` against `roce_model::blocks::roce_rx_disp` (the engine's
+//! Lockstep run of `roce_rx_disp` against `roce_model::blocks::rx_disp` (the engine's
 //! RX decision): frames of every kind through `roce_rx_parse`'s model into the block, QP
 //! states from a table on the attribute port, random gaps and backpressure on every
 //! output. Each record's outcome (forwarded to the responder or the completer with its
@@ -10,10 +10,10 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use roce_model::blocks::roce_rx_disp::verdict;
-use roce_model::blocks::roce_rx_parse;
+use roce_model::blocks::rx_disp::verdict;
+use roce_model::blocks::rx_parse;
 use roce_model::contract::records::{QpAttr, RxFlags, RxHdr};
-use roce_model::engine::rx::RxVerdict;
+use roce_model::engine::rx_disp::RxVerdict;
 
 use crate::vl::{pack_bytes, unpack_bytes, Dut, Model};
 use crate::SimError;
@@ -130,7 +130,7 @@ pub fn rx_disp_lockstep(
     let recs: Vec<(RxHdr, Vec<u8>)> = frames
         .iter()
         .map(|f| {
-            let h = roce_rx_parse::parse(f);
+            let h = rx_parse::parse(f);
             let (o, n) = (usize::from(h.payload_off), usize::from(h.payload_len));
             let pl =
                 if h.flags.contains(RxFlags::PAYLOAD) { f.get(o..o + n).unwrap_or(&[]).to_vec() } else { Vec::new() };

@@ -1,5 +1,5 @@
 //! Lockstep run of `roce_rx_parse`: the Verilated parser and its model
-//! (`roce_model::blocks::roce_rx_parse`) get the same frames; every record and every payload
+//! (`roce_model::blocks::rx_parse`) get the same frames; every record and every payload
 //! beat is compared, under random input gaps and independent random backpressure on the
 //! record and payload outputs.
 
@@ -8,7 +8,7 @@ use std::path::Path;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use roce_model::blocks::axis::{split_frame, AxisBeat};
-use roce_model::blocks::roce_rx_parse::{self as model, BYTES};
+use roce_model::blocks::rx_parse::{self as model, BYTES};
 use roce_model::contract::records::RxHdr;
 
 use crate::cosim::Divergence;

@@ -1,4 +1,4 @@
-//! Lockstep run of `roce_tx_arb` against `roce_model::blocks::roce_tx_arb`: CNPs, ACKs, READ
+//! Lockstep run of `roce_tx_arb` against `roce_model::blocks::tx_arb`: CNPs, ACKs, READ
 //! responses and requests offered on the four inputs with random gaps, QPs with random
 //! attributes (every encapsulation, own VLAN or the port's, DSCP, hop limit, flow label, UDP
 //! port), a random port identity, PFC pauses, and random backpressure on the record and the
@@ -11,10 +11,10 @@ use std::collections::VecDeque;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use roce_model::blocks::roce_tx_arb::RoceTxArb;
-use roce_model::blocks::roce_tx_build;
+use roce_model::blocks::tx_arb::RoceTxArb;
+use roce_model::blocks::tx_build;
 use roce_model::contract::records::{QpAttr, TxDesc, TxFlags, TxHdr};
-use roce_model::engine::tx::TxPort;
+use roce_model::engine::tx_arb::TxPort;
 
 use crate::vl::{pack_bytes, unpack_bytes, Dut, Model};
 use crate::SimError;
@@ -335,7 +335,7 @@ fn finish(
     }
     let a = &attrs[qpn as usize % attrs.len()];
     let want = model.builder(port, a, &d).and_then(|b| b.build(&want_pl).ok());
-    let got = roce_tx_build::build(&h, &pl).ok();
+    let got = tx_build::build(&h, &pl).ok();
     if got != want {
         rep.divergences.push(format!(
             "frame {} (QP {qpn}, opcode {:#x}): hdl {:02x?}\nmodel {:02x?}",

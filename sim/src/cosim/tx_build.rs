@@ -1,6 +1,6 @@
 //! Lockstep run of `roce_tx_build`: the Verilated builder gets packet records and payload
 //! packets, and every output beat is compared with the frame the model
-//! (`roce_model::blocks::roce_tx_build`, i.e. the wire codec's `FrameBuilder`) builds, under
+//! (`roce_model::blocks::tx_build`, i.e. the wire codec's `FrameBuilder`) builds, under
 //! random gaps on both inputs and random backpressure on the output. Dropped records are
 //! counted on `drop`.
 
@@ -9,7 +9,7 @@ use std::path::Path;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use roce_model::blocks::axis::{split_frame, AxisBeat};
-use roce_model::blocks::roce_tx_build::{self as model, BYTES};
+use roce_model::blocks::tx_build::{self as model, BYTES};
 use roce_model::contract::records::TxHdr;
 
 use crate::cosim::Divergence;

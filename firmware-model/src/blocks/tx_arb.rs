@@ -6,7 +6,7 @@
 
 use crate::contract::records::{QpAttr, TxDesc, TxDescFlags};
 use crate::contract::Encap;
-use crate::engine::tx::{frame_builder, TxAddr, TxPort};
+use crate::engine::tx_arb::{frame_builder, TxAddr, TxPort};
 use crate::wire::{
     AethFields, AtomicAckEthFields, AtomicEthFields, BthFields, ExtHeaderKind, ExtHeaders, FrameBuilder, IethFields,
     ImmDtFields, Opcode, RethFields,

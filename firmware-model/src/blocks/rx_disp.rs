@@ -6,7 +6,7 @@
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 use crate::contract::records::{RxFlags, RxHdr};
-use crate::engine::rx::{rx_verdict, RxFacts, RxVerdict};
+use crate::engine::rx_disp::{rx_verdict, RxFacts, RxVerdict};
 use crate::wire::Opcode;
 
 /// The decision for record `h`; `enabled` is CTRL.ENABLE (`None` when disabled: dropped).

@@ -5,7 +5,7 @@
 
 use std::collections::VecDeque;
 
-use crate::engine::qp::AckOwed;
+use crate::engine::qp_ctx::AckOwed;
 use crate::engine::resp::ack_merge;
 
 /// An ACK/NAK sent: (QP, PSN, syndrome, MSN).

@@ -4,7 +4,7 @@
 //! commands in the order the HDL accepted them.
 
 use crate::contract::{CmdErrorCode, CmdOpcode};
-use crate::engine::mr::{mr_command, MrError, MrTable};
+use crate::engine::mr_check::{mr_command, MrError, MrTable};
 
 /// Cycles from a request's acceptance to its result being valid (no backpressure).
 pub const LATENCY: u64 = 4;

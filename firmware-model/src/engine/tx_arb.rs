@@ -1,4 +1,5 @@
-//! `roce_tx_build`: the transmit arbiter, header builder and MAC pacing.
+//! `roce_tx_arb`: the transmit arbiter, header assembly and MAC pacing (the frame itself is
+//! built by `wire::FrameBuilder`, `roce_tx_build`'s counterpart).
 //!
 //! Priority per frame slot: CNPs, then owed ACK/NAKs (one per QP, coalesced), then READ
 //! responses and atomic ACKs, then requests (round-robin over QPs with work; the requester
@@ -16,13 +17,13 @@ use crate::wire::{
 };
 
 use super::mem::Dma;
-use super::qp::Qp;
+use super::qp_ctx::Qp;
 use super::req::Blocked;
 use super::types::*;
 use super::{Engine, TxKind, TxPkt};
 
 /// Header build + ICRC insert latency in cycles (the `roce_icrc` pipeline dominates).
-pub const LATENCY: u64 = 3 + crate::blocks::roce_icrc::LATENCY as u64;
+pub const LATENCY: u64 = 3 + crate::blocks::icrc::LATENCY as u64;
 
 /// Bytes of request payload the requester keeps ahead of the MAC (`roce_req`'s payload FIFO,
 /// 32 KiB): a packet is made only with room for one of the largest MTU (4096).

@@ -57,7 +57,7 @@ pub enum FrameFate {
 }
 
 /// Beat-level model with the same push/pop API as
-/// [`RoceIcrc`](super::roce_icrc::RoceIcrc).
+/// [`RoceIcrc`](super::icrc::RoceIcrc).
 #[derive(Debug)]
 pub struct RoceAxisDropFifo {
     bytes: usize,

@@ -3,14 +3,14 @@
 //! [`Engine::comp_flush`]), run at the start of each of the block's operations
 //! (`dbg_op_*`) with the requester's state the block reads there (`req_rd_t` on `m_rd`, the
 //! send window on `m_win`). The lockstep test plays the requester with the engine's own
-//! (`blocks::roce_req::visit`) and a peer engine answering; it compares the block's
+//! (`blocks::req::visit`) and a peer engine answering; it compares the block's
 //! completions, DMA writes, QP errors, wakes, counters and its state as `comp_rd_t` (at each
 //! wake and at the end).
 //! Operation-level, not cycle-level.
 
 use crate::engine::comp::{ReqView, LATENCY};
 use crate::engine::fetch::extend16;
-use crate::engine::rx::rx_pkt;
+use crate::engine::rx_disp::rx_pkt;
 use crate::engine::{Dma, Engine, QpState};
 use crate::wire::parse_frame;
 

@@ -12,7 +12,7 @@
 use crate::contract::records::{CompRd, ReqRd, SqWin, TxDesc, TxDescFlags};
 use crate::contract::{CqeStatus, SqFlags, SqOpcode};
 use crate::engine::comp::ReqView;
-use crate::engine::qp::{wqe_store_slot, Qp, RewindReq, SqEntry};
+use crate::engine::qp_ctx::{wqe_store_slot, Qp, RewindReq, SqEntry};
 use crate::engine::req::{CompView, ReqVisit};
 use crate::engine::{Dma, Engine, SendOp, TxPkt, WcStatus};
 use crate::wire::{AtomicEthFields, BthFields, ExtHeaderKind, ExtHeaders, IethFields, ImmDtFields, Opcode, RethFields};

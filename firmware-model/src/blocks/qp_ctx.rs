@@ -1,5 +1,5 @@
 //! Model of `hdl/rtl/roce_qp_ctx.sv`: the QP table, the QP commands, the attribute read
-//! ports and the transport error port, as the engine model has them (`engine::qp`:
+//! ports and the transport error port, as the engine model has them (`engine::qp_ctx`:
 //! [`qp_command`], [`Qp::transport_error`], [`Qp::to_attr`], [`Qp::ctx_op`]).
 //! Operation-level: each command or error gives its outcome and the context ops it sends to
 //! the owners of the engine state; the lockstep test applies them in the order the HDL
@@ -11,7 +11,7 @@
 
 use crate::contract::records::QpAttr;
 use crate::contract::{CmdErrorCode, CmdOpcode, QpState};
-use crate::engine::qp::{qp_command, CtxOp, Qp};
+use crate::engine::qp_ctx::{qp_command, CtxOp, Qp};
 
 /// A context op as the port carries it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

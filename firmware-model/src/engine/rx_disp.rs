@@ -1,4 +1,5 @@
-//! `roce_rx_parse`: frame classification and dispatch on the receive side.
+//! `roce_rx_disp`: frame classification and dispatch on the receive side (the parsing of
+//! `roce_rx_parse` is `wire::parse_frame` here).
 //!
 //! Each received frame is parsed (`wire::parse_frame`), its ICRC checked (the `roce_icrc`
 //! block, check mode), its QP looked up (`roce_qp_ctx`), and it is handed to the responder
@@ -6,7 +7,7 @@
 //! (CNPs). PFC pause frames stop the MAC for their priority. Everything else is counted and
 //! dropped. Latency: the frame's beats plus [`LATENCY`].
 
-use crate::blocks::roce_icrc;
+use crate::blocks::icrc;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 use crate::wire::{self, ExtHeaders, Frame, Opcode, L3};
@@ -167,7 +168,7 @@ impl Engine {
             self.counters.rx_dropped += 1;
             return;
         }
-        let at = now + frame.len().div_ceil(64) as u64 + LATENCY + roce_icrc::LATENCY as u64;
+        let at = now + frame.len().div_ceil(64) as u64 + LATENCY + icrc::LATENCY as u64;
         let f = match wire::parse_frame(frame) {
             Ok(f) => f,
             Err(_) => {
@@ -216,7 +217,7 @@ impl Engine {
             self.counters.rx_icrc_errors += 1;
             return;
         }
-        let Some(pkt) = rx_pkt(&f, at + super::qp::LATENCY) else { return };
+        let Some(pkt) = rx_pkt(&f, at + super::qp_ctx::LATENCY) else { return };
         match verdict {
             RxVerdict::Cnp(qpn) => {
                 self.counters.cnp_rcvd += 1;
