@@ -10,7 +10,7 @@
 //! fault: bad R_Key, out of bounds, read-only region written, opcode out of sequence,
 //! wrong packet length, WRITE past its RETH, misaligned atomic, invalid R_Key to
 //! invalidate, unreadable RQ. Random backpressure on every output and DMA latency.
-//! `cosim_resp` lists what is compared.
+//! `roce_sim::cosim::resp` lists what is compared.
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
