@@ -100,6 +100,12 @@ pub fn random_shape(rng: &mut impl RngCore, max_body: usize) -> FrameShape {
     }
 }
 
+/// Whether `ROCE_SOAK` asks for the long randomized runs (set and not `0`): more seeds and
+/// rounds, and the cases the default run leaves out (README, "Soak and fuzz").
+pub fn soak() -> bool {
+    std::env::var("ROCE_SOAK").is_ok_and(|v| !v.is_empty() && v != "0")
+}
+
 /// Environment variable that lets a machine without the external oracles (python3 + scapy,
 /// tshark) skip the tests that need them. CI never sets it: there, a missing oracle fails.
 pub const SKIP_ORACLES: &str = "ROCE_SKIP_ORACLES";

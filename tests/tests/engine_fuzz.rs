@@ -97,7 +97,7 @@ fn random_frame(rng: &mut ChaCha8Rng, pair: &Pair, epsn: u32) -> Vec<u8> {
 
 #[test]
 fn arbitrary_packets_never_write_outside_registered_memory() {
-    let rounds = if std::env::var_os("ROCE_SOAK").is_some() { 50 } else { 1 };
+    let rounds = if roce_tests::soak() { 50 } else { 1 };
     let (mut executed, mut naks) = (0usize, 0u64);
     for seed in 0..(4 * rounds) {
         let mut pair =
