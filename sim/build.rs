@@ -9,6 +9,8 @@
 //! Rust. The Verilator runtime is compiled once into its own library. `--features fst` adds
 //! FST waveform support (`--trace-fst`, zlib).
 //!
+//! Under `cargo clippy` only `models.rs` is written (nothing is linked there).
+//!
 //! Pitfalls: obj_dir is cleared first (generated names carry hashes), the C++ is compiled at
 //! -O2 even in dev builds (-O0 simulates about 7x slower), and `verilated_threads.cpp` is
 //! needed even with one thread.
@@ -160,6 +162,12 @@ fn main() {
     println!("cargo:rerun-if-changed={}", manifest.join("csrc").display());
     println!("cargo:rerun-if-env-changed=VERILATOR_ROOT");
     println!("cargo:rerun-if-env-changed=ROCE_SIM_ONLY");
+    // `cargo clippy` runs this script apart from the build (clippy-driver wraps rustc, so the
+    // script has its own OUT_DIR) and links nothing: the Rust needs only models.rs. Without
+    // this the Verilator build was done twice per fresh clone, once for clippy.
+    if std::env::var("RUSTC_WORKSPACE_WRAPPER").is_ok_and(|w| w.contains("clippy-driver")) {
+        return;
+    }
     let vroot = verilator_root();
     let trace = if fst { "1" } else { "0" };
 
