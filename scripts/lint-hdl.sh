@@ -5,13 +5,13 @@
 #   VERILATOR=/path/verilator scripts/lint-hdl.sh
 #
 # What is linted:
-#   1. every top-level configuration in boards/synth/configs.txt (the list roce-synth also
-#      reads; `config` and `board` lines alike), with its parameters and exactly its file
-#      list, so the lists stay complete;
-#   2. every module file hdl/rtl/*.sv that is not a package, standalone at its default
-#      parameters: all packages (in dependency order) plus the file, with hdl/rtl as the
-#      library path for the modules it instantiates. The top module must be named after the
-#      file (one module per file);
+#   1. every top-level configuration in hdl/configs.txt (the list roce-synth and sim/build.rs
+#      also read; `config`, `synth`, `model` and `board` lines alike), with its parameters
+#      and exactly its file list, so the lists stay complete;
+#   2. every module file hdl/rtl/*.sv and hdl/rtl/gen/*.sv that is not a package, standalone
+#      at its default parameters: all packages (in dependency order) plus the file, with both
+#      folders as the library path for the modules it instantiates. The top module must be
+#      named after the file (one module per file);
 #   3. all packages together;
 #   4. when Yosys is installed (YOSYS=/path/yosys, else `yosys` on PATH), Yosys's front end
 #      over all packages and module files (`read_verilog -sv`, which elaborates every module
@@ -24,7 +24,8 @@ set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 rtl=$root/hdl/rtl
-configs=$root/boards/synth/configs.txt
+gen=$rtl/gen
+configs=$root/hdl/configs.txt
 njobs=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 VERILATOR=${VERILATOR:-verilator}
 YOSYS=${YOSYS:-yosys}
@@ -59,7 +60,7 @@ run() {
   run_cmd "$name" "$VERILATOR" --lint-only -Wall "$tmp/waivers.vlt" "$@"
 }
 
-# --- 1. configurations from boards/synth/configs.txt (grammar: see that file) ---------------
+# --- 1. configurations from hdl/configs.txt (grammar: see that file) -------------------------
 declare -A fileset=()
 expand() { # expand LINE ITEM...: files (absolute) of fileset references and plain files
   local line=$1 item
@@ -72,6 +73,8 @@ expand() { # expand LINE ITEM...: files (absolute) of fileset references and pla
     elif [[ $item == */* ]]; then # a path from the repository root (board files)
       [[ /$item/ != */../* && /$item/ != */./* && $item != /* ]] || die "$configs:$line: bad file item '$item'"
       printf '%s ' "$root/$item"
+    elif [[ -f $gen/$item ]]; then # generated
+      printf '%s ' "$gen/$item"
     else
       printf '%s ' "$rtl/$item"
     fi
@@ -90,7 +93,7 @@ while IFS= read -r line || [[ -n $line ]]; do
       ((${#w[@]} >= 3)) || die "$configs:$lineno: usage: fileset NAME ITEM..."
       fileset[${w[1]}]=$(expand "$lineno" "${w[@]:2}")
       ;;
-    config | board)
+    config | synth | model | board)
       ((${#w[@]} >= 5)) || die "$configs:$lineno: usage: ${w[0]} NAME TOP PARAMS ITEM..."
       name=${w[1]} top=${w[2]} params=${w[3]}
       [[ $name =~ ^[A-Za-z0-9_-]+$ ]] || die "$configs:$lineno: bad config name '$name'"
@@ -107,15 +110,15 @@ while IFS= read -r line || [[ -n $line ]]; do
       run "config.$name" "${args[@]}" "${files[@]}"
       nconfigs=$((nconfigs + 1))
       ;;
-    *) die "$configs:$lineno: unknown directive '${w[0]}' (expected fileset, config or board)" ;;
+    *) die "$configs:$lineno: unknown directive '${w[0]}' (expected fileset, config, synth, model or board)" ;;
   esac
 done <"$configs"
 
-# --- 2./3. every file under hdl/rtl/ ------------------------------------------------------
+# --- 2./3. every file under hdl/rtl/ and hdl/rtl/gen/ ---------------------------------------
 shopt -s nullglob
-all_pkgs=("$rtl"/*_pkg.sv)
+all_pkgs=("$rtl"/*_pkg.sv "$gen"/*_pkg.sv)
 modules=()
-for f in "$rtl"/*.sv; do
+for f in "$rtl"/*.sv "$gen"/*.sv; do
   [[ $f == *_pkg.sv ]] || modules+=("$f")
 done
 
@@ -143,7 +146,7 @@ done
 
 for f in "${modules[@]}"; do
   top=$(basename "$f" .sv)
-  run "module.$top" -y "$rtl" +libext+.sv -I"$rtl" --top-module "$top" "${pkgs[@]}" "$f"
+  run "module.$top" -y "$rtl" -y "$gen" +libext+.sv -I"$rtl" --top-module "$top" "${pkgs[@]}" "$f"
 done
 if ((${#pkgs[@]} > 0)); then
   run packages -I"$rtl" "${pkgs[@]}"

@@ -28,7 +28,7 @@ set reports [file join $out reports]
 file mkdir $reports
 
 # ---------------------------------------------------------------- sources
-# The file list is the `board u250_top` line of boards/synth/configs.txt (the list the lint
+# The file list is the `board u250_top` line of hdl/configs.txt (the list the lint
 # and Yosys checks read), without the black-box stubs, which stand in for the IP below.
 proc config_files {path name} {
   set fh [open $path r]
@@ -42,7 +42,7 @@ proc config_files {path name} {
     set kind [lindex $w 0]
     switch -- $kind {
       fileset { set items [lrange $w 2 end] }
-      config - board { set items [lrange $w 4 end] }
+      config - synth - model - board { set items [lrange $w 4 end] }
       default { close $fh; error "$path: unknown directive '$kind'" }
     }
     set expanded {}
@@ -51,6 +51,8 @@ proc config_files {path name} {
         lappend expanded {*}[dict get $sets [string range $item 1 end]]
       } elseif {[string first "/" $item] >= 0} {
         lappend expanded $item
+      } elseif {[file exists [file join $::root hdl rtl gen $item]]} {
+        lappend expanded "hdl/rtl/gen/$item"
       } else {
         lappend expanded "hdl/rtl/$item"
       }
@@ -68,7 +70,7 @@ proc config_files {path name} {
 }
 
 set sources {}
-foreach f [config_files [file join $root boards synth configs.txt] u250_top] {
+foreach f [config_files [file join $root hdl configs.txt] u250_top] {
   if {[string match "*vendor_stubs.sv" $f]} { continue }
   lappend sources [file join $root $f]
 }

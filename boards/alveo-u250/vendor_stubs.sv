@@ -6,7 +6,7 @@
 //  Vivado has the real UNISIM primitives; these stubs would shadow them.
 // ============================================================================================
 //
-// Used by the `u250_top` line of boards/synth/configs.txt, so that Verilator lint
+// Used by the `u250_top` line of hdl/configs.txt, so that Verilator lint
 // (scripts/lint-hdl.sh) and the Yosys elaboration check (roce-synth) can read
 // roce_u250_top.sv: every module here declares exactly the ports and parameters
 // roce_u250_top connects (the real IP has more ports, all optional outputs or inputs with

@@ -6,23 +6,16 @@ use std::path::PathBuf;
 /// Everything that can go wrong in the synthesis flow.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// A line of the configuration list is malformed.
-    #[error("{}:{line}: {msg}", path.display())]
-    Config {
-        /// The configuration list.
-        path: PathBuf,
-        /// 1-based line number.
-        line: usize,
-        /// What is wrong.
-        msg: String,
-    },
-    /// A configuration lists a file that does not exist.
-    #[error("config `{config}`: missing HDL file {}", path.display())]
-    MissingFile {
-        /// Configuration name.
-        config: String,
-        /// The file it lists.
-        path: PathBuf,
+    /// The configuration list is unreadable or malformed, or names a missing file.
+    #[error(transparent)]
+    Hdl(#[from] roce_hdl::Error),
+    /// A netlist is deeper than `--max-levels`.
+    #[error("deeper than {max} logic levels: {deep}")]
+    TooDeep {
+        /// The limit.
+        max: u32,
+        /// `config (flow) levels`, comma-separated.
+        deep: String,
     },
     /// A configuration named on the command line is not in the list.
     #[error("unknown config `{name}` (known: {known})")]

@@ -7,11 +7,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::levels;
 use crate::stat::{self, Class, Resources};
 use crate::yosys::{self, Flow};
+use roce_hdl::Config;
 
 /// One Yosys run to do.
 #[derive(Debug, Clone)]
@@ -73,7 +73,7 @@ pub struct RunResult {
 pub fn jobs(configs: &[Config], families: &[String], generic: bool) -> Vec<Job> {
     let mut out = Vec::new();
     for c in configs {
-        if c.board {
+        if c.is_board() {
             out.push(Job { config: c.clone(), flow: Flow::Elab });
             continue;
         }
@@ -99,7 +99,7 @@ pub fn snapshot(configs: &[Config], root: &Path, dest: &Path) -> Result<u64> {
     files.dedup();
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for f in files {
-        let from = root.join(crate::config::workspace_path(f));
+        let from = root.join(roce_hdl::workspace_path(root, f));
         let bytes = std::fs::read(&from).map_err(|source| Error::Read { path: from, source })?;
         for b in f.as_bytes().iter().chain([0u8].iter()).chain(bytes.iter()) {
             hash = (hash ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3);
@@ -172,10 +172,10 @@ pub fn covered(configs: &[Config]) -> Vec<String> {
     configs
         .iter()
         .filter(|c| {
-            !c.board
+            !c.is_board()
                 && c.params.is_empty()
                 && configs.iter().any(|d| {
-                    !d.board
+                    !d.is_board()
                         && d.name != c.name
                         && d.files.len() > c.files.len()
                         && c.files.iter().all(|f| d.files.contains(f))
@@ -354,7 +354,7 @@ mod tests {
             top: "t".into(),
             params: vec![("DATA_W".into(), w.into())],
             files: vec!["t.sv".into()],
-            board: false,
+            kind: roce_hdl::Kind::Config,
         }
     }
 
@@ -396,7 +396,7 @@ mod tests {
         let mut board = engine.clone();
         board.name = "board".into();
         board.files.push("board.sv".into());
-        board.board = true;
+        board.kind = roce_hdl::Kind::Board;
         // at non-default parameters a block is its own configuration
         let wide = cfg("wide", "512");
         assert_eq!(covered(&[block.clone(), engine.clone(), board.clone(), wide]), ["block"]);
@@ -408,7 +408,7 @@ mod tests {
     #[test]
     fn board_tops_are_only_elaborated() {
         let mut b = cfg("top", "1");
-        b.board = true;
+        b.kind = roce_hdl::Kind::Board;
         let cs = [cfg("a64", "64"), b];
         for (fams, generic) in [(vec!["xc7".to_string(), "xcup".to_string()], true), (vec![], false)] {
             let js = jobs(&cs, &fams, generic);

@@ -1,7 +1,7 @@
 //! Board top levels and synthesis flows for the RoCEv2 offload engine.
 //!
-//! Today: the Yosys flow behind `roce-synth`. Every top-level configuration in
-//! `boards/synth/configs.txt` ([`config`]) is synthesized with Yosys, generically (`synth`)
+//! Today: the Yosys flow behind `roce-synth`. Every `config`, `synth` and `board` line of
+//! `hdl/configs.txt` (crate [`roce_hdl`]) is synthesized with Yosys, generically (`synth`)
 //! and for Xilinx families (`synth_xilinx`), the logs are checked for serious warnings
 //! ([`yosys::SERIOUS`]) and the resource counts ([`stat`]) are written to
 //! `boards/synth/REPORT.md` and `report.json` ([`report`]), with the logic levels of the
@@ -11,7 +11,6 @@
 #![deny(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 
-pub mod config;
 pub mod error;
 pub mod flow;
 pub mod levels;

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::config::Config;
 use crate::error::{Error, Result};
+use roce_hdl::Config;
 
 /// Which synthesis a run does.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -280,7 +280,7 @@ mod tests {
             top: "t".into(),
             params: vec![("W".into(), "8".into()), ("I".into(), "1".into())],
             files: vec!["a_pkg.sv".into(), "t.sv".into()],
-            board: false,
+            kind: roce_hdl::Kind::Config,
         }
     }
 

@@ -3,10 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
-use roce_boards::config::Config;
 use roce_boards::flow::{self, Options};
 use roce_boards::yosys::Flow;
 use roce_boards::Error;
+use roce_hdl::Config;
 
 fn have_yosys() -> bool {
     let ok = std::process::Command::new("yosys").arg("-V").output().is_ok();
@@ -33,7 +33,7 @@ fn cfg(name: &str, top: &str, params: &[(&str, &str)], files: &[&str]) -> Config
         top: top.into(),
         params: params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
         files: files.iter().map(|f| f.to_string()).collect(),
-        board: false,
+        kind: roce_hdl::Kind::Config,
     }
 }
 
@@ -110,7 +110,7 @@ fn serious_warnings_latches_and_errors_fail() {
     let e = one(&opts, cfg("p", "good", &[("NOPE", "1")], &["good.sv"]), Flow::Generic).unwrap_err();
     assert!(matches!(&e, Error::YosysFailed { message, .. } if message.contains("NOPE")), "{e}");
     let e = one(&opts, cfg("f", "good", &[], &["missing.sv"]), Flow::Generic).unwrap_err();
-    assert!(matches!(e, Error::MissingFile { .. }), "{e}");
+    assert!(matches!(e, Error::Hdl(roce_hdl::Error::MissingFile { .. })), "{e}");
 }
 
 const RAM: &str = "module ram (input logic clk, we, input logic [9:0] wa, ra, \
@@ -182,7 +182,7 @@ fn elaboration_checks_board_tops_against_black_boxes() {
         ],
     );
     let mut c = cfg("b", "top", &[], &["stub.sv", "ok.sv"]);
-    c.board = true;
+    c.kind = roce_hdl::Kind::Board;
     let jobs = flow::jobs(std::slice::from_ref(&c), &["xc7".to_string()], true);
     assert_eq!(jobs.len(), 1);
     let r = flow::run_all(&jobs, &opts, |_, _, _, _| {}).unwrap();

@@ -3,7 +3,7 @@
 //! The HDL computes the ICRC with wide parallel updates and then corrects for zero bytes it
 //! had to feed in place of absent ones; both are linear maps of the 32-bit CRC register.
 //! This module derives those maps from the byte-wise definition, so the constants in the
-//! generated SystemVerilog (`hdl/rtl/roce_crc32_*.sv`) and the model share one origin.
+//! generated SystemVerilog (`hdl/rtl/gen/roce_crc32_*.sv`) and the model share one origin.
 //!
 //! Conventions: the *raw register* is the CRC state before the final inversion (zlib's
 //! `crc32()` returns `!raw` when started from `0xFFFF_FFFF`). Bit `i` of a byte vector is bit

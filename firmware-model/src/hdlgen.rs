@@ -1,7 +1,7 @@
 //! Generators for the SystemVerilog files whose constants come from the model.
 //!
-//! The CRC-32 XOR networks in `hdl/rtl/roce_crc32_update.sv` and the correction functions in
-//! `hdl/rtl/roce_crc32_pkg.sv` are derived here from the byte-wise CRC definition in
+//! The CRC-32 XOR networks in `hdl/rtl/gen/roce_crc32_update.sv` and the correction functions in
+//! `hdl/rtl/gen/roce_crc32_pkg.sv` are derived here from the byte-wise CRC definition in
 //! [`crate::crc32`]. The generated files are committed; a test regenerates them and fails if
 //! they differ (`cargo run -p roce-model --bin roce-gen-hdl` rewrites them).
 
@@ -38,7 +38,7 @@ fn map32_expr(m: &Gf2Map, var: &str) -> String {
     s
 }
 
-/// `hdl/rtl/roce_crc32_pkg.sv`.
+/// `hdl/rtl/gen/roce_crc32_pkg.sv`.
 pub fn crc32_pkg_sv() -> String {
     let mut o = String::new();
     header(
@@ -142,7 +142,7 @@ fn xor_tree(o: &mut String, name: &str, mut leaves: Vec<String>, out: &str) {
     let _ = writeln!(o, "    assign {out} = ^{{{}}};", leaves.join(", "));
 }
 
-/// `hdl/rtl/roce_crc32_update.sv`.
+/// `hdl/rtl/gen/roce_crc32_update.sv`.
 pub fn crc32_update_sv() -> String {
     let mut o = String::new();
     header(
@@ -190,7 +190,7 @@ fn hex_bytes(bytes: &[u8]) -> String {
     bytes.iter().rev().map(|b| format!("{b:02x}")).collect()
 }
 
-/// `hdl/rtl/roce_icrc_pkg.sv`: per-layout byte templates of the ICRC input masking.
+/// `hdl/rtl/gen/roce_icrc_pkg.sv`: per-layout byte templates of the ICRC input masking.
 pub fn icrc_pkg_sv() -> String {
     let mut o = String::new();
     header(
@@ -237,10 +237,10 @@ pub fn icrc_pkg_sv() -> String {
 /// Every generated file: (path relative to the repository root, contents).
 pub fn generated_files() -> Vec<(&'static str, String)> {
     let mut v = vec![
-        ("hdl/rtl/roce_crc32_pkg.sv", crc32_pkg_sv()),
-        ("hdl/rtl/roce_crc32_update.sv", crc32_update_sv()),
-        ("hdl/rtl/roce_icrc_pkg.sv", icrc_pkg_sv()),
-        ("hdl/rtl/roce_opcode_pkg.sv", opcode_pkg_sv()),
+        ("hdl/rtl/gen/roce_crc32_pkg.sv", crc32_pkg_sv()),
+        ("hdl/rtl/gen/roce_crc32_update.sv", crc32_update_sv()),
+        ("hdl/rtl/gen/roce_icrc_pkg.sv", icrc_pkg_sv()),
+        ("hdl/rtl/gen/roce_opcode_pkg.sv", opcode_pkg_sv()),
     ];
     v.extend(crate::contract::generated_files());
     v
@@ -314,7 +314,7 @@ pub fn op_info(code: u8) -> u32 {
     v | ext << OPI_EXT_LSB | (op.ext_headers_len() as u32) << OPI_EXT_LEN_LSB | ((imm / 4) as u32) << OPI_IMM_OFF4_LSB
 }
 
-/// `hdl/rtl/roce_opcode_pkg.sv`: the BTH opcode table of `wire::Opcode` as a function.
+/// `hdl/rtl/gen/roce_opcode_pkg.sv`: the BTH opcode table of `wire::Opcode` as a function.
 pub fn opcode_pkg_sv() -> String {
     let mut o = String::new();
     header(

@@ -64,7 +64,8 @@ fn built(rng: &mut StdRng) -> Vec<u8> {
 
 #[test]
 fn engine_rx_fuzz_body_seeded() {
-    let rounds = if std::env::var_os("ROCE_SOAK").is_some() { 50 } else { 1 };
+    let soak = std::env::var("ROCE_SOAK").is_ok_and(|v| !v.is_empty() && v != "0");
+    let rounds = if soak { 50 } else { 1 };
     let (mut fed, mut writes, mut replies) = (0, 0, 0);
     for seed in 0..(20 * rounds) {
         let mut rng = StdRng::seed_from_u64(seed);

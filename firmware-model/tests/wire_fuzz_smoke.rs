@@ -150,11 +150,8 @@ fn mutate(rng: &mut StdRng, frame: &[u8]) -> Vec<u8> {
 }
 
 fn capture_frames() -> Vec<Vec<u8>> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/vectors/rxe");
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        eprintln!("note: {} not found, fuzzing without capture seeds", dir.display());
-        return Vec::new();
-    };
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/vectors/rxe");
+    let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
     let mut frames = Vec::new();
     let mut paths: Vec<_> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
     paths.sort();
@@ -235,6 +232,7 @@ fn fuzz_body_over_valid_and_mutated_frames() {
 #[test]
 fn fuzz_body_over_mutated_captures() {
     let frames = capture_frames();
+    assert!(frames.len() > 300, "{} capture frames", frames.len());
     let mut rng = StdRng::seed_from_u64(0x5EED_0003);
     let mut stats = Stats::default();
     for f in &frames {

@@ -1,29 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0 OR MIT
 //
-// roce_ack_q: the ACK/NAK coalescer between the responder and the TX arbiter. Per QP it
-// keeps the one ACK or NAK the QP owes (PSN, syndrome, MSN) in a table, and the QPs that
-// owe one in a FIFO in the order they first came to owe it, so a QP's ACK keeps its turn
-// on the wire while newer ones replace it (a stream of AckReq packets is acknowledged as it
-// goes). Exactly the engine model's `Engine::owe_ack` rule (engine::resp::ack_merge): a new
-// request replaces the owed one, except that a NAK or RNR NAK stays owed against an ACK
-// that is not newer than it.
-//   s_ack (from roce_resp's m_ack): owe an ACK/NAK.
-//   s_clr: forget what a QP owes (its context was reset).
-//   m_desc: the next owed ACK/NAK as a tx_desc_t (opcode Acknowledge, PSN, AETH), taken
-//     from the FIFO head; the QP's entry is cleared when it is sent. A QP whose entry was
-//     cleared while it waited in the FIFO is skipped.
-// Model: firmware-model blocks::roce_ack_q (the engine's owe_ack rule and the TX side's
-// ACK queue); lockstep test tests/tests/ack_q_cosim.rs.
-//
-// Structure: the table (2^LOG_N x 58 bits, BRAM) and the FIFO (2^LOG_N QPNs: a QP is in it
-// at most once (the entry's queued bit), so it never overflows) serve one operation at a time: a request or a clear
-// is read, merged and written back; a send pops the FIFO and reads and clears the entry.
-// The table's write is registered (made the cycle after the operation decides it, with the
-// written entry forwarded to a read of it in that cycle).
-// Latency: a request taken in cycle c is on m_desc in c+6 (empty queue, no other input).
-// Throughput: one request or clear per 2 cycles (also while an ACK waits on m_desc); one
-//   ACK sent per 4 cycles (the responder makes at most one request per packet, more than
-//   a dozen cycles apart).
+// roce_ack_q: the ACK/NAK coalescer between the responder and the TX arbiter. Per QP the one
+// ACK or NAK the QP owes (table, BRAM) and a FIFO of the QPs that owe one, in the order they
+// first came to owe it: a new request replaces the owed one (a NAK stays owed against an ACK
+// that is not newer), and the QP keeps its turn (engine::resp::ack_merge).
+// Ports: s_ack (a request from roce_resp), s_clr (forget a QP's entry: context reset), m_desc
+//   (the next owed ACK/NAK as a roce_rec_pkg::tx_desc_t; its entry is cleared when sent).
+// Latency: a request taken in c is on m_desc in c+6 (empty queue).
+// Throughput: one request or clear per 2 cycles; one ACK sent per 4 cycles.
+// Model blocks::ack_q; docs/engine-hdl.md.
 //
 // Parameters:
 //   LOG_N  log2 of the number of QPs (default 10 = 1024).

@@ -1,30 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0 OR MIT
 //
 // roce_axi_axil: an AXI4 slave (wide data, IDs, bursts) in front of a 32-bit AXI4-Lite
-// master: how a PCIe bridge's BAR master (e.g. XDMA's m_axib_* in AXI Bridge mode, 512 bits)
-// reaches the engine's BAR0 register port (roce_engine s_axil_*, 16-bit addresses).
-// Every access becomes 32-bit AXI4-Lite accesses, one at a time, in order:
-//   write beat: one AXI4-Lite write per 32-bit word of the beat with any WSTRB bit set
-//     (lowest word first), with that word's four strobes; beats of a burst follow INCR
-//     addressing (AWSIZE); one B per burst with the worst response (DECERR > SLVERR > OKAY)
-//     and the burst's AWID.
-//   read beat: one AXI4-Lite read per 32-bit word the beat covers (2^ARSIZE bytes from the
-//     beat address aligned down to the size, at least one word), each placed in its lanes
-//     of RDATA (other lanes zero); RRESP the worst of the beat's words; RID = ARID.
-// So the host's 32-bit MMIO (the contract's only BAR0 access width) is one register
-// access, and a 64-bit access is two, low word first. Address bits above ADDR_W are dropped
-// (the BAR is mapped at a multiple of its size). WRAP bursts are treated as INCR and FIXED
-// as INCR too (a host never issues them to a BAR).
-// Latency: AW/AR accepted when idle; an access's AXI4-Lite request is out the cycle after
-//   the request (and, for writes, its W beat) is taken; B/R one cycle after the last
-//   AXI4-Lite response. Throughput: one register access in flight per direction (reads and
-//   writes proceed independently, as AXI4-Lite allows).
+// master: a PCIe bridge's BAR master (e.g. XDMA's m_axib_*) to the engine's register port.
+// Each 32-bit word a beat covers (writes: with a strobe set) is one AXI4-Lite access, one at a
+// time, in order; INCR addressing (WRAP and FIXED as INCR); B carries the worst response of
+// the burst, R of the beat (DECERR > SLVERR > OKAY). Address bits above ADDR_W are dropped.
+// Ports: s_axi_* (AXI4 slave), m_axil_* (AXI4-Lite master).
+// Latency: an access's AXI4-Lite request is out the cycle after it (and its W beat) is taken;
+//   B/R one cycle after the last AXI4-Lite response.
+// Throughput: one register access in flight per direction (reads and writes independent).
+// docs/engine-hdl.md, "Board-side blocks".
 //
 // Parameters:
-//   DATA_W   AXI4 data width (64..1024, a power of two).
-//   ID_W     AXI4 ID width.
-//   S_ADDR_W AXI4 address width.
-//   ADDR_W   AXI4-Lite address width (the engine's: 16).
+//   DATA_W    AXI4 data width (64..1024, a power of two).
+//   ID_W      AXI4 ID width.
+//   S_ADDR_W  AXI4 address width.
+//   ADDR_W    AXI4-Lite address width (the engine's: 16).
 
 `resetall
 `default_nettype none

@@ -1,45 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0 OR MIT
 //
-// roce_axis_async_fifo: an AXI4-Stream FIFO between two unrelated clocks (the engine's
-// 250 MHz and the 100G MAC's 322 MHz on a board). Write side on clk/rst (s_axis), read side
-// on m_clk/m_rst (m_axis). The memory is a simple dual-port RAM with one clock per port
-// (block RAM). What crosses:
-//   - the read pointer to the write side, Gray-coded (it moves by one at a time), through
-//     two flip-flops (rp_gray_sync1/2, ASYNC_REG);
-//   - the committed write pointer to the read side by a toggle handshake: wp_xfer is
-//     loaded, xfer_tog flips and crosses through two flip-flops (tog_sync1/2), the read side
-//     copies wp_xfer (unchanged since the flip) and flips m_ack_tog back (ack_sync1/2); only
-//     then is wp_xfer loaded again. A commit may jump a whole frame, which a Gray-coded
-//     pointer could not carry; the handshake carries any jump (several frames per round trip).
-// Board constraints (boards/*/, e.g. boards/alveo-u250/roce_u250.xdc): set_max_delay
-// -datapath_only of one destination-clock period from rp_gray -> rp_gray_sync1,
-// xfer_tog -> tog_sync1, m_ack_tog -> ack_sync1 and wp_xfer -> wp_r; no set_clock_groups
-// between the two clocks (it would override these bounds). The RAM's write-to-read path is
-// not timed (a beat is read only after its pointer crossed); keep the RAM in block RAM
-// (ram_style below), where the two ports have no timed path between them.
-//
-// FRAME = 1 (store and forward): a frame becomes visible to the read side only once its
-//   tlast beat is written, so m_axis gives each frame without gaps. The TX path to a MAC
-//   that must not see a gap inside a frame (the CMAC's AXIS TX underflows) needs this;
-//   frames must then fit (at most DEPTH beats), or the write side waits forever.
-// DROP_WHEN_FULL = 1 (needs FRAME = 1): s_axis_tready is always high; a frame that meets a
-//   full FIFO is dropped whole (the beats already in are taken back) and s_drop pulses at
-//   its last beat. The RX path from a MAC that cannot be stopped (the CMAC's AXIS RX has no
-//   tready) needs this.
-// Reset: rst and m_rst must be asserted together (one reset source synchronized into each
-//   domain, held a few cycles of the slower clock); either alone leaves the pointers
-//   inconsistent.
-// Latency: a beat (FRAME = 0) or a frame's first beat (FRAME = 1, counted from its tlast
-//   beat) is on m_axis about 4 m_clk cycles after it is written, up to one handshake round
-//   trip (about 3 cycles of each clock) more when a transfer is already under way.
-// Throughput: one beat per cycle on each side.
+// roce_axis_async_fifo: an AXI4-Stream FIFO between two unrelated clocks (block RAM, one
+// clock per port): write side clk/rst (s_axis), read side m_clk/m_rst (m_axis). The read
+// pointer crosses Gray-coded through two flip-flops (rp_gray_sync1/2); the committed write
+// pointer crosses by a toggle handshake (wp_xfer, xfer_tog -> tog_sync1/2, m_ack_tog ->
+// ack_sync1/2), which carries a frame commit's jump. rst and m_rst must be asserted together.
+// Board constraints: set_max_delay -datapath_only of one destination-clock period from
+//   rp_gray -> rp_gray_sync1, xfer_tog -> tog_sync1, m_ack_tog -> ack_sync1, wp_xfer -> wp_r;
+//   no set_clock_groups between the clocks; the RAM stays in block RAM (ram_style).
+// Latency: about 4 m_clk cycles from a beat (FRAME = 0) or a frame's tlast (FRAME = 1) being
+//   written, up to one handshake round trip more. Throughput: one beat per cycle each side.
+// docs/engine-hdl.md, "Board-side blocks".
 //
 // Parameters:
-//   DATA_W          tdata bits (tkeep is DATA_W/8).
-//   USER_W          tuser bits (passed per beat).
+//   DATA_W, USER_W  tdata bits (tkeep DATA_W/8), tuser bits (per beat).
 //   DEPTH           beats, a power of two >= 4.
-//   FRAME           see above.
-//   DROP_WHEN_FULL  see above.
+//   FRAME           1: store and forward, frames leave without gaps (the CMAC's TX); frames
+//                   must fit in DEPTH beats.
+//   DROP_WHEN_FULL  1 (with FRAME = 1): s_axis_tready always high, a frame meeting a full FIFO
+//                   is dropped whole, s_drop pulses at its last beat (the CMAC's RX).
 
 `resetall
 `default_nettype none

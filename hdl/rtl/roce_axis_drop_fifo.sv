@@ -1,62 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0 OR MIT
 //
-// roce_axis_drop_fifo: store-and-forward AXI4-Stream frame FIFO that drops errored frames.
-//
-// Sits behind roce_icrc (check mode) on the RX path. A frame is written into a block RAM
-// beat by beat; the read side only ever sees whole, committed frames:
-//   good      last beat's s_axis_tuser[ERR_BIT] clear, frame fits: committed, then sent on
-//             unchanged (same beats, tdata, tkeep, tlast).
-//   bad       last beat's s_axis_tuser[ERR_BIT] set: dropped entirely (the write pointer
-//             rewinds to the committed pointer). ERR_BIT of earlier beats is ignored.
-//   overflow  the frame alone fills the FIFO and has more beats (longer than DEPTH beats):
-//             dropped, the rest of it is accepted and discarded (no deadlock).
-//   full      (DROP_WHEN_FULL=1 only) the FIFO ran full during the frame while it still
-//             held other committed frames: dropped like overflow.
-// m_axis_tuser of each beat is that beat's s_axis_tuser with bit ERR_BIT removed (the bits
-// above it move down one); behind roce_icrc that is the roce flag on the last beat, zero on
-// the others. m_axis_tlen is the frame's byte count (the number of set tkeep bits over all its
-// beats), the same on every beat of the frame: a store-and-forward FIFO knows it before the
-// first beat leaves, so the parser behind it (roce_rx_parse) can check IP lengths against
-// the frame while the frame streams.
-//
-// Write side: wr_ptr advances per beat, commit_ptr := wr_ptr at a good tlast, a bad or
-// dropped frame sets wr_ptr := commit_ptr. Space is DEPTH - (wr_ptr - rd_ptr): the entries
-// already read out into the output pipeline are free. s_axis_tready is a function of
-// registers only:
-//   DROP_WHEN_FULL=0  low only while the FIFO is full and part of it is committed data
-//                     (the writer waits for the reader); a frame is lost only if it is bad or
-//                     longer than DEPTH beats, whatever the backpressure.
-//   DROP_WHEN_FULL=1  low only while the FIFO is full of committed data (between frames); a
-//                     frame that runs into a full FIFO is dropped instead of stalled.
-// Read side: rd_ptr reads committed beats into the BRAM's output register, and that feeds
-// the output register (m_axis_*). Both stages move whenever the stage after them is free, so
-// committed frames leave back to back, one beat per cycle, under any m_axis_tready pattern.
+// roce_axis_drop_fifo: store-and-forward AXI4-Stream frame FIFO that drops errored frames
+// (behind roce_icrc's check). A frame is committed at its last beat if that beat's
+// s_axis_tuser[ERR_BIT] is clear, then sent unchanged; a bad frame, one longer than DEPTH
+// beats, and (DROP_WHEN_FULL = 1) one meeting a FIFO full of committed frames are dropped
+// whole. m_axis_tuser is s_axis_tuser without ERR_BIT; m_axis_tlen is the frame's byte count
+// on every beat. Pulses and wrapping counters: good, drop_bad, drop_overflow, drop_full.
+// Ports: s_axis_*, m_axis_* + m_axis_tlen, *_frame pulses, *_count counters.
+// Latency: a committed frame's first beat is on m_axis 3 cycles after its last beat was taken.
+// Throughput: one beat per cycle in and out; committed frames back to back.
+// docs/engine-hdl.md.
 //
 // Parameters:
-//   DATA_W          datapath width: 64, 256 or 512 (tkeep width DATA_W/8).
-//   DEPTH           FIFO depth in beats, a power of two >= 2. Default: two 9216-byte jumbo
-//                   frames, rounded up to a power of two (64: 4096, 256: 1024, 512: 512).
-//   USER_W          s_axis_tuser width (default 2: {roce, error} from roce_icrc).
-//   ERR_BIT         index of the error bit in s_axis_tuser (default 0).
-//   DROP_WHEN_FULL  0: stall the input when full; 1: drop the frame instead (see above).
-//   CNT_W           width of the wrapping frame counters.
-//   LEN_W           width of m_axis_tlen (default 16: frames up to 65535 bytes; a frame that
-//                   does not fit in the FIFO is dropped anyway, DEPTH * DATA_W/8 <= 32768).
-// Outputs besides the stream: 1-cycle pulses good_frame, drop_bad_frame,
-//   drop_overflow_frame, drop_full_frame (one per frame, the cycle after its last beat is
-//   accepted) and wrapping counters of each (*_count).
-// Storage: one simple dual-port RAM of DEPTH x (DATA_W + DATA_W/8 + 1 + USER_W-1) bits, one
-//   write port, one registered read port with enable (block RAM); one DEPTH x LEN_W RAM of
-//   committed frame lengths, same ports (every committed frame holds at least one beat, so
-//   it never overflows).
-// Byte count: a beat's tkeep popcount is a few LUT levels into a register and is added to
-//   the frame's sum the cycle after; a frame's length is written into the length RAM the
-//   cycle after its commit, and a read of it in that cycle is forwarded from the write, so
-//   the read side's timing is as if it were written at the commit.
-// Latency: a committed frame's first beat is on m_axis 3 cycles after its last beat was
-//   accepted (accept in cycle c, m_axis_tvalid in cycle c+3) when the read side is idle.
-// Throughput: one beat per cycle in and out; committed frames come out back to back.
-// Interface requirements: none on tkeep (stored as is).
+//   DATA_W          64, 256 or 512.
+//   DEPTH           beats, a power of two >= 2 (default two 9216-byte frames, rounded up).
+//   USER_W, ERR_BIT s_axis_tuser width (default 2: {roce, error}) and its error bit (0).
+//   DROP_WHEN_FULL  0: stall the input when full; 1: drop the frame instead.
+//   CNT_W, LEN_W    counter width; m_axis_tlen width (default 16).
 
 `resetall
 `default_nettype none

@@ -1,15 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0 OR MIT
 //
 // roce_axis_fifo: a synchronous AXI4-Stream FIFO (tdata, tkeep, tlast, tuser) in block RAM.
-// In the engine it sits between roce_rx_parse's payload output and the dispatch, so the
-// parser can go on to the next frame's header while a payload waits for the responder:
-// without it, an unconsumed payload stalls the parser and the next header record comes
-// only after the payload has drained.
-// Every beat that enters leaves, in order, unchanged.
+// In the engine it holds received payloads between roce_rx_parse and the dispatch (so the
+// parser goes on to the next header while a payload waits for the responder), and the QP
+// errors in front of roce_qp_ctx. Every beat that enters leaves, in order, unchanged.
 // Latency: a beat written in cycle c can be on m_axis in c+2 (BRAM read, output register).
 // Throughput: one beat per cycle in and out; s_axis_tready is low only while DEPTH - 2 beats
-//   are stored (counting the two read registers); it is a register, set a cycle ahead from
-//   a fill counter.
+//   are stored; it is a register, set a cycle ahead from a fill counter.
 //
 // Parameters:
 //   DATA_W  tdata width (tkeep DATA_W/8).

@@ -1,18 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0 OR MIT
 //
 // roce_axis_frame_gate: passes or discards AXI4-Stream frames whole, by an enable that may
-// change at any time (a link going up or down, a FIFO behind it in reset). A frame passes
-// only if en is high at each of its beats: from the first beat seen with en low (or any
-// cycle with en low once the frame has started) the rest of the frame is discarded, and a
-// frame that starts while en is low is discarded entirely. Discarded beats are taken
-// (s_axis_tready high) so the source never stalls on a closed gate; passed beats see the
-// sink's tready. So a sink sees only whole frames or, when en fell in the middle of one, a
-// frame cut short without its tlast: the sink's reset or the link going down (which is what
-// lowers en) must absorb that. Combinational, no latency.
-//
-// Use: a board's MAC paths (boards/alveo-u250/roce_u250_top.sv): in front of the TX clock
-// crossing (en = the crossing out of reset) and of the MAC's TX (en = MAC transmitting), and
-// in front of the RX crossing (en = the crossing out of reset; s_axis_tready unused there).
+// change at any time (a link going down, a FIFO behind it in reset). A frame passes only if en
+// is high at each of its beats: from the first beat seen with en low the rest of the frame is
+// discarded, and a frame that starts while en is low is discarded entirely. Discarded beats are
+// taken (s_axis_tready high), passed beats see the sink's tready; a sink sees whole frames or,
+// when en fell mid-frame, one cut short without its tlast (the sink's reset must absorb it).
+// Latency: none (combinational). Throughput: one beat per cycle.
+// Use: the MAC paths of boards/alveo-u250/roce_u250_top.sv.
 
 `resetall
 `default_nettype none

@@ -1,92 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0 OR MIT
 //
-// roce_comp: the RC completer. It owns, per QP (2^LOG_N), the completer state in BRAM (una,
-// the SQ consumer index, READ response packets of the READ at the head, READs done, retries
-// and RNR retries left, the local ACK timer deadline, the RNR back-off, the last rewind
-// request with its generation, the PSN of the last rewind) and processes one operation at a
-// time, exactly as the engine model's completer (firmware-model engine::comp):
-//   responses (s_rsp: rx_hdr_t, the QP's qp_attr_t and state from the RX dispatch, payload
-//     on s_axis_pay): a QP not in RTS/SQD, dead, or a PSN never sent (not in
-//     [una - 1, max_sent)) is ignored. ACK: the send window is walked from the consumer
-//     index one entry per read (s_win of roce_req), completing the WQEs the PSN covers
-//     (CQE on m_cpl when signaled), stopping at a READ/atomic whose response is missing
-//     (go back to it). RNR NAK: the same up to PSN - 1, then the back-off (RNR timer x
-//     US_CYCLES), go back to the PSN, rnr_retry (7: forever). NAK PSN sequence error: the
-//     same, go back unless already going back there, retry_cnt. NAK invalid request / remote
-//     access / remote operational / other: the WQE at the head completes with the error.
-//     READ response: the WQEs before the oldest READ/atomic complete; at its expected PSN
-//     the payload is placed through the WQE's SGEs (given by roce_req on s_body as each
-//     READ/atomic WQE arrives, kept in a store of 2^LOG_BODY bodies, entry (SQ index + QPN *
-//     2^LOG_WIN) mod 2^LOG_BODY tagged {QPN, SQ index}, all forgotten at roce_req's RESET
-//     (s_body_clr); when not there, read again from the SQ ring by DMA; kept per QP while
-//     that WQE is at the head; L_Key checks with LOCAL_WRITE on roce_mr_check;
-//     roce_pay_scatter, which places the payload while the sequencer goes on with the next
-//     operations: a completion is held on m_cpl until the data before it is written, and
-//     no new scatter command is given while one is held); a later PSN goes back, an earlier
-//     one is dropped; the last packet completes the READ. ATOMIC Acknowledge: the original
-//     data (8 bytes) placed the same way (the scatter idle first), the atomic completes. A
-//     later una than where the requester will send from asks for a rewind there. Progress
-//     resets the retry counters and restarts the timer.
-//   timeouts: a scanner visits one QP per cycle while no timeout is queued (roce_req's
-//     second read port s_rd2 and a copy of una and the timer deadline; three stages): with
-//     requests outstanding (una != max_sent) and the later of the two deadlines (ours,
-//     roce_req's busy_deadline) passed, the QP's timeout operation is queued; it checks
-//     again, then goes back to una (retry_cnt) or, with no retries left, completes the
-//     head with RETRY_EXC_ERR.
-//   kicks from roce_req: complete a malformed WQE at the head (flush 0); flush the WQEs
-//     posted to a QP in ERR (flush 1).
-//   context ops: RESET (row cleared), SET_SQ_PSN (una), ENTER_RTS (retry counters),
-//     ENTER_ERR (flush: the fetched WQEs from the window with their status or WR_FLUSH_ERR,
-//     then the posted ones with WR_FLUSH_ERR, their wr_id read from the ring by DMA; the
-//     timer stops); state reads (sq_ci).
-// "Go back" is a rewind request in the row (PSN, the WQE that carries it and its packet,
-//   found by walking the window; a new generation) that roce_req reads on s_comp (comp_rd_t)
-//   and applies at its next visit. After an operation that changed what s_comp shows, the
-//   QP is sent on m_wake. An error completion reports the QP on m_err (roce_qp_ctx answers
-//   ENTER_ERR) and marks it dead until then.
-// Model: firmware-model blocks::roce_comp (Engine::comp_response, comp_timeout,
-//   comp_kick_with, comp_flush with the values the HDL read); lockstep test
-//   tests/tests/comp_cosim.rs. The operation starts are given on dbg_op_* for the lockstep
-//   (which operation, which QP: the timer scanner's choices); the engine leaves them open.
-//
-// Latency: an ACK completing the WQE at the head: its CQE is valid about 12 cycles after
-//   the response is taken (row, roce_req's state and one window entry read); each further
-//   WQE it completes 4 cycles more. A READ response: its first DMA write request about 26
-//   cycles after it is taken (two window entry reads, the SGE walk, the L_Key checks), plus
-//   a DMA latency when its WQE's SGEs were neither given nor kept; in the engine wire ->
-//   first DMA beat 56 cycles for 64 B, 119 for 4 KiB (roce-sim latency; the model 19 / 82).
-// Throughput: one operation at a time, about 35 cycles each for a READ response; the payload
-//   placed at one beat per cycle behind it (a 4 KiB response 67 cycles in the scatter), so
-//   4 KiB responses stream at line rate (83.8 cycles) and 1 KiB ones (22) are bound by the
-//   sequencer. HDL<->HDL READs (roce-sim transfer --engine hdl2, depth 16, 1 us link): 64 KiB
-//   96.7 Gb/s (model 96.9), 4 KiB 82.7 (95.1), 64 KiB at MTU 1024 56.6 (88.5), 64 B 3.3 M/s
-//   (3.8). (Measured before the SGE walk took a cycle more per READ response; on c635af3
-//   4 KiB 82.4 Gb/s, 64 KiB at MTU 1024 55.1: 0.998 and 0.973 of 0719e4a's in one run.)
-// Timing: the sequencer is one-hot (48 states); the SGE walk keeps the SGE it is at on
-//   registers; tests that would sit behind a compare in the state that acts on them are
-//   registered a state ahead (S_W_PRE, S_R_AETH) or free-running where their inputs hold
-//   still (the ring address's mask and high half, the kept-SGE test, the RNR back-off); the
-//   body store's valid bit is read in two steps and its writes are registered; the timer's
-//   new deadline, S_T_GO's expiry and the window answer's operands are registered ahead in
-//   steps, and S_W_CHECK's "!= 0" tests sit beside the sign's carry chain. 8 logic levels
-//   on UltraScale+ by Yosys's count (roce-synth, synth_xilinx -nowidelut; no register input
-//   deeper; boards/synth/REPORT.md).
-//
-// Resources (Yosys 0.23 synth_xilinx -flatten -noiopad -noclkbuf, roce-synth's flow run by
-//   hand, out of context, before place and route, the defaults; an older version): UltraScale+ 15932 LUTs,
-//   8626 FFs, 10 RAMB36 + 61 RAMB18, 1 DSP, 1 RAM32M16 (before the body store: 14582 LUTs,
-//   8104 FFs, 2 RAMB36 + 61 RAMB18, 1 DSP). The per-QP rows, the comp_rd_t copy for
-//   roce_req, the timer copy, the kept SGEs (1024 x 515 bits) and the body store (512 x 557
-//   bits) are the block RAM; the operation registers (header and attribute records, the
-//   WQE read again, the SGE and piece muxes), the store's 512 valid bits with their read
-//   mux and the scatter most of the logic.
+// roce_comp: the RC completer. Owns the per-QP completer state in BRAM (una, sq_ci, READ
+// progress, retries, the local ACK timer, the RNR back-off, the rewind request) and runs one
+// operation at a time as the engine model's completer (engine::comp): responses (ACKs walk
+// roce_req's send window from sq_ci and complete WQEs; NAKs and timeouts go back by a rewind
+// request roce_req applies; READ responses and atomic results placed through the head WQE's
+// SGEs by roce_pay_scatter), the timer scanner, kicks and flushes, context ops, state reads.
+// Ports: s_rsp + s_axis_pay (responses), s_kick, s_body (READ/atomic SGEs from roce_req),
+//   s_ctx / s_strd (context ops, state reads), m_attr, m_rd / m_rd2 / m_win (roce_req's state
+//   and window), s_comp (our state for roce_req), m_wake, m_mr, DMA read and write, m_cpl
+//   (CQEs), m_err (QP errors), dbg_op (operation starts, for the lockstep), counters.
+// Latency: an ACK completing the head WQE: its CQE about 12 cycles after the response is taken
+//   (4 more per further WQE); a READ response's first DMA write request about 26 cycles after.
+// Throughput: one operation at a time, about 35 cycles per READ response; payload one beat per
+//   cycle behind it. docs/engine-hdl.md has the behaviour; model blocks::comp.
 //
 // Parameters:
-//   LOG_N    log2 of the number of QPs (default 10 = 1024). (The send window is roce_req's:
-//            entries are read by SQ index on s_win.)
-//   LOG_WIN  log2 of roce_req's send window per QP (default 4): spreads a QP's bodies over
-//            consecutive store entries.
-//   LOG_BODY log2 of the body store's entries (default 9 = 512).
+//   LOG_N     log2 of the number of QPs (default 10 = 1024).
+//   LOG_WIN   log2 of roce_req's send window per QP (default 4): spreads a QP's bodies.
+//   LOG_BODY  log2 of the READ/atomic body store's entries (default 9 = 512).
 
 `resetall
 `default_nettype none
@@ -275,43 +207,7 @@ module roce_comp #(
     endcase
   endfunction
 
-  // PSN order (24-bit serial numbers) and SQ index order (32-bit): x - y's sign, and for
-  // "after" also x != y (in parallel with the subtraction), not a compare of the difference
-  // against a constant (a second carry chain behind the first)
-  /* verilator lint_off UNUSEDSIGNAL */
-  function automatic logic psn_lt(input logic [23:0] x, input logic [23:0] y);
-    logic [23:0] d;
-    d = x - y;
-    psn_lt = d[23];
-  endfunction
-  function automatic logic psn_gt(input logic [23:0] x, input logic [23:0] y);
-    logic [23:0] d;
-    d = x - y;
-    psn_gt = !d[23] && x != y;
-  endfunction
-  function automatic logic t_after(input logic [31:0] x, input logic [31:0] y);  // times
-    logic [31:0] d;
-    d = x - y;
-    t_after = !d[31] && x != y;
-  endfunction
-  function automatic logic idx_before(input logic [31:0] x, input logic [31:0] y);
-    logic [31:0] d;
-    d = x - y;
-    idx_before = d[31];
-  endfunction
-  /* verilator lint_on UNUSEDSIGNAL */
-
-  function automatic logic [255:0] cqe_img(input logic [63:0] wr_id, input logic [31:0] len,
-                                          input logic [23:0] qp, input logic [7:0] op,
-                                          input logic [7:0] status, input logic [23:0] src);
-    cqe_img = '0;
-    cqe_img[8*roce_desc_pkg::CQE_WR_ID_OFF +: 64] = wr_id;
-    cqe_img[8*roce_desc_pkg::CQE_BYTE_LEN_OFF +: 32] = len;
-    cqe_img[8*roce_desc_pkg::CQE_QPN_OFF +: 24] = qp;
-    cqe_img[8*roce_desc_pkg::CQE_OPCODE_OFF +: 8] = op;
-    cqe_img[8*roce_desc_pkg::CQE_STATUS_OFF +: 8] = status;
-    cqe_img[8*roce_desc_pkg::CQE_SRC_QP_OFF +: 24] = src;
-  endfunction
+  // PSN, SQ index and time order, CQE images: roce_util_pkg
 
   // ---------------------------------------------------------------- per-QP state
   typedef struct packed {
@@ -693,7 +589,7 @@ module roce_comp #(
     logic [23:0] d;
     /* verilator lint_on UNUSEDSIGNAL */
     d = h.psn - r.una + 24'd1;
-    r_in_win <= psn_lt(h.psn, rv.max_sent) && !d[23];
+    r_in_win <= roce_util_pkg::psn_lt(h.psn, rv.max_sent) && !d[23];
   end
 
   // the entry e
@@ -992,7 +888,7 @@ module roce_comp #(
   // S_R_AETH's "the RNR wait has not passed", registered: r.rnr_until (loaded in S_WAIT,
   // written only by S_R_AETH) and now_l (latched in S_IDLE) hold still long before it
   logic rnr_wait;
-  always_ff @(posedge clk) rnr_wait <= t_after(r.rnr_until, now_l);
+  always_ff @(posedge clk) rnr_wait <= roce_util_pkg::t_after(r.rnr_until, now_l);
   // r.sq_ci's and rw_i's order against roce_req's indices ({sq_pi, fetched, started} and
   // started), registered a cycle ahead for the value and the value + 1: S_CPL increments
   // r.sq_ci (ci_inc), S_O_CHECK/S_RW_CHECK rw_i (rw_inc), and the next state reads the
@@ -1002,11 +898,11 @@ module roce_comp #(
   logic [2:0] cb0, cb1, ci_b;
   logic       rb0, rb1, rw_b;
   always_ff @(posedge clk) begin
-    cb0 <= {idx_before(r.sq_ci, rv.sq_pi), idx_before(r.sq_ci, rv.fetched), idx_before(r.sq_ci, rv.started)};
-    cb1 <= {idx_before(r.sq_ci + 32'd1, rv.sq_pi), idx_before(r.sq_ci + 32'd1, rv.fetched),
-            idx_before(r.sq_ci + 32'd1, rv.started)};
-    rb0 <= idx_before(rw_i, rv.started);
-    rb1 <= idx_before(rw_i + 32'd1, rv.started);
+    cb0 <= {roce_util_pkg::idx_lt(r.sq_ci, rv.sq_pi), roce_util_pkg::idx_lt(r.sq_ci, rv.fetched), roce_util_pkg::idx_lt(r.sq_ci, rv.started)};
+    cb1 <= {roce_util_pkg::idx_lt(r.sq_ci + 32'd1, rv.sq_pi), roce_util_pkg::idx_lt(r.sq_ci + 32'd1, rv.fetched),
+            roce_util_pkg::idx_lt(r.sq_ci + 32'd1, rv.started)};
+    rb0 <= roce_util_pkg::idx_lt(rw_i, rv.started);
+    rb1 <= roce_util_pkg::idx_lt(rw_i + 32'd1, rv.started);
   end
   assign ci_b = ci_inc ? cb1 : cb0;
   assign rw_b = rw_ld ? ci_b[0] : rw_inc ? rb1 : rb0;
@@ -1028,7 +924,7 @@ module roce_comp #(
     rnr_dly <= rnr_us(h.aeth_syndrome[4:0]) * {20'd0, cfg_us_cycles};
   end
   logic        aeth_same;  // S_R_AETH: the NAK's PSN is the last rewind's
-  assign fin_rw = r.rw_gen != rv.gen ? psn_gt(r.una, r.rw_psn) : psn_gt(r.una, rv.next_psn);
+  assign fin_rw = r.rw_gen != rv.gen ? roce_util_pkg::psn_gt(r.una, r.rw_psn) : roce_util_pkg::psn_gt(r.una, rv.next_psn);
   always_ff @(posedge clk) begin
     ctx_done <= 1'b0;
     strd_done <= 1'b0;
@@ -1226,7 +1122,7 @@ module roce_comp #(
       end
       // the walk's end: its tests registered first
       st[I_W_PRE]: begin
-        w_adv <= psn_gt(una_w, r.una);
+        w_adv <= roce_util_pkg::psn_gt(una_w, r.una);
         w_same <= r.rewound_v && r.rewound == lost_psn;
         st <= S_W_DONE;
       end
@@ -1336,7 +1232,7 @@ module roce_comp #(
         st <= S_CPL;
       end
       st[I_O_DONE]: begin
-        if (psn_gt(ol_first, r.una)) r.una <= ol_first;
+        if (roce_util_pkg::psn_gt(ol_first, r.una)) r.una <= ol_first;
         bs_ra <= LOG_BODY'(r.sq_ci) + LOG_BODY'({q, LOG_WIN'(0)});
         m_win_valid <= 1'b1;
         m_win_qpn <= q24;
@@ -1493,7 +1389,7 @@ module roce_comp #(
           ret <= S_R_FIN;
           st <= S_CPL;
         end else begin
-          if (psn_gt(h.psn + 24'd1, r.una)) r.una <= h.psn + 24'd1;
+          if (roce_util_pkg::psn_gt(h.psn + 24'd1, r.una)) r.una <= h.psn + 24'd1;
           if (r.rd_pkts == e_nm1) begin
             cpl_status <= 8'd0;
             cpl_flush <= 1'b0;
@@ -1558,7 +1454,8 @@ module roce_comp #(
                cpl_flush && e.status == 8'd0 ? roce_desc_pkg::WC_STATUS_WR_FLUSH_ERR : e.status;
         if (e.flags[roce_desc_pkg::SQ_FLAG_SIGNALED_BIT] || stat != 8'd0) begin
           cpl_v <= 1'b1;
-          m_cpl_tdata <= cqe_img(e.wr_id, cpl_flush ? 32'd0 : e.len, q24, e_cqe_op, stat, a.dest_qpn);
+          m_cpl_tdata <= roce_util_pkg::cqe_img(e.wr_id, cpl_flush ? 32'd0 : e.len, 32'd0, q24, e_cqe_op, stat, 8'd0,
+                                                a.dest_qpn);
           m_cpl_tuser <= {2'b00, a.send_cq};
         end
         r.sq_ci <= r.sq_ci + 32'd1;

@@ -1,38 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0 OR MIT
 //
-// roce_cq: the completion queues. A table of 2^LOG_N CQ contexts in BRAM (ring base, size,
-// IRQ flag, producer and consumer index, arm state, overrun) serving three inputs, one
-// operation at a time: completions (a CQE image from the requester/responder, written into
-// the CQ ring by DMA with the owner/phase byte set), CQ doorbells (consumer index, arming)
-// and the CQ commands. Model: firmware-model engine::cq (cq_post, cq_db, cq_command),
-// wrapped by blocks::roce_cq; the queue protocol is docs/register-map.md "Completions".
-//
-// Completion (s_axis_cpl: tdata = the 32-byte CQE, owner byte ignored; tuser = CQ index):
-//   invalid or out-of-range CQ: dropped, cq_err (cause CQ_ERR_INVALID); overrun CQ or full
-//   ring (pi - ci = size): dropped, the CQ becomes overrun until CQ_WRITE, cq_err (cause
-//   CQ_ERR_OVERRUN); otherwise one 32-byte write on m_axis_dma at base + (pi mod size) * 32,
-//   owner.PHASE = 1 - ((pi >> log_size) & 1), pi + 1, and an armed CQ fires (unless armed
-//   solicited-only and the CQE is neither solicited nor an error): it disarms and, with
-//   CqFlags.IRQ_ENABLE, pulses cq_event.
-// Doorbell (s_axis_db: the CQ_DB register value): sets ci (16 bits extended against pi);
-//   ARM arms, and a non-solicited arm with entries beyond ci fires at once. Invalid CQs
-//   ignore doorbells.
-// Commands: CQ_WRITE (CqCtx in cmd_data: BAD_ATTR for a set reserved or undefined bit,
-//   BAD_INDEX out of range; resets the indices and state), CQ_READ (the CqCtx with engine
-//   state, zero if invalid), other opcodes BAD_OPCODE. cmd_done pulses once per command.
-// cq_valid: bit i is set while CQ i is valid (CQ_WRITE with valid set; for roce_qp_ctx's
-//   QP_WRITE check); it changes at the edge that writes the entry, so with cmd_done.
-// Reset and soft_reset clear every entry, one per cycle (init_done low for 2^LOG_N cycles).
-// The DMA write is posted (no response): a board's DMA engine reports failures as FATAL.
-// The model also counts failed writes, which cannot happen here.
-//
-// Latency: an operation accepted in cycle c reads its context at the end of c, computes its
-//   sums and compares on registers in c+1 (the context forwarded from the write-back of
-//   the operation before when both name the same CQ), writes the context back in c+2, and
-//   its DMA write / cq_event / cq_err / cmd_done are visible in cycle c+3.
-// Throughput: one operation every 2 cycles (commands first, then doorbells, then
-//   completions); a completion waits while a completion's DMA write is under way or not
-//   yet taken.
+// roce_cq: the completion queues. A table of CQ contexts in BRAM (ring base, size, IRQ flag,
+// producer and consumer index, arm state, overrun) serving, one operation at a time,
+// completions (s_axis_cpl: the CQE image, tuser = CQ index; written into the ring by DMA with
+// the phase bit, or dropped with cq_err on an invalid or overrun CQ), CQ doorbells (s_axis_db:
+// consumer index, arming; an armed CQ fires cq_event) and the CQ commands (CQ_WRITE, CQ_READ).
+// cq_valid has one bit per valid CQ (for roce_qp_ctx). Reset clears one entry per cycle.
+// Model: engine::cq, wrapped by blocks::cq; docs/register-map.md, "Completions".
+// Latency: an operation accepted in c reads its context in c, decides on registers in c+1
+//   (forwarded from the write-back before it on the same CQ), writes back in c+2; its DMA
+//   write, cq_event, cq_err or cmd_done are visible in c+3.
+// Throughput: one operation every 2 cycles (commands, then doorbells, then completions).
 //
 // Parameters:
 //   LOG_N  log2 of the number of CQs (CAPS.LOG_MAX_CQ; default 8 = 256).

@@ -1,24 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0 OR MIT
 //
 // roce_ctrl: the engine's control plane: roce_regs (BAR0) with the command router in front
-// of the context tables, roce_qp_ctx, roce_cq and roce_mr_check. The router takes the one
-// command roce_regs offers and hands it by opcode to roce_qp_ctx (QP_WRITE, QP_READ,
-// QP_MODIFY), roce_cq (CQ_WRITE, CQ_READ) or roce_mr_check (MR_WRITE, MR_READ,
-// MR_INVALIDATE); NOP completes at once with OK and any other opcode with BAD_OPCODE. CQ
-// doorbells go to roce_cq, SQ/RQ doorbells out on m_axis_db. STATUS.READY is the AND of the
-// three tables' init_done. roce_qp_ctx checks QP_WRITE's CQs against roce_cq's cq_valid and
-// reports QPs entering Err to roce_regs (QP_ERR_INFO, IRQ QP_ERROR). This block's ports are
-// the tables' transport sides: roce_qp_ctx's attribute read ports (rx_attr_*, tx_attr_*),
-// context-op port (ctx_op_*), state-read port (st_rd_*) and transport error port
-// (s_qp_err_*), roce_cq's completion input and CQE DMA writes, roce_mr_check's check port.
-// Model: the engine model's register interface, Engine::mmio_read / mmio_write, which the
-// lockstep test (tests/tests/ctrl_cosim.rs) runs side by side with this block.
-//
-// Latency: as roce_regs for registers. The router dispatches combinationally; a command's
-//   CMD_STATUS.BUSY falls one cycle after its table's cmd_done (CQ: 2 cycles after the
-//   hand-over, MR: about 6, QP: 4 to 8 plus the owners' acknowledgements (roce_qp_ctx),
-//   NOP and unknown opcodes: 1).
-// Throughput: one command at a time (the contract's command protocol).
+// of roce_qp_ctx (QP_WRITE, QP_READ, QP_MODIFY), roce_cq (CQ_WRITE, CQ_READ) and
+// roce_mr_check (MR_WRITE, MR_READ, MR_INVALIDATE); NOP completes at once, other opcodes with
+// BAD_OPCODE. CQ doorbells go to roce_cq, SQ/RQ doorbells out on m_axis_db; STATUS.READY is
+// the AND of the tables' init_done. Its other ports are the tables' transport sides: the
+// attribute ports (rx_attr_*, tx_attr_*), context ops (ctx_op_*), state reads (st_rd_*), QP
+// errors (s_qp_err_*), completions and CQE writes, MR checks.
+// Model: the engine model's register interface (Engine::mmio_read / mmio_write).
+// Latency: as roce_regs for registers; a command's BUSY falls a cycle after its table's
+//   cmd_done (CQ 2 cycles after the hand-over, MR about 6, QP 4 to 8 plus the owners').
+// Throughput: one command at a time.
 //
 // Parameters:
 //   LOG_MAX_QP, LOG_MAX_CQ, LOG_MAX_MR, MAX_MTU: the build's sizes (CAPS).

@@ -1,64 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0 OR MIT
 //
-// roce_dcqcn: congestion control. The notification point (a CNP request for a QP that
-// received a CE-marked packet, at most one per CNP_INTERVAL) and the DCQCN reaction point
-// (Zhu et al., SIGCOMM 2015) that paces each QP's requests. Model: firmware-model
-// engine::dcqcn (its module doc is the algorithm and the fixed-point formats), wrapped by
-// blocks::roce_dcqcn; the lockstep test is tests/tests/dcqcn_cosim.rs.
-//
-// Formats: rates Rc, Rt in Mb/s with 8 fractional bits (28 bits); alpha in 1/65536 (16 bits);
-//   time in cycles of clk (now_cycle, a free-running 32-bit counter cleared by rst). K, T and
-//   CNP_INTERVAL are us x cfg_us_cycles. No divider: pacing keeps a debt in 1/US_CYCLES bits
-//   (a sent report of b bytes adds b * 8 * US_CYCLES) that time pays at floor(Rc) per cycle.
-//
-// Two tables of 2^LOG_N rows in block RAM, one read-modify-write pipeline each (RP: read in
-//   P0, the row's arithmetic in P1 and P2, written from registers in P3; NP: read in P0,
-//   decided in n1 and written from registers a cycle later, forwarded to a read of the row
-//   in that cycle):
-//   RP (reaction point, 229 bits): limited, Rc, Rt, alpha, timer and byte stage counts (6 bits,
-//     saturating), byte count, alpha and rate deadlines (32-bit cycles), pacing debt (32 bits)
-//     and its settle stamp (16 bits of the cycle). An all-zero row is a QP at line rate.
-//   NP (notification point, 33 bits): recent, CNP expiry cycle.
-// Cycles: on even cycles the scanner visits row now_cycle[LOG_N:1] in both tables (every
-//   row every 2^(LOG_N+1) cycles: 8.2 us at LOG_N = 10 and 250 MHz); on odd cycles one input
-//   operation is issued to each table (from the input slots, below). Scanner, RP table: a
-//   limited QP settles its debt; if its alpha deadline has come, alpha -= alpha * g and the
-//   deadline moves on by K (or to now + K if that is not later than now); if its rate
-//   deadline has come, the timer stage count goes up and a rate increase follows (deadline
-//   as for alpha, with T). Scanner, NP table: an expired stamp clears `recent` (so 32-bit
-//   stamps never alias).
-// Inputs (valid/ready; qpn >= 2^LOG_N: accepted, no effect, queries answer "unlimited"):
-//   s_reset_*  a QP was created or reset: both rows cleared (issued to both tables at once).
-//   s_cnp_*    a CNP arrived for the QP: with cfg_dcqcn_enable, the rate cut (the first CNP
-//              of an unlimited QP starts from Rc = Rt = line, alpha = ALPHA.INIT).
-//   s_sent_*   the QP sent s_sent_bytes (a limited QP only): debt and the byte counter.
-//   s_query_*  may the QP send now? m_pace_* answers with the QP's state.
-//   s_ce_*     a CE-marked packet for the QP: with cfg_cnp_enable and no CNP for the QP since
-//              less than CNP_INTERVAL, a CNP request on m_cnp_* (2-entry FIFO).
-//   Each input has a one-operation slot (register): ready = the slot is empty, so ready is
-//   a register and no input reaches the arbitration. The slots issue on odd cycles: the RP
-//   table takes the first full slot of reset, cnp, sent, query, unless its row is the
-//   scanner's row of one of the 3 cycles before or the 3 after (rows s - 1 .. s + 2, s the
-//   row of the cycle before) or the row of the RP operation issued 2 cycles before (then
-//   none); the NP table takes a reset (with its RP issue), or else a CE when no reset
-//   waits, its row is not the scanner's of the cycle before or after and the CNP FIFO holds
-//   at most 1 request. With that, every operation sees the writes of all
-//   earlier operations: the model applies them in the order issued, at the cycle issued.
-// Configuration: the cfg_* inputs are registered, then derived (K, T and the interval in
-//   cycles, the minimum rate); an operation issued in cycle c uses the inputs of cycle c - 1.
-//
-// Latency: an input taken in cycle c is issued in cycle c + 1 at the earliest (c + 1 or
-//   c + 2 when nothing is in the way: the next odd cycle after c). An operation issued in
-//   cycle i: m_pace_* valid in cycle i + 3 (no backpressure: the requester takes every
-//   answer); a CNP request is in the FIFO (m_cnp_valid) in cycle i + 2.
-// Throughput: one RP operation and one CE event per 2 cycles (odd cycles), the scanner on
-//   the even ones; each input takes one operation per 2 cycles at most (taken in c, issued
-//   in c + 1, its slot empty in c + 2). Reset and soft_reset clear both tables one row per
-//   cycle (init_done low for 2^LOG_N cycles; the slots take inputs meanwhile and issue
-//   after); soft_reset also drops the slots' operations, those in flight and the CNP FIFO.
+// roce_dcqcn: congestion control: the notification point (a CNP request for a QP that
+// received a CE-marked packet, at most one per CNP_INTERVAL) and the DCQCN reaction point that
+// paces each QP's requests, in engine::dcqcn's fixed point (rates Mb/s << 8, alpha / 65536,
+// time in cycles; pacing as a debt paid at Rc per cycle, no divider). RP and NP tables in BRAM,
+// one read-modify-write pipeline each; on even cycles a scanner visits one row of both (timers,
+// expiry), on odd cycles one operation per table issues from the input slots.
+// Ports: s_reset, s_cnp, s_sent, s_query (answered on m_pace), s_ce (CNP requests on m_cnp,
+//   2-entry FIFO), cfg_* (registered), now_cycle. Each input has a one-operation slot:
+//   ready = the slot is empty (a register).
+// Latency: an input taken in c issues in c+1 or c+2; an operation issued in i answers on
+//   m_pace in i+3; a CNP request is in the FIFO in i+2.
+// Throughput: one RP operation and one CE event per 2 cycles; each input one per 2 cycles.
+// Model blocks::dcqcn; docs/engine-hdl.md.
 //
 // Parameters:
-//   LOG_N      log2 of the number of QPs (CAPS.LOG_MAX_QP; default 10 = 1024), at most 14.
+//   LOG_N      log2 of the number of QPs (CAPS.LOG_MAX_QP; default 10), at most 14.
 //   LINE_MBPS  line rate in Mb/s (a QP at this rate is unlimited), at most 2^20 - 1.
 
 `resetall

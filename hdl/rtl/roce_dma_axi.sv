@@ -1,64 +1,25 @@
 // SPDX-License-Identifier: Apache-2.0 OR MIT
 //
-// roce_dma_axi: the engine's DMA ports (roce_engine m_dma_rd_* / s_dma_rd_* / m_dma_wr_* /
-// m_axis_dma_wr_*) on an AXI4 memory-mapped master, 512-bit data, 64-bit addresses: the way
-// a board attaches the engine to a PCIe IP's AXI slave toward host memory (e.g. the XDMA /
-// QDMA "AXI slave bridge", s_axib_*). Model: firmware-model blocks::roce_dma_axi (which
-// bursts go out, what lands where, what the engine gets back); lockstep test
-// tests/tests/dma_axi_cosim.rs against an AXI slave with random latencies, READY
-// backpressure, out-of-order responses across IDs and injected error responses.
-//
-// Reads. A request (s_dma_rd_addr, s_dma_rd_len bytes, s_dma_rd_tag) becomes AR bursts of
-//   whole 64-byte beats (ARSIZE 6, INCR, 64-byte aligned ARADDR), split so no burst crosses
-//   a MAX_BURST x 64-byte boundary (so never a 4 KiB one), ARID = the tag. R beats come back
-//   in order per ID and may interleave across IDs at any beat; per tag the bridge keeps the
-//   requests in flight (the one being returned plus RD_QUEUE behind it), realigns the data
-//   from the address offset to lane 0 (one 512-bit carry per tag) and returns each read as
-//   ceil(len/64) beats on m_dma_rd, tlast on the last, m_dma_rd_tid = the tag; bytes past
-//   len in the last beat are zero. Reads of one tag come back in request order; reads of
-//   different tags interleave as the slave interleaves them. A non-OKAY RRESP marks the
-//   read failed: m_dma_rd_tuser is set on every beat from the first one that used an
-//   errored AXI beat to the read's last beat (so the last beat always tells), and the data
-//   is what the slave returned.
-// Writes. A request (s_dma_wr_addr, s_dma_wr_len) and its data (lane-0 aligned,
-//   ceil(len/64) beats, as roce_dma_wr_arb gives them) become AW bursts split as reads are
-//   (AWID = WR_ID for every write, so the slave keeps them in order: a CQE written after a
-//   payload cannot overtake it) and W beats realigned to the address offset with WSTRB
-//   marking exactly the request's bytes (other lanes zero), WLAST at each burst's end.
-//   W beats do not wait for their AW (AXI forbids WVALID waiting on AWREADY); AW normally
-//   runs ahead since requests come before their data. BREADY is always high; a B response
-//   SLVERR/DECERR raises wr_error for one cycle (a board feeds it to the engine's FATAL:
-//   the data did not reach host memory). rd_error pulses per errored R beat (statistics).
-// Zero-length requests are outside the port contract (the engine never makes one).
-//
-// Latency: a request's first burst is on AR/AW two cycles after the request is accepted
-//   (its next bursts one per cycle); an R beat is on m_dma_rd two cycles after its
-//   handshake (the read's first output beat waits for its second AXI beat when the address
-//   is not 64-byte aligned); a write data beat is on W the cycle after it is accepted.
-// Throughput: one beat per cycle both ways (64 B/cycle: 16 GB/s at 250 MHz) for long
-//   transfers; per transfer at most one extra cycle (a read or write whose last AXI beat is
-//   needed only for the carry), and one request accepted per cycle when each fits one burst.
-//   tests/tests/dma_axi_cosim.rs measures it.
-// Ready paths: s_dma_rd_ready depends on m_axi_arready, s_dma_wr_ready on m_axi_awready,
-//   m_axi_rready on m_dma_rd_tready, s_axis_dma_wr_tready on m_axi_wready (one output
-//   register each, no skid buffer). Every AXI and engine-side valid/data output is a register.
-// Structure (for logic depth, ~8 levels on UltraScale+): the per-tag read context (offset,
-//   beats left as counters with their ==1/==2 flags precomputed, error, queue read pointer)
-//   is copied into registers (c_*) as an R beat enters the input register, forwarded from
-//   the beat being processed when it has the same tag, so processing a beat muxes nothing
-//   by tag; the carry is stored already rotated to the output lanes, so an output beat is
-//   one 3-stage 4:1 byte rotation of the new beat and a lane select against the carry (the
-//   W side likewise); queue and head updates decode the request tag per tag; AR/AW window
-//   increments are carry-select and the last-burst test is a registered flag. A read's
-//   queue slot frees at its last AXI beat (the flush beat that may follow needs no context).
+// roce_dma_axi: the engine's DMA ports on an AXI4 master (512-bit data, 64-bit addresses),
+// as a board attaches the engine to a PCIe IP's AXI slave bridge toward host memory. Reads:
+// bursts of whole 64-byte beats split at MAX_BURST x 64 bytes (never across 4 KiB), ARID = tag;
+// per tag the data is realigned to lane 0 and returned in request order, tuser set from the
+// first errored beat to the read's last. Writes: bursts split alike, one AWID (WR_ID) so writes
+// stay ordered, W realigned with exact WSTRB; a B error pulses wr_error (rd_error per errored
+// R beat). Every valid/data output is a register.
+// Ports: s_dma_rd_*, m_dma_rd_* (engine side, reads), s_dma_wr_*, s_axis_dma_wr_* (writes),
+//   m_axi_* (AXI4 master), rd_error, wr_error.
+// Latency: a request's first burst on AR/AW 2 cycles after it is accepted; an R beat on
+//   m_dma_rd 2 cycles after its handshake; a W beat the cycle after it is accepted.
+// Throughput: one beat per cycle both ways; one request per cycle when each fits one burst.
+// Model blocks::dma_axi; docs/engine-hdl.md, "Board-side blocks".
 //
 // Parameters:
-//   TAG_W      engine read tag width (roce_engine DMA_TAG_W).
-//   ID_W       AXI ID width (>= TAG_W; ARID is the tag zero-extended).
-//   MAX_BURST  beats per burst at most: a power of two, 1..64 (64 = 4 KiB bursts).
-//   RD_QUEUE   reads per tag accepted behind the one being returned (power of two >= 2).
-//   WR_QUEUE   writes accepted ahead of the one whose data is moving (power of two >= 2).
-//   WR_ID      AWID of every write.
+//   TAG_W, ID_W  engine read tag width; AXI ID width (>= TAG_W).
+//   MAX_BURST    beats per burst at most, a power of two 1..64.
+//   RD_QUEUE     reads per tag accepted behind the one being returned (power of two >= 2).
+//   WR_QUEUE     writes accepted ahead of the one whose data moves (power of two >= 2).
+//   WR_ID        AWID of every write.
 
 `resetall
 `default_nettype none

@@ -1,15 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0 OR MIT
 //
-// roce_dma_rd_arb: shares the engine's DMA read port among N clients. Requests (address,
-// length) are granted round-robin, one per cycle at most, and go out tagged with the
-// client's index (m_req_tag); read data comes back on s_rsp with its request's tag on
-// s_rsp_tid and is routed to that client (the data bus is shared, tvalid is per client,
-// tready comes from the addressed client). The DMA engine must return each read's beats in
-// order and reads of one tag in request order; reads of different tags may interleave.
-// A client sees its own reads answered in order, lane-0 aligned, tlast on each read's last
-// beat, tuser set on the beats of a failed read.
-// Latency: a request is on m_req the cycle after it is granted (a registered output).
-// Throughput: one request per cycle; data passes through combinationally.
+// roce_dma_rd_arb: shares the engine's DMA read port among N clients. Requests are granted
+// round-robin, one per cycle at most, and go out tagged with the client's index (m_req_tag);
+// read data comes back with its tag on s_rsp_tid and is routed to that client (shared data
+// bus, tvalid per client, tready from the addressed client). The DMA engine must return each
+// read's beats in order and reads of one tag in request order.
+// Latency: a request is on m_req the cycle after it is granted (a registered output); data
+//   passes through combinationally.
+// Throughput: one request per cycle.
 //
 // Parameters:
 //   N      clients (at least 2).

@@ -1,15 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0 OR MIT
 //
-// roce_dma_wr_arb: shares the engine's DMA write port among N clients. Each client writes
-// as roce_pay_scatter does: a request (address, length) and its data (lane-0 aligned,
-// ceil(length/64) beats, tlast on the last), the data possibly after later requests were
-// already offered. The arbiter grants one client a whole write at a time (its request,
-// then its data to tlast), round-robin, so writes never interleave and each client's
-// writes stay in order; a client's write is on the port once the arbiter took its last
-// beat (a completion written after that cannot overtake it). A client is granted only once
-// it offers both a request and a data beat: a client whose data waits on something (a
-// received payload behind another client's packet) does not hold the port meanwhile, so a
-// client's writes may be offered before their data without blocking the others.
+// roce_dma_wr_arb: shares the engine's DMA write port among N clients. Each client writes a
+// request (address, length), then its data (lane-0 aligned, ceil(length/64) beats, tlast on
+// the last), possibly after later requests. One client's whole write is granted at a time,
+// round-robin, so writes never interleave and stay in order per client; a client is granted
+// only when it offers both a request and a data beat, so a client whose data waits does not
+// hold the port.
 // Latency: request and data pass through combinationally once granted; a grant takes one
 //   cycle after the previous write's last beat.
 // Throughput: one beat per cycle within a write; one idle cycle between writes.

@@ -1,43 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0 OR MIT
 //
-// roce_engine: the RoCEv2 RC engine's top level (docs/engine-hdl.md). Ports: the BAR0
-// register file (AXI4-Lite), the MAC (AXI4-Stream, 512 bit, one frame per tlast, no FCS;
-// s_axis_rx_tuser marks a frame the MAC found bad), host memory through a DMA read port
-// (tagged requests; data back per tag in order) and a DMA write port (request, then
-// lane-0 aligned data), the interrupt line.
-//
-// RX:  MAC -> roce_icrc (check) -> roce_axis_drop_fifo (drops bad ICRC / FCS) ->
-//      roce_rx_parse -> roce_rx_disp -> roce_resp (requests) | roce_comp (responses, with
-//      the QP's state from roce_rx_disp) | roce_dcqcn (CNPs, CE events)
-// TX:  roce_tx_arb <- roce_dcqcn (CNPs), roce_ack_q (ACK/NAKs from roce_resp),
-//      roce_rd_rsp (READ responses / ATOMIC ACKs from roce_resp), roce_req (requests)
-//      -> roce_tx_build -> roce_icrc (insert) -> MAC
-// Control: roce_ctrl (roce_regs, roce_qp_ctx, roce_cq, roce_mr_check); context ops go to
-//      every owner of per-QP state (roce_resp, roce_ack_q, roce_dcqcn, roce_req, roce_comp)
-//      and complete when all have applied them; QP_READ's state read collects rq_* from
-//      roce_resp, sq_psn / sq_pi from roce_req, sq_ci from roce_comp.
-// Requester / completer: SQ doorbells go to roce_req (RQ doorbells to roce_resp);
-//      roce_req <-> roce_comp directly: roce_comp's state on m_comp/s_comp, roce_req's on
-//      s_rd / s_rd2 / s_win (latency 2), wakes, kicks. roce_req asks roce_dcqcn before each
-//      packet (s_query / m_pace) and reports its bytes (s_sent).
-// Shared ports (each registered toward the shared resource where it can wait):
-//      roce_qp_ctx's RX attribute port: roce_rx_disp (first), roce_resp, roce_comp;
-//      roce_qp_ctx's TX attribute port: roce_tx_arb (first), roce_req;
-//      roce_qp_ctx's error port: roce_resp, roce_req, roce_comp (round-robin, a 14-entry
-//      FIFO: an owner holding an error does not acknowledge context ops);
-//      roce_cq's completion input: roce_resp, roce_comp (round-robin, registered);
-//      roce_dma_rd_arb (tags 0 roce_resp, 1 roce_rd_rsp, 2 roce_req WQEs, 3 roce_req payload,
-//      4 roce_comp), roce_dma_wr_arb (roce_resp, roce_cq's CQE writes, roce_comp),
-//      roce_mr_arb (roce_resp, roce_req, roce_comp; roce_req's L_Key checks ask for no
-//      access right, as the model's gather does).
-// Time: now = roce_dcqcn's cycle counter, now_tick = IB timer ticks (one per TICK_CYCLES
-//      cycles, counted here) for roce_req and roce_comp.
-//
-// As built the engine is a complete RC requester and responder (SEND, WRITE, READ,
-// atomics, with ACK/NAK, duplicates, RNR, go-back-N, local ACK timers, CNPs).
-// Model: the engine model (firmware-model engine::Engine); tests/tests/engine_hdl.rs runs
-// it against the model through roce-driver over the simulated fabric, as the responder and
-// as the requester.
+// roce_engine: the RoCEv2 RC engine's top level: control plane (roce_ctrl), RX (roce_icrc
+// check, roce_axis_drop_fifo, roce_rx_parse, roce_axis_fifo, roce_rx_disp), responder
+// (roce_resp, roce_ack_q, roce_rd_rsp), requester and completer (roce_req, roce_comp),
+// congestion control (roce_dcqcn), TX (roce_tx_arb, roce_tx_build, roce_icrc insert) and the
+// shared ports (roce_dma_rd_arb, roce_dma_wr_arb, roce_mr_arb); here: the context-op fan-out
+// to every owner, the QP error and completion merges, the attribute-port sharing, counters.
+// The block diagram and how the blocks connect: docs/engine-hdl.md.
+// Ports: s_axil_* (BAR0, AXI4-Lite, 16-bit addresses) and irq; s_axis_rx_* / m_axis_tx_*
+//   (MAC, 512-bit, one frame per tlast, no FCS; rx tuser = bad frame); m_dma_rd_* /
+//   s_dma_rd_* (tagged DMA reads, data in order per tag); m_dma_wr_* / m_axis_dma_wr_* (DMA
+//   writes, lane-0 aligned data); status_link_up.
+// Latency and throughput: per block (docs/engine-hdl.md); measured in the engine by
+//   roce-sim latency and sweep (BENCHMARKS.md).
+// Model: engine::Engine; tests/tests/engine_cosim.rs runs both side by side.
 //
 // Parameters:
 //   LOG_MAX_QP, LOG_MAX_CQ, LOG_MAX_MR, MAX_MTU: the build's sizes (CAPS).
@@ -996,7 +972,7 @@ module roce_engine #(
     cnt_add[16*roce_regs_pkg::CNT_NAK_REM_OP_SENT +: 16] = {15'd0, c_nak_op};
     cnt_add[16*roce_regs_pkg::CNT_DUPLICATES +: 16] = {15'd0, c_dup};
     // every frame roce_tx_arb takes from roce_ack_q: ACKs and NAKs after coalescing, as the
-    // model's acks_sent (engine::tx, the owed ACK/NAK queue)
+    // model's acks_sent (engine::tx_arb, the owed ACK/NAK queue)
     cnt_add[16*roce_regs_pkg::CNT_ACKS_SENT +: 16] = {15'd0, c_acks};
     // one roce_cq DMA write per CQE (the handshake with the write arbiter)
     cnt_add[16*roce_regs_pkg::CNT_CQES +: 16] = {15'd0, cqe_ready};

@@ -1,49 +1,23 @@
 // SPDX-License-Identifier: Apache-2.0 OR MIT
 //
 // roce_icrc: RoCEv2 invariant CRC (ICRC) insert (TX) or check (RX) on an AXI4-Stream of
-// Ethernet frames (no FCS).
-//
-// Every frame passes through with the same beats and tkeep. Per frame the block decides:
-//   RoCE      Ethernet, at most one 802.1Q tag, then RoCEv2: IPv4 (version/IHL 0x45,
-//             protocol 17) or IPv6 (next header 17) and UDP destination port 4791; or
-//             RoCEv1: Ethertype 0x8915, a GRH (version 6, next header 0x1B); the frame long
-//             enough to hold those fields.
-//   malformed a RoCE frame whose IP length gives fewer than IP(+UDP)+BTH+ICRC bytes, or runs
-//             past the end of the frame. Bytes after the IP datagram (Ethernet padding of
-//             minimum-size frames) are allowed and not covered.
-// INSERT=1  writes the ICRC into the last 4 bytes of the IP datagram of every RoCE frame that
-//           is not malformed (the slot's old contents are ignored).
-// INSERT=0  checks it: the CRC over the covered bytes including the ICRC must leave the
-//           CRC-32 residue.
-// m_axis_tuser on the last beat = {roce, error}; error = any s_axis_tuser of the frame, or
-// malformed, or (INSERT=0) a wrong ICRC. It is zero on other beats. A RX path drops errored
-// frames with roce_axis_drop_fifo behind this block.
-//
-// How: the CRC runs from a zero register over whole beats. Lanes before the IP header, after
-// the IP datagram and (INSERT=1) the ICRC slot are fed as zero bytes; the CRC seed of the
-// masked LRH is XORed into the first four IP bytes instead of preloading the register; masked
-// fields are forced to ones. The zero bytes after the datagram are undone afterwards by three
-// pipelined GF(2) corrections (roce_crc32_pkg::unshift_s*; the last one folded into the ICRC
-// value or the residue compare), so the last beat costs no more than any other.
-// Stages (each about 8 LUT levels or less): on the way into the input register P the
-// Ethertype compares, tkeep's byte count and, per layout, the remaining datagram bytes of a
-// beat holding the IP length are prepared; P selects them (later beats count a registered
-// remainder down); M masks and checks the RoCE fields in the header shadow; C runs the CRC
-// (an explicit 6-input XOR tree) and forms the frame verdict; K1, K2, F correct; O outputs.
-// A beat waits in the input register until its successor is accepted (or it
-// is the frame's last), which keeps the beats of a frame adjacent in the pipeline so an ICRC
-// that straddles two beats can be written into both.
+// Ethernet frames (no FCS). Every frame passes with the same beats and tkeep. A RoCE frame
+// (RoCEv2 over IPv4 or IPv6, at most one 802.1Q tag, or RoCEv1) that is not malformed gets its
+// ICRC written into the last 4 bytes of its IP datagram (INSERT = 1) or checked (INSERT = 0).
+// m_axis_tuser on the last beat = {roce, error} (error: any s_axis_tuser of the frame,
+// malformed, or a wrong ICRC), zero on other beats. The CRC runs from zero over whole beats with
+// uncovered lanes as zeros, the trailing zeros undone by three pipelined GF(2) corrections
+// (gen/roce_crc32_pkg.sv). Stages P M C K1 K2 F O; docs/engine-hdl.md.
+// Interface requirements: tkeep all ones but on the last beat (1..DATA_W/8 bytes from lane 0);
+//   frames up to 64 KiB.
+// Latency: 7 cycles from a beat leaving the input register to m_axis (plus one in the input
+//   register, where a non-last beat waits for its successor).
+// Throughput: one beat per cycle, frames back to back; s_axis_tready = !m_axis_tvalid ||
+//   m_axis_tready.
 //
 // Parameters:
-//   DATA_W  datapath width: 64, 256 or 512 (tkeep width DATA_W/8).
+//   DATA_W  datapath width: 64, 256 or 512.
 //   INSERT  1: compute and fill (TX); 0: check and flag (RX).
-// Interface requirements: tkeep all ones on every beat but the last; the last beat has
-//   1..DATA_W/8 valid bytes, contiguous from lane 0. Frames up to 64 KiB.
-// Latency: 7 cycles from a beat leaving the input register to it appearing on m_axis (plus
-//   one cycle in the input register; a non-last beat also waits there for its successor).
-// Throughput: one beat per cycle, back-to-back frames, no bubbles, any frame length from
-//   the minimum RoCEv2 frame to 9 KB jumbo and beyond.
-// s_axis_tready = !m_axis_tvalid || m_axis_tready (the pipeline advances as one).
 
 `resetall
 `default_nettype none

@@ -2,8 +2,8 @@
 //
 // roce_mr_arb: shares roce_mr_check's request port among N clients. Requests are granted
 // round-robin (a client keeps the grant while it holds valid, so a burst of checks goes out
-// back to back) and carry the client's index in the top bits of the user field; results
-// come back in request order and are routed to their client by those bits.
+// back to back) and carry the client's index in the top bits of the user field; results come
+// back in request order and are routed to their client by those bits.
 // Latency: none added (requests and results pass through combinationally).
 // Throughput: one request per cycle.
 //

@@ -1,40 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0 OR MIT
 //
-// roce_mr_check: the memory region table (one BRAM of 2^LOG_N entries) with the L_Key/R_Key
-// check pipeline and the MR commands. Model: firmware-model engine::mr (MrTable::check,
-// MrTable::invalidate, mr_command), wrapped by blocks::roce_mr_check.
-//
-// Requests (s_axis_req_*, one per cycle), in order, each giving one result on m_axis_res_*:
-//   op 0, check: the region named by key (entry key[8 +: LOG_N]) must be valid with the same
-//     full key (the low 8 bits are a tag), belong to pd, allow every access bit in need, and
-//     contain [va, va+len) (no 64-bit wrap). Result status 0 (ok) with dma = the region's
-//     iova + (va - region va), or the first failing of 1 invalid key, 2 PD mismatch,
-//     3 access, 4 bounds (dma 0). len = 0 passes with dma 0 whatever the key (IBTA o9-5.1).
-//   op 1, invalidate (SEND with Invalidate): status 0 and the entry is cleared if the key
-//     matches a valid region of pd; 1 or 2 otherwise (need, va and len are ignored).
-//   m_axis_res_user returns the request's user bits.
-// Commands (cmd_*, from roce_regs through the command router): MR_WRITE (CMD_DATA holds an
-//   MrCtx: BAD_ATTR if a reserved byte or bit is set, BAD_INDEX unless key >> 8 = index <
-//   2^LOG_N; valid = 0 invalidates the entry if its key matches), MR_READ (the entry as an
-//   MrCtx, all zero if invalid; BAD_INDEX out of range), MR_INVALIDATE (BAD_INDEX out of
-//   range), any other opcode BAD_OPCODE. cmd_done pulses once per command, with
-//   cmd_rdata_we for MR_READ. A command waits for the requests in the pipeline to finish and
-//   holds new ones off while it runs (about 6 cycles).
-// Reset and soft_reset clear every entry, one per cycle: init_done is low for 2^LOG_N
-//   cycles and no request or command is taken meanwhile.
-//
-// Pipeline: accept (BRAM address) -> A (BRAM data; the request's end va + len) -> B (BRAM
-// output register) -> C (key, PD, access and bounds compares, dma sum in two 32-bit halves)
-// -> D (status priority, dma high half select and zeroing: the result register on
-// m_axis_res). The table stores, besides the MrCtx fields, the region's end va + len (65
-// bits) and iova - va (366 bits an entry), so C does no entry-side arithmetic; a command
-// computes them, and its outcome, in registers from its data during the cycles it waits
-// for the BRAM read anyway (no extra cycle).
-// An invalidate writes the table as it leaves C; requests behind it wait until then.
-// The whole pipeline stalls while the result is not taken: s_axis_req_tready depends
-// combinationally on m_axis_res_tready.
-// Latency: a request accepted in cycle c has its result valid in cycle c+4.
-// Throughput: one check per cycle; an invalidate holds further requests for 3 cycles.
+// roce_mr_check: the memory region table (BRAM) with the L_Key/R_Key check pipeline and the
+// MR commands. Requests in order, each with one result: op 0 checks that the key names a valid
+// region of the PD allowing every access bit in need and containing [va, va + len), and gives
+// status 0 with the DMA address or the first failure (1 key, 2 PD, 3 access, 4 bounds; len 0
+// passes); op 1 invalidates the region (SEND with Invalidate). Commands MR_WRITE, MR_READ,
+// MR_INVALIDATE wait for the pipeline and hold requests off (about 6 cycles). Reset clears one
+// entry per cycle. Model: engine::mr_check, wrapped by blocks::mr_check; docs/engine-hdl.md.
+// Ports: s_axis_req_* (op, key, pd, va, len, need, user), m_axis_res_* (status, dma, user),
+//   cmd_* (from the command router), init_done.
+// Latency: a request accepted in c has its result valid in c+4 (accept, A, B, C, D).
+// Throughput: one check per cycle; an invalidate holds further requests for 3 cycles; the
+//   pipeline stalls while a result is not taken (s_axis_req_tready follows m_axis_res_tready).
 //
 // Parameters:
 //   LOG_N   log2 of the number of entries (CAPS.LOG_MAX_MR; default 10 = 1024).

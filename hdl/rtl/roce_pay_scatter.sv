@@ -1,41 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0 OR MIT
 //
 // roce_pay_scatter: cuts one received payload packet into DMA writes. A command names up to
-// NSEG consecutive segments of the payload (segment k starts where k-1 ended, the first at
-// payload byte 0): each is either written to host memory (s_cmd_we[k]: one DMA write of
-// s_cmd_len[k] bytes at s_cmd_addr[k]) or skipped; payload bytes after the last segment are
-// discarded. With s_cmd_pay set the payload packet (lane-0 aligned, tlast on its last beat,
-// as roce_rx_parse gives it) is consumed to its tlast; without, no payload is read and
-// every segment must be skipped or empty. The responder uses it for WRITE packets (one
-// segment), SEND packets (one segment per receive SGE piece) and for dropping payload
-// (no segment).
-// Model: firmware-model blocks::roce_pay_scatter (the byte slicing it does); checked in
-// lockstep by tests/tests/pay_scatter_cosim.rs and, inside roce_resp, by resp_cosim.
-//
-// DMA write port: a request (m_dma_wr_addr, m_dma_wr_len bytes) is handed over before its
-// data; the data is ceil(len/64) beats on m_axis_dma_wr, lane-0 aligned (byte i of the
-// write in lane i of its first beat, ...), tkeep marking the bytes, tlast on the last beat.
-// A write never has zero length (an empty segment makes no write).
-//
-// Datapath: a two-beat window (w0 at payload beat pos, w1 behind it); an output beat is
-// the window shifted right by the offset's low six bits (one 64:1 byte mux), registered on
-// m_axis_dma_wr. Skipped bytes cost nothing beyond the beats they occupy.
-// Control: the per-cycle decisions (emit a beat, drop w0, end the segment, load the next)
-// read flags registered a cycle ahead (segment written / skipped, more than 64 bytes left,
-// the offset in w0's beat, the beat fits in w0) and where the segment ends (running sums
-// of the segment lengths, settling in the cycles after the command arrives, before the
-// segment can load), so no offset arithmetic sits in front of them; each flag's next
-// value is picked among candidates computed from registers (8 logic levels on xcup, was 17).
-// Latency: a command accepted in cycle c has its first write request valid in c+1 and,
-//   with the payload's first beat offered from c+1, its first data beat valid in c+3.
-// Throughput: one beat per cycle for a segment whose start is 64-byte aligned in the
-//   payload (every WRITE packet and the first SEND segment); one beat per two cycles for a
-//   segment starting mid-beat (a later SGE of a SEND). A command costs three cycles beyond
-//   its beats (4096-byte WRITE packets back to back: 67 cycles each, measured by the test).
+// NSEG consecutive segments of the payload, each written to host memory (s_cmd_we[k]: one DMA
+// write of s_cmd_len[k] bytes at s_cmd_addr[k]) or skipped; bytes after the last segment are
+// discarded. With s_cmd_pay the payload packet (lane-0 aligned, as roce_rx_parse gives it) is
+// consumed to its tlast; without, no payload is read and every segment must be skipped or
+// empty. Used by roce_resp (WRITE and SEND payloads) and roce_comp (READ response data).
+// Ports: s_cmd_*, s_axis_pay_*, m_dma_wr_* (request before its data), m_axis_dma_wr_*
+//   (ceil(len/64) beats, lane-0 aligned; never a zero-length write).
+// Latency: a command accepted in c has its first write request in c+1 and, with the payload's
+//   first beat offered from c+1, its first data beat in c+3.
+// Throughput: one beat per cycle for a segment starting 64-byte aligned in the payload, one per
+//   two cycles otherwise; a command costs three cycles beyond its beats.
+// Model blocks::pay_scatter; docs/engine-hdl.md.
 //
 // Parameters:
-//   NSEG   segments per command (the responder needs 3: the receive WQE's SGEs).
-//   DATA_W datapath width: 512 only.
+//   NSEG    segments per command (the responder needs 3: the receive WQE's SGEs).
+//   DATA_W  datapath width: 512 only.
 
 `resetall
 `default_nettype none

@@ -1,71 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0 OR MIT
 //
-// roce_qp_ctx: the QP context block. It owns, per QP (2^LOG_N of them), the attributes
-// (qp_attr: what QpCtx holds besides the state and the engine state, 503 bits in BRAM) and
-// the 3-bit QpState, and serves them to the transport on two attribute read ports (RX and
-// TX). It executes the QP commands from the command router and takes transport errors;
-// their effects on the engine state owned by other blocks (PSNs, ring indices, retry
-// counters, flushing) go out as context ops, and QP_READ collects that state back on the
-// state-read port. Model: firmware-model engine::qp (qp_command, Qp::transport_error,
-// Qp::to_attr), wrapped by blocks::roce_qp_ctx; docs/engine-hdl.md, "The transport".
-//
-// Commands (cmd_*, one at a time; cmd_done pulses once per command):
-//   QP_WRITE  (QpCtx in cmd_data): BAD_ATTR if qp_ctx_bad; BAD_INDEX for QP 0, 1 and beyond
-//             the table; BAD_STATE unless the QP is in Reset; BAD_ATTR unless send_cq and
-//             recv_cq are valid (cq_valid, from roce_cq); BAD_STATE unless the new state is
-//             Reset or Init (qp_write_error); BAD_ATTR unless the type is RC. Stores every
-//             attribute (udp_sport 0 becomes 0xC000 | (qpn * 0x61C88647) >> 18; an IPv4
-//             dest_ip becomes ::ffff:a.b.c.d; a vlan without VALID becomes 0) and the state;
-//             ops RESET, SET_RQ_PSN (rq_psn), SET_SQ_PSN (sq_psn).
-//   QP_MODIFY (QpCtx in cmd_data, QpAttrMask in cmd_arg): BAD_ATTR if qp_ctx_bad or an
-//             undefined mask bit; BAD_INDEX for a QP never written or beyond the table;
-//             qp_modify_error (generated from contract::QP_TRANSITIONS); BAD_ATTR for a
-//             PATH_MTU above MAX_MTU. Stores the attributes the mask selects and the state;
-//             ops RESET (to Reset), SET_RQ_PSN / SET_SQ_PSN (mask RQ_PSN / SQ_PSN),
-//             ENTER_RTS (Rtr -> Rts: retry counts as now stored), ENTER_ERR (to Err from
-//             another state).
-//   QP_READ:  BAD_INDEX beyond the table; else the QpCtx image (cmd_rdata_we): attributes
-//             and state from the tables, sq_psn .. rq_ci from the state-read port (a QP never
-//             written: the default QpCtx, without a state read).
-//   other opcodes: BAD_OPCODE.
-// Transport errors (err_*): a QP that exists and is not in Reset or Err (qp_error_enters_err)
-//   enters Err: op ENTER_ERR, then qp_err_valid (qpn, cause) toward roce_regs. Others are
-//   dropped without effect.
-// Ordering: a command's or error's ops all go out (and are acknowledged) before its table
-//   write; the table write is at the edge that raises cmd_done / qp_err_valid, so an
-//   attribute read requested in the cycle cmd_done / qp_err_valid is high, or later, sees it,
-//   one requested earlier does not.
-// Context ops (ctx_op_*): op code (roce_rec_pkg::CTX_OP_*), qpn, arg, held from ctx_op_valid
-//   until the cycle ctx_op_done is high (a valid/ready handshake: the owners acknowledge when
-//   they have applied it; done may be combinational). A command's ops go out in code order.
-// State read (st_rd_*): st_rd_valid with st_rd_qpn, held until the cycle st_rd_done is high;
-//   the six fields are taken in that cycle.
-// Reset and soft_reset clear every entry, one per cycle (init_done low for 2^LOG_N cycles;
-//   no command or error is taken meanwhile; the attribute ports read garbage).
-//
-// Latency: attribute ports: a request (valid, qpn) in cycle t gives {attr, state} in cycle
-//   t+2 (BRAM read, output register); a qpn beyond the table reads as the default attributes
-//   in Reset. Commands and errors: accepted in cycle c (the opcode decoded, the QP_MODIFY
-//   rules for each of the 8 states and the reserved bytes' test prepared from the ports),
-//   checked in c+1 (CQ validity, qp_ctx_bad, the rules for the state read, the udp_sport
-//   hash), decided in c+2 (new entry, ops); the ops are presented from c+4 on, each in the
-//   cycle after the previous one's acknowledgement, the state read in c+3. With every
-//   handshake answered at once, cmd_done is visible in c+5+n for n ops (QP_WRITE c+8,
-//   QP_MODIFY c+5..c+7), QP_READ c+5 (never written: c+4), a refused command c+4; an error
-//   that enters Err raises qp_err_valid in c+6, one that does not leaves the block idle in
-//   c+3 (tests/tests/qp_ctx_cosim.rs checks these).
-// Throughput: attribute ports one read per cycle each, always; commands and errors one at a
-//   time (errors first when both are offered).
-//
-// Resources (roce-synth, Yosys 0.23 synth_xilinx out of context, before place and route, the
-//   defaults): UltraScale+ 1654 LUTs, 3176 FFs, 48 LUTRAM, 42 RAMB36 (3 copies x 14), 2 DSP;
-//   7-series 1642 LUTs, 3176 FFs, 42 RAMB36. About 1800 of the FFs are the latched command
-//   (cmd_data without its reserved bytes) and the QP_READ image (cmd_rdata).
+// roce_qp_ctx: the QP context block. Per QP the attributes (qp_attr_t, one BRAM copy per
+// reader) and the QpState, served on two attribute read ports (RX and TX). It executes the QP
+// commands (QP_WRITE, QP_MODIFY with the generated transition table, QP_READ) and takes
+// transport errors (a live QP enters Err); their effects on state other blocks own go out as
+// context ops, and QP_READ collects that state on the state-read port. A command's ops are all
+// acknowledged before its table write, which is at the edge that raises cmd_done. Reset clears
+// one entry per cycle. Model: engine::qp_ctx, wrapped by blocks::qp_ctx; docs/engine-hdl.md.
+// Ports: cmd_* (command router), rx_attr_* / tx_attr_* (attribute reads), ctx_op_* (op code,
+//   qpn, arg; held until ctx_op_done), st_rd_* (held until st_rd_done), err_* (transport
+//   errors), qp_err_* (to roce_regs), cq_valid (from roce_cq), init_done.
+// Latency: attribute ports: a request in t gives {attr, state} in t+2. Commands: accepted in c,
+//   decided in c+2, ops from c+4: cmd_done in c+5+n for n ops (QP_WRITE c+8), QP_READ c+5, a
+//   refused command c+4; an error entering Err raises qp_err_valid in c+6.
+// Throughput: attribute ports one read per cycle each; commands and errors one at a time.
 //
 // Parameters:
-//   LOG_N    log2 of the number of QPs (CAPS.LOG_MAX_QP; default 10 = 1024; at most 16).
+//   LOG_N    log2 of the number of QPs (CAPS.LOG_MAX_QP; default 10; at most 16).
 //   LOG_CQ   log2 of the number of CQs (CAPS.LOG_MAX_CQ; width of cq_valid; at most 14).
-//   MAX_MTU  largest path MTU code accepted by QP_MODIFY (CAPS.MAX_MTU; 5 = 4096).
+//   MAX_MTU  largest path MTU code QP_MODIFY accepts (CAPS.MAX_MTU; 5 = 4096).
 
 `resetall
 `default_nettype none

@@ -1,32 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0 OR MIT
 //
 // roce_rd_rsp: the READ response generator. For each response the responder asks for
-// (s_rsp: roce_rec_pkg::rd_rsp_t) it makes the packets the TX arbiter sends:
-//   READ:   max(1, ceil(len / MTU)) packets, PSNs from psn, RDMA READ Response ONLY, or
-//           FIRST, MIDDLEs, LAST; FIRST/LAST/ONLY carry an AETH (ACK syndrome 0x1F, msn).
-//           Packet k's payload is len bytes at dma + k*MTU, read from host memory by DMA.
-//   atomic: one ATOMIC Acknowledge (AETH, AtomicAckETH = orig).
-// Each packet is offered as a roce_rec_pkg::tx_desc_t on m_desc once its whole payload is
-// in the payload FIFO; after the descriptor is taken, its payload follows on m_axis_pay
-// (lane-0 aligned, tkeep, tlast). DMA reads are issued ahead, as far as the FIFO has room,
-// so the DMA latency is hidden at 64 B/cycle once the FIFO covers latency x 64 bytes.
-// A failed DMA read (s_dma_rd_tuser) is counted on cnt_dma_err; the packet is still sent,
-// with the bytes the DMA engine returned (the model sends zeros: the harness returns zeros).
-// Model: firmware-model blocks::roce_rd_rsp (engine::resp::read_responses / atomic_ack);
-// lockstep test tests/tests/rd_rsp_cosim.rs.
-//
-// Structure: generator (one packet per cycle at most: DMA read request + descriptor into a
-// DESC_DEPTH-entry queue, when FIFO credit and queue room allow) -> DMA read data into the
-// payload FIFO (DEPTH beats of 512 bits, BRAM) -> output (descriptor at the queue head when
-// its beats have all arrived, then its beats).
-// Latency: a READ response of one packet is offered 4 cycles after its DMA data's last beat
-//   (an atomic ACK 3 cycles after its record is taken).
-// Throughput: one payload beat per cycle in and out; between two packets' payloads
-//   m_axis_pay idles 4 cycles (a descriptor follows the previous payload's last beat).
+// (s_rsp: roce_rec_pkg::rd_rsp_t): a READ as max(1, ceil(len / MTU)) packets (ONLY, or FIRST,
+// MIDDLEs, LAST; AETH on FIRST/LAST/ONLY), packet k's payload read by DMA from dma + k * MTU;
+// an atomic as one ATOMIC Acknowledge. DMA reads go ahead as far as the payload FIFO has room;
+// each packet's tx_desc_t is offered on m_desc once its payload is in the FIFO, then the
+// payload follows on m_axis_pay. A failed DMA read is counted (cnt_dma_err); the packet is
+// still sent. Model blocks::rd_rsp; docs/engine-hdl.md.
+// Latency: a one-packet READ response is offered 4 cycles after its DMA data's last beat (an
+//   atomic ACK 3 cycles after its record is taken).
+// Throughput: one payload beat per cycle in and out; m_axis_pay idles 4 cycles between two
+//   packets' payloads.
 //
 // Parameters:
-//   DEPTH       payload FIFO depth in 64-byte beats (default 512 = 32 KiB: 500 cycles of
-//               DMA latency at full rate).
+//   DEPTH       payload FIFO depth in 64-byte beats (default 512 = 32 KiB).
 //   DESC_DEPTH  packets in flight (default 16).
 
 `resetall

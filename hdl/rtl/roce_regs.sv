@@ -1,52 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0 OR MIT
 //
 // roce_regs: the engine's BAR0 register file, an AXI4-Lite slave (32-bit data, 16-bit byte
-// address), exactly as the register contract defines it (firmware-model/src/contract/regs.rs,
-// docs/register-map.md; addresses, reset values and field masks from roce_regs_pkg). It holds
-// every RW register and drives them out as typed cfg_* ports, answers the RO ones from its
-// inputs, keeps IRQ_STATUS (W1C) and the interrupt line, the 64-bit counters with the LO/HI
-// read latch, runs the command handshake toward the context tables, and turns doorbell writes
-// into a stream. The model counterpart is firmware-model blocks::roce_regs, cycle for cycle.
-//
-// Register semantics (beyond the contract's table):
-//   * Addresses: bits 1:0 are ignored (32-bit registers); reserved addresses read 0 and
-//     ignore writes. RW registers honour s_axil_wstrb per byte; IRQ_STATUS clears the bits
-//     set in the strobed bytes. CMD and the doorbells need all four strobes: a partial write
-//     to them is ignored and answered SLVERR. Every other response is OKAY.
-//   * CMD written while CMD_STATUS.BUSY = 0 starts a command: BUSY = 1 and a request
-//     (opcode, index) is offered on cmd_valid/cmd_ready. The executor reads cmd_arg and
-//     cmd_data (CMD_ARG and CMD_DATA; software writes to both are ignored while BUSY so
-//     they stay stable), and pulses cmd_done with cmd_error; with cmd_rdata_we in that same
-//     cycle (or any cycle while BUSY) it loads CMD_DATA from cmd_rdata (a context read).
-//     cmd_done clears BUSY, stores ERROR and sets IRQ_STATUS.CMD_DONE. A CMD write while
-//     BUSY is ignored (OKAY); cmd_done while not BUSY is ignored.
-//   * SQ_DB and RQ_DB writes are forwarded only while CTRL.ENABLE = 1 (dropped otherwise),
-//     CQ_DB always: m_axis_db_tdata = the written value, m_axis_db_tuser = 0 SQ, 1 RQ, 2 CQ.
-//     One doorbell is held at a time; a doorbell write waits (no B response) while it is
-//     occupied, so none is lost.
-//   * CTRL.SOFT_RESET = 1 (a write to CTRL with that bit set; its other bits are ignored)
-//     pulses soft_reset for one cycle and clears CTRL.ENABLE, IRQ_STATUS, CMD_STATUS, the
-//     error info registers, the counters and the counter latch. Other registers keep their
-//     values. The engine reports readiness on status_ready (STATUS.READY).
-//   * Interrupt causes arrive as one-cycle pulses (cq_event, fatal, qp_err_valid,
-//     cq_err_valid); QP_ERR_INFO / CQ_ERR_INFO take the info of a pulse that finds their
-//     IRQ_STATUS bit clear (the first since software cleared it). When software clears a
-//     bit in the same cycle a cause sets it, the bit stays set. irq = |(IRQ_STATUS &
-//     ~IRQ_MASK), from registers.
-//   * Counter i adds cnt_add[i] (CNT_ADD_W bits) every cycle, wraps at 2^64; index order
-//     is roce_regs_pkg::CNT_*. A *_LO read returns bits 31:0 and loads bits 63:32 into the
-//     one latch every *_HI read returns.
-//
-// Latency: a read's address accepted in cycle c is answered (s_axil_rvalid) in cycle c+3,
-//   with the register values of cycle c+1 (the read mux is split over two register stages;
-//   a LO read loads the HI latch at the end of cycle c+1). A write whose address and data
-//   are both accepted by cycle c takes effect at the end of cycle c+1 and is answered in
-//   cycle c+2.
-// Throughput: one read and one write every 2 cycles (with bready/rready held high).
+// address) as the register contract defines it (docs/register-map.md, gen/roce_regs_pkg.sv):
+// RW registers as typed cfg_* outputs, RO ones from inputs, IRQ_STATUS (W1C) and irq, the
+// 64-bit counters with the LO/HI latch, the command handshake toward the context tables,
+// doorbells as a stream, soft reset. The semantics beyond the contract's table (strobes,
+// SLVERR, CMD while BUSY, doorbell holding, soft reset, error info): docs/engine-hdl.md.
+// Ports: s_axil_*, irq, cfg_*, status inputs, cmd_* (one command at a time, cmd_done with
+//   cmd_error and cmd_rdata_we), m_axis_db_* (tuser 0 SQ, 1 RQ, 2 CQ), soft_reset, interrupt
+//   cause pulses, cnt_add (one increment per counter per cycle).
+// Latency: a read accepted in c answers in c+3 with the values of c+1; a write accepted by c
+//   takes effect at the end of c+1 and is answered in c+2.
+// Throughput: one read and one write every 2 cycles.
+// Model blocks::regs, cycle for cycle.
 //
 // Parameters (CAPS; the defaults are the contract's CAPS reset value):
 //   LOG_MAX_QP, LOG_MAX_CQ, LOG_MAX_RD_ATOMIC, LOG_MAX_MR, MAX_MTU, LOG_DP_BYTES
-//   CNT_ADD_W  width of each counter increment (bytes per cycle fit in 16 bits).
+//   CNT_ADD_W  width of each counter increment.
 
 `resetall
 `default_nettype none

@@ -1,108 +1,25 @@
 // SPDX-License-Identifier: Apache-2.0 OR MIT
 //
-// roce_req: the RC requester, with the SQ doorbells and the WQE fetch (the block plan's
-// roce_sq_fetch is part of it: fetching is a step of a visit to a QP, see below). It owns,
-// per QP (2^LOG_N), the requester state in BRAM (next PSN, the WQE being sent and its packet
-// index, the highest PSN sent, the rewind generation applied, fetch/start indices, the SQ
-// producer index, READs started, the busy timer deadline, the own WQE body slot), the send
-// window sq_win (2^LOG_WIN entries per QP: the WQEs fetched and not completed; read by
-// roce_comp on s_win) and a WQE prefetch store shared by all QPs, and makes the request packets exactly as the engine model's requester
-// (firmware-model engine::req, Engine::req_visit):
-//   A round-robin ring of QPs with work (a FIFO of QPNs, one entry per QP) is visited one
-//   QP at a time. A visit reads the QP's row, its attributes (m_attr: qp_attr_t and state)
-//   and roce_comp's state of it (m_comp: comp_rd_t), then, in order:
-//   1. a QP not in RTS (or in RTR with ENTER_RTS seen: the command is on its way), or dead
-//      (ENTER_ERR), drops off the ring;
-//   2. a rewind request (comp_rd_t rw_gen differs from the generation applied) is applied:
-//      send index, packet index and next PSN from the request;
-//   3. the body of the WQE at the send index: in the QP's own slot, else in the prefetch
-//      store all QPs share (2^LOG_STORE bodies; entry (SQ index + QPN * 2^LOG_WIN) mod
-//      2^LOG_STORE, so a QP's window falls on consecutive entries; tags {state, QPN, SQ
-//      index} in LUTRAM). Not held: if nothing more is posted or the window is full the QP
-//      drops off the ring, else 6. reads it (into the own slot) and the WQEs after it, and
-//      the QP waits off the ring until its body arrives. Being read: 6., the same wait.
-//      Malformed: the QP drops off (roce_comp completes it);
-//   4. limits: the unacknowledged window (next PSN - una >= MAX_UNACKED: drops off), for a
-//      WQE not started the fence and the READ/atomic count (drop off), RNR back-off (stays
-//      on), then roce_dcqcn's pacing answer (m_query / s_pace: a refused QP stays on); a
-//      limit ends the visit with 6.;
-//   5. the packet: opcode by position, PSN, RETH on the first packet of a WRITE and every
-//      READ request (VA and length from the packet's offset), AtomicETH, ImmDt/IETH and SE on
-//      the last, AckReq on the last and every 2^LOG_ACK_EVERY-th, payload of
-//      min(len - i*MTU, MTU) bytes: inline from the body, else gathered through the WQE's
-//      SGEs (the pieces of all four SGEs found at once, on registers pipelined behind the
-//      visit's fixed states): L_Key checks of every piece on roce_mr_check (m_mr, need 0) first, a failed one
-//      (LOC_PROT_ERR) or a short list (LOC_LEN_ERR) marks the window entry and reports the
-//      QP on m_err (roce_qp_ctx answers ENTER_ERR), else one DMA read per piece (m_dma_rd)
-//      into the payload FIFO, packed by a realigner. A WQE's first packet writes its PSNs
-//      into the window. The packet's bytes (payload + 80) go to roce_dcqcn (m_sent); then 6.;
-//   6. reads ahead: one run of up to 2^LOG_BATCH consecutive WQEs in one DMA read (m_wqe_rd,
-//      128 bytes each): from the fetch index, or from the send index when its body is not
-//      held (that one goes into the own slot, the others into the store); the run stops at
-//      the producer index, at the fetch index when the window is full (fetched - sq_ci =
-//      2^LOG_WIN), at the ring's end, and at a store entry still being read or already
-//      holding the WQE (an entry holding another QP's or WQE's body is taken over). The WQEs
-//      from the fetch index on are fetched into the window, the others read again. One
-//      cycle per WQE of the run plus one;
-//   the QP goes back on the ring unless it dropped off.
-// Other operations, one at a time between visits: context ops (RESET clears the row, starts
-//   a new epoch (WQE reads of an earlier one are dropped) and walks the store, one entry per
-//   cycle, forgetting the QP's bodies; SET_SQ_PSN, ENTER_RTS puts the QP on the ring,
-//   ENTER_ERR marks it dead), state reads (sq_psn, sq_pi), WQE arrivals (two beats each, the
-//   WQEs of a read in order; decoded with roce_desc_pkg::sq_wqe_bad and the model's checks;
-//   the body goes into the own slot or the store entry that waits for it, if one does; a
-//   fetched one is written into the window, published to roce_comp (req_rd_t fetched) and,
-//   when malformed, announced on m_kick for its completion in order; the QP goes on the
-//   ring; a READ/atomic one's SGEs go to roce_comp on m_body, which keeps them for placing
-//   its responses; RESET pulses m_body_clr), wakes from roce_comp (its state changed: the
-//   QP goes on the ring) and SQ doorbells (QPN + 16-bit PI, extended; the QP goes on the
-//   ring; a dead QP's doorbell asks roce_comp to flush on m_kick).
-// Output: each packet is a roce_rec_pkg::tx_desc_t on m_desc, offered once its payload is
-//   complete in the payload FIFO and the previous packet's payload was handed over, then its
-//   payload on m_axis_pay (lane-0 aligned, tlast). A packet whose QP was reset, marked dead
-//   or rewound since it was made is dropped instead (cnt_stale), as the model's TX arbiter
-//   drops stale requests.
-// Read ports for roce_comp (latency 2, one per cycle each, always ready): s_rd and s_rd2
-//   (req_rd_t; two copies: the completer's pipeline and its timer scanner), s_win (sq_win_t
-//   of SQ index s_win_idx).
-// Model: firmware-model blocks::roce_req (Engine::req_visit with the values the HDL read);
-//   lockstep test tests/tests/req_cosim.rs.
-//
-// Latency: a visit to a QP whose body is held: the descriptor is pushed about 20 cycles
-//   after the visit starts plus the pacing answer and the MR checks (+4); the descriptor is
-//   offered 2 cycles after its last payload beat is in the FIFO (DMA latency L: L + 30). A
-//   WQE posted to a QP with room in its window is read at the QP's next visit (its doorbell
-//   puts it on the ring) and can be sent L + 2 x (its place in the run) + 5 cycles later.
-// Throughput: one visit at a time (about 25 cycles for a packet with one SGE piece, plus
-//   the run of reads ahead: one cycle per WQE plus one); payload one beat per cycle in and
-//   out; 4096-byte WRITE packets stream at the DMA bandwidth once the payload FIFO is
-//   primed: 67 cycles each with 250 cycles of DMA latency, one QP with 64 KiB WRITEs or four
-//   QPs with 4 KiB WRITEs (100 Gb/s needs 83.8; req_cosim measures it). One QP with 4 KiB
-//   WRITEs (one packet per WQE): 80.9 cycles per packet over a 1 us link (its 16-WQE window
-//   covers the round trip; before the prefetch store, with two bodies per QP and a WQE read
-//   per WQE, about L / 2 = 125). 64-byte WRITEs: one QP 68 cycles each (3.7 M/s: bound by
-//   the window over the round trip), eight QPs 38.7 (6.5 M/s: bound by the visits).
-//
-// Resources (roce-synth, Yosys 0.23 synth_xilinx -nowidelut out of context, before place and
-//   route, the defaults): UltraScale+ 10108 LUTs, 9228 FFs, 235 LUTRAM, 108 RAMB36 + 64
-//   RAMB18, no DSP, 8 logic levels (earlier, with ABC's wide LUTs, two bodies per QP and no
-//   store: 12617 LUTs, 7461 FFs, 147 LUTRAM, 128 RAMB36 + 45 RAMB18). The send window (16k
-//   entries x 168 bits) is most of the block RAM, the bodies (1024 own slots + 512 store
-//   entries x 682 bits) and the 32 KiB payload FIFO the rest; the store's tags (512 x 44
-//   bits) are in LUTRAM; the descriptor queue (16 x 573 bits in FFs, a 16:1 read mux) and
-//   the payload rotator most of the LUTs.
-//
-// Parameters:
-//   LOG_N          log2 of the number of QPs (default 10 = 1024).
-//   LOG_WIN        log2 of the send window per QP (LOG_SQ_WIN, default 4 = 16 WQEs).
-//   LOG_STORE      log2 of the prefetch store's bodies (default 9 = 512; at most LOG_N;
-//                  the model's LOG_WQE_STORE).
-//   LOG_BATCH      log2 of the most WQEs one WQE read fetches (default 3 = 8 = 1 KiB; the
-//                  model's LOG_WQE_BATCH).
-//   DEPTH          payload FIFO depth in 64-byte beats (default 512 = 32 KiB).
-//   DESC_DEPTH     packets in flight (default 16).
-//   MAX_UNACKED    unacknowledged PSNs per QP (EngineConfig.max_unacked, default 4096).
-//   LOG_ACK_EVERY  AckReq at least every 2^LOG_ACK_EVERY packets (default 5 = 32).
+// roce_req: the RC requester, with the SQ doorbells and the WQE fetch. Owns the per-QP
+// requester state and the send window sq_win in BRAM, and a WQE prefetch store shared by all
+// QPs, and makes request packets as the engine model's requester (Engine::req_visit): a
+// round-robin ring of QPs with work is visited one at a time (state and rewind checks, the WQE
+// body, limits and pacing, one packet with its payload gathered through the SGEs after L_Key
+// checks, then a run of WQE reads ahead); between visits context ops, state reads, WQE
+// arrivals, wakes and doorbells. The behaviour step by step: docs/engine-hdl.md.
+// Ports: s_db (SQ doorbells), s_ctx / s_strd, m_attr, m_comp (roce_comp's state), s_wake,
+//   m_kick, m_body / m_body_clr (READ/atomic SGEs for roce_comp), m_query / s_pace and m_sent
+//   (roce_dcqcn), m_mr, m_wqe_rd and m_dma_rd (DMA reads), m_desc + m_axis_pay (packets),
+//   m_err, s_rd / s_rd2 / s_win (our state and window for roce_comp, latency 2), counters.
+// Latency: the descriptor of a visit whose body is held is pushed about 20 cycles after the
+//   visit starts (+ pacing, + 4 for the MR checks) and offered 2 cycles after its payload's
+//   last beat is in the FIFO (DMA latency L: about L + 30).
+// Throughput: one visit at a time (about 25 cycles for a packet with one SGE piece, plus one
+//   cycle per WQE read ahead plus one); payload one beat per cycle in and out.
+// Model blocks::req. Parameters: LOG_N (QPs, default 1024), LOG_WIN (window per QP, 16),
+//   LOG_STORE (prefetch store, 512), LOG_BATCH (WQEs per read, 8), DEPTH (payload FIFO beats,
+//   512 = 32 KiB), DESC_DEPTH (packets in flight, 16), MAX_UNACKED (PSNs, 4096),
+//   LOG_ACK_EVERY (AckReq at least every 2^n packets, 32).
 
 `resetall
 `default_nettype none
@@ -357,18 +274,7 @@ module roce_req #(
   function automatic logic signed [23:0] psn_diff(input logic [23:0] x, input logic [23:0] y);
     psn_diff = x - y;
   endfunction
-  /* verilator lint_off UNUSEDSIGNAL */
-  function automatic logic psn_before(input logic [23:0] x, input logic [23:0] y);
-    logic [23:0] d;  // (its sign, not a compare of d with 0)
-    d = x - y;
-    psn_before = d[23];
-  endfunction
-  function automatic logic t_after(input logic [31:0] x, input logic [31:0] y);
-    logic [31:0] d;  // (its sign; "after" as sign and inequality, not a compare of d with 0)
-    d = x - y;
-    t_after = !d[31] && x != y;
-  endfunction
-  /* verilator lint_on UNUSEDSIGNAL */
+  // PSN and time order: roce_util_pkg
   // SGE k's length on the WQE's second beat (s_wqe_rd_tdata in S_A1)
   function automatic logic [31:0] sge_len_in(input int k);
     sge_len_in = s_wqe_rd_tdata[8*roce_desc_pkg::SQ_WQE_DATA_OFF - 512 + 128*k + 64 +: 32];
@@ -1055,7 +961,7 @@ module roce_req #(
     lim_at_start <= r.cur == r.started;
     lim_rd_busy <= rd_out != 8'd0;
     lim_rd_full <= rd_out >= rd_lim;
-    lim_rnr <= t_after(c.rnr_until, now_l);
+    lim_rnr <= roce_util_pkg::t_after(c.rnr_until, now_l);
   end
 
   // the tag read address: where the state below moves stag_a (see the tag store). Its
@@ -1456,7 +1362,7 @@ module roce_req #(
           r.busy <= a.timeout != 5'd0;
           r.busy_dl <= busy_dl_n;
         end
-        if (psn_before(r.next_psn, r.max_sent)) cnt_retransmit <= 1'b1;
+        if (roce_util_pkg::psn_lt(r.next_psn, r.max_sent)) cnt_retransmit <= 1'b1;
         else r.max_sent <= p_next;
         requeue <= 1'b1;
         st <= S_FILL0;

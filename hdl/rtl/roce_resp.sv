@@ -1,68 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0 OR MIT
 //
-// roce_resp: the RC responder. It owns the per-QP responder state (expected PSN, MSN, the
-// message in progress with its receive WQE, the RQ indices, the responder resources of
-// served READ/atomic requests) in BRAM and processes one request packet at a time, in
-// arrival order, exactly as the engine model's responder (firmware-model engine::resp):
-//   1. PSN against the expected PSN: ahead -> one PSN sequence error NAK (then silence until
-//      the expected PSN comes); behind -> duplicate: SEND/WRITE acknowledged again, a READ
-//      inside one this QP served is answered again from its PSN, an atomic answered with
-//      the saved original data.
-//   2. Opcode sequence, QP access flags, packet length -> NAK invalid request, QP to error.
-//   3. SEND (and WRITE with immediate at its end) needs a receive WQE: RQ empty -> RNR NAK
-//      (nothing consumed); else the 64-byte RQ WQE is taken and kept with the message: from
-//      the prefetch ring if it was read ahead, else read by DMA now.
-//   4. R_Key checks (roce_mr_check) for WRITE/READ/atomics -> NAK remote access error, QP to
-//      error, nothing written; SEND payload is scattered over the WQE's SGEs (L_Key checks,
-//      local write access); short SGEs or a failed check complete the WQE in error.
-//   5. Execute: payload to host memory by DMA (roce_pay_scatter), READ responses and atomic
-//      ACKs requested from the TX side (m_rsp: roce_rec_pkg::rd_rsp_t), atomics performed
-//      (8-byte DMA read, compare/add, DMA write), receive completions (m_cpl: the CQE image
-//      for roce_cq), ACKs when AckReq is set or the packet fills the gap a sequence NAK
-//      named (m_ack, before coalescing), SEND with invalidate via roce_mr_check.
-//   A fatal error NAKs, marks the QP's state dead (its later packets are dropped and
-//   counted on cnt_drop) and reports the QP on m_err (to roce_qp_ctx, which moves it to Err
-//   and sends ENTER_ERR back). ENTER_ERR (context-op port) and an RQ doorbell while dead
-//   flush the posted receive WQEs with WR_FLUSH_ERR completions.
-// RQ WQE prefetch: one QP at a time has up to 16 of its posted receive WQEs (from its rq ci)
-//   read ahead into a ring of 16 bodies, on the block's own DMA read port between its other
-//   reads (several in flight; the port answers in order). The prefetcher follows the QP of
-//   the last WQE read by DMA, or of a doorbell that finds it idle, and stops on RESET,
-//   ENTER_ERR or a flush of that QP (reads still in flight are dropped as they land). A
-//   WQE read ahead is only a copy: rq ci moves when a message takes it, a failed read
-//   counts (cnt_dma_err) and NAKs only then, so RNR, errors and flushes are as before.
-// Inputs besides packets: RQ doorbells (s_db: QPN + 16-bit PI, extended), context ops from
-// roce_qp_ctx (RESET zeroes the QP's state, SET_RQ_PSN, ENTER_ERR flushes; others are
-// acknowledged), state reads for QP_READ (s_strd -> rq_psn, rq_pi, rq_ci). The QP's
-// attributes come with each packet (s_req_attr, from the dispatch's lookup) and, for a
-// flush, from the m_attr lookup port.
-// Model: firmware-model blocks::roce_resp (the engine model's responder, instrumented).
-//
-// Ordering: a packet's ACK, response request, completion and QP error wait in a 4-entry
-//   output queue until every DMA write issued for it (and before it) is out on
-//   m_dma_wr / m_axis_dma_wr (posted writes stay ordered), so a CQE or ACK never overtakes
-//   the data it reports; meanwhile the FSM takes the next packet, whose header work
-//   overlaps the previous payload's streaming. Context ops, state reads and doorbells wait
-//   until the queue and the scatter are empty.
-// Latency (idle block, no backpressure, roce_mr_check's 4 cycles, DMA read latency L): a
-//   WRITE packet's first DMA write request is valid 13 cycles after its record is taken; a
-//   SEND FIRST/ONLY (a WRITE with immediate's LAST/ONLY) adds 2 cycles when its RQ WQE was
-//   read ahead and has landed (or the rest of that read), else the WQE read (L + 3). A
-//   packet's ACK is valid 3 cycles after its last DMA data beat was taken. In the engine
-//   (roce-sim latency --op send, L = 250): wire -> DMA done of a 4 KiB SEND 172 cycles
-//   (423 when every WQE was read on arrival; a WRITE 167).
-// Throughput: a packet costs max(about 15 cycles of header work, its payload beats + 4)
-//   (measured by resp_cosim: 4096-byte WRITE packets back to back 68 cycles each, 1024-byte
-//   packets 20, both faster than 100 Gb/s delivers them: 83.8 and 22.9). Duplicates scan the
-//   resources (3 cycles each); atomics wait for their DMA read. SENDs on one QP: the read-
-//   ahead of 16 WQEs covers a DMA latency of 250 cycles (roce-sim transfer --engine hdl
-//   --op send --depth 16: 4 KiB messages 84.3 Gb/s, 1 KiB 28.0, 64 KiB 96.1; 23.7, 6.9 and
-//   96.1 when every WQE was read on arrival). QPs that alternate miss the ring and read
-//   their WQEs on arrival as before (the prefetcher follows one QP at a time).
-// Resources: per-QP state in BRAM (ctx_mem, rs_mem). Yosys 0.23 synth_xilinx, xcup, out of
-//   context, defaults: 12.2k LUTs, 10.4k FFs, 52 RAMB36 + 41 RAMB18, 37 RAM32M16; the
-//   prefetch adds the 37 RAM32M16 (the 16 x 512-bit ring), about 0.8k LUTs and 0.7k FFs
-//   (mostly the ring head's 512-bit register), no BRAM.
+// roce_resp: the RC responder. Owns the per-QP responder state in BRAM (expected PSN, MSN,
+// the message in progress with its receive WQE, RQ indices, responder resources) and processes
+// one request packet at a time, in arrival order, as the engine model's responder
+// (engine::resp): PSN check and duplicates, opcode sequence / access / length, RNR, R_Key and
+// L_Key checks, SEND scatter over the WQE's SGEs, WRITE, READ response and atomic requests,
+// receive completions, NAKs, QP errors, RQ doorbells, flushes; receive WQEs read ahead for one
+// QP at a time. A packet's ACK, response request, completion and error wait until its DMA
+// writes are out. The behaviour step by step: docs/engine-hdl.md.
+// Ports: s_req (rx_hdr_t, qp_attr_t, state) + s_axis_pay, s_db (RQ doorbells), s_ctx / s_strd,
+//   m_attr (flushes), m_mr / s_mr, DMA read and write, m_ack (to roce_ack_q), m_rsp (rd_rsp_t
+//   to roce_rd_rsp), m_cpl (CQEs), m_err, counters.
+// Latency (MR check 4 cycles, DMA read latency L): a WRITE packet's first DMA write request 13
+//   cycles after its record is taken; a SEND FIRST/ONLY 2 more when its WQE was read ahead,
+//   else L + 3; its ACK 3 cycles after its last DMA data beat.
+// Throughput: a packet costs max(about 15 cycles of header work, its payload beats + 4);
+//   duplicates scan the resources at 3 cycles each; atomics wait for their DMA read.
+// Model blocks::resp.
 //
 // Parameters:
 //   LOG_N     log2 of the number of QPs (default 10 = 1024).
@@ -208,7 +162,6 @@ module roce_resp #(
   localparam logic [7:0] NAK_ACC = 8'h62;
   localparam logic [7:0] NAK_OP = 8'h63;
 
-
   localparam logic [1:0] CUR_NONE = 2'd0;
   localparam logic [1:0] CUR_SEND = 2'd1;
   localparam logic [1:0] CUR_WRITE = 2'd2;
@@ -250,36 +203,7 @@ module roce_resp #(
   logic [LOG_N:0] init_idx;
   assign init_done = init_idx[LOG_N];
 
-  // ---------------------------------------------------------------- helpers
-  // x before / after y in PSN order (24-bit serial numbers): the sign of x - y, and for
-  // "after" x != y beside it (not a compare of the difference with 0, a second carry chain)
-  /* verilator lint_off UNUSEDSIGNAL */
-  function automatic logic psn_lt(input logic [23:0] x, input logic [23:0] y);
-    logic [23:0] d;
-    d = x - y;
-    psn_lt = d[23];
-  endfunction
-  function automatic logic psn_gt(input logic [23:0] x, input logic [23:0] y);
-    logic [23:0] d;
-    d = x - y;
-    psn_gt = !d[23] && x != y;
-  endfunction
-  /* verilator lint_on UNUSEDSIGNAL */
-
-  function automatic logic [255:0] cqe_img(input logic [63:0] wr_id, input logic [31:0] len,
-                                          input logic [31:0] imm, input logic [23:0] qp,
-                                          input logic [7:0] op, input logic [7:0] status,
-                                          input logic [7:0] flags, input logic [23:0] src);
-    cqe_img = '0;
-    cqe_img[8*roce_desc_pkg::CQE_WR_ID_OFF +: 64] = wr_id;
-    cqe_img[8*roce_desc_pkg::CQE_BYTE_LEN_OFF +: 32] = len;
-    cqe_img[8*roce_desc_pkg::CQE_IMM_OR_INV_OFF +: 32] = imm;
-    cqe_img[8*roce_desc_pkg::CQE_QPN_OFF +: 24] = qp;
-    cqe_img[8*roce_desc_pkg::CQE_OPCODE_OFF +: 8] = op;
-    cqe_img[8*roce_desc_pkg::CQE_STATUS_OFF +: 8] = status;
-    cqe_img[8*roce_desc_pkg::CQE_FLAGS_OFF +: 8] = flags;
-    cqe_img[8*roce_desc_pkg::CQE_SRC_QP_OFF +: 24] = src;
-  endfunction
+  // PSN order and CQE images: roce_util_pkg
 
   // ---------------------------------------------------------------- FSM
   typedef enum logic [5:0] {
@@ -659,8 +583,8 @@ module roce_resp #(
   always_ff @(posedge clk) begin
     logic [23:0] ep;
     ep = st == S_RD1 ? ctx_qt.epsn : c.epsn;
-    pd_pos <= psn_gt(h.psn, ep);
-    pd_neg <= psn_lt(h.psn, ep);
+    pd_pos <= roce_util_pkg::psn_gt(h.psn, ep);
+    pd_neg <= roce_util_pkg::psn_lt(h.psn, ep);
   end
   logic       seq_ok, acc_ok, len_ok;
   logic       len_ok_r;
@@ -732,7 +656,7 @@ module roce_resp #(
   // holds from S_RS_ADDR to S_RS_CMP, so these are the entry's in S_RS_CMP
   logic rs_in, rs_at;  // a READ in the served range; the entry's first PSN
   always_ff @(posedge clk) begin
-    rs_in <= !e_atomic && !psn_lt(h.psn, e_psn) && psn_lt(h.psn, e_end);
+    rs_in <= !e_atomic && !roce_util_pkg::psn_lt(h.psn, e_psn) && roce_util_pkg::psn_lt(h.psn, e_end);
     rs_at <= e_psn == h.psn;
   end
 
@@ -1193,7 +1117,7 @@ module roce_resp #(
           st <= S_SEND_CPL;
           if (!mr_ok[0]) begin
             o_cpl <= 1'b1;
-            cpl_img <= cqe_img(c.wr_id, c.off, 32'd0, qpn24, roce_desc_pkg::CQE_OP_RECV,
+            cpl_img <= roce_util_pkg::cqe_img(c.wr_id, c.off, 32'd0, qpn24, roce_desc_pkg::CQE_OP_RECV,
                                roce_desc_pkg::WC_STATUS_REM_INV_REQ_ERR, 8'd0, a.dest_qpn);
             cpl_cq <= {2'b00, a.recv_cq};
             c.cur <= CUR_NONE;
@@ -1364,7 +1288,7 @@ module roce_resp #(
               exec_ack <= 1'b0;
             end else begin
               o_cpl <= 1'b1;
-              cpl_img <= cqe_img(rd_data[63:0], c.dma_len, h.imm_or_inv, qpn24,
+              cpl_img <= roce_util_pkg::cqe_img(rd_data[63:0], c.dma_len, h.imm_or_inv, qpn24,
                                  roce_desc_pkg::CQE_OP_RECV_WRITE_IMM,
                                  roce_desc_pkg::WC_STATUS_SUCCESS,
                                  {5'd0, i_se, 1'b0, 1'b1}, a.dest_qpn);
@@ -1387,7 +1311,7 @@ module roce_resp #(
               st <= S_WB;  // the flush stops at a WQE it cannot read
             end else begin
               m_cpl_valid <= 1'b1;
-              m_cpl_tdata <= cqe_img(rd_data[63:0], 32'd0, 32'd0, qpn24, roce_desc_pkg::CQE_OP_RECV,
+              m_cpl_tdata <= roce_util_pkg::cqe_img(rd_data[63:0], 32'd0, 32'd0, qpn24, roce_desc_pkg::CQE_OP_RECV,
                                      roce_desc_pkg::WC_STATUS_WR_FLUSH_ERR, 8'd0, a.dest_qpn);
               m_cpl_tuser <= {2'b00, a.recv_cq};
               st <= S_FL_CPL;
@@ -1442,7 +1366,7 @@ module roce_resp #(
           if (prot_err || len_err) begin
             // the receive WQE completes in error (bytes placed before this packet)
             o_cpl <= 1'b1;
-            cpl_img <= cqe_img(c.wr_id, c.off, 32'd0, qpn24, roce_desc_pkg::CQE_OP_RECV,
+            cpl_img <= roce_util_pkg::cqe_img(c.wr_id, c.off, 32'd0, qpn24, roce_desc_pkg::CQE_OP_RECV,
                                prot_err ? roce_desc_pkg::WC_STATUS_LOC_PROT_ERR :
                                           roce_desc_pkg::WC_STATUS_LOC_LEN_ERR,
                                8'd0, a.dest_qpn);
@@ -1478,7 +1402,7 @@ module roce_resp #(
       // the SEND message is complete (c.off counts this packet)
       S_SEND_CPL: begin
         o_cpl <= 1'b1;
-        cpl_img <= cqe_img(c.wr_id, c.off, (i_imm || i_inv) ? h.imm_or_inv : 32'd0, qpn24,
+        cpl_img <= roce_util_pkg::cqe_img(c.wr_id, c.off, (i_imm || i_inv) ? h.imm_or_inv : 32'd0, qpn24,
                            i_inv ? roce_desc_pkg::CQE_OP_RECV_INV :
                            i_imm ? roce_desc_pkg::CQE_OP_RECV_IMM : roce_desc_pkg::CQE_OP_RECV,
                            roce_desc_pkg::WC_STATUS_SUCCESS, {5'd0, i_se, i_inv, i_imm},

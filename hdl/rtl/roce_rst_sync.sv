@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0 OR MIT
 //
 // roce_rst_sync: a reset bridge. rst_out rises asynchronously with arst (so a domain whose
-// clock is not running yet is still held in reset) and falls synchronously, STAGES cycles
-// of clk after arst falls (so every flip-flop of the domain leaves reset on the same edge).
-// arst may come from any clock domain or from a pin; the first stage is the only flip-flop
-// that sees it change asynchronously on release (ASYNC_REG: Vivado places the chain
-// together). Board constraints: no timing from arst to the chain (set_false_path to the
-// flip-flops' asynchronous set pins).
+// clock is not running yet is still held in reset) and falls synchronously, STAGES cycles of
+// clk after arst falls (every flip-flop of the domain leaves reset on the same edge). arst may
+// come from any clock domain or a pin; the chain is ASYNC_REG. Board constraints: no timing
+// from arst to the chain (set_false_path to the flip-flops' asynchronous set pins).
+// Latency: STAGES cycles on release.
 //
 // Parameters:
 //   STAGES  flip-flops in the chain (>= 2).

@@ -1,31 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0 OR MIT
 //
 // roce_rx_disp: the RX dispatch between roce_rx_parse and the transport. For each header
-// record (s_rec: roce_rec_pkg::rx_hdr_t, with its payload packet on s_axis_pay when
-// flags.PAYLOAD) it makes the engine model's RX decision (engine::rx::rx_verdict):
-//   malformed (flags.ERROR)                         -> dropped, cnt_malformed
-//   unicast MAC not the port's, or a RoCE packet to
-//   another IPv4 address / GID                      -> dropped, cnt_dropped
-//   not RoCE                                        -> dropped, cnt_not_roce
-//   CNP                                             -> m_cnp (QPN) to roce_dcqcn, cnt_cnp
-//   neither an RC request nor a response, or its QP
-//   not in Rtr/Rts/Sqd (roce_qp_ctx's RX port)      -> dropped, cnt_unknown_qp
-//   request / response                              -> m_req to roce_resp / m_rsp to
-//                                                      roce_comp, with the QP's attributes
-//                                                      (m_attr) and state (m_state), payload
-//                                                      routed behind it
-// and for a CE-marked request or response with CTRL.ECN_ENABLE: cnt_ecn and a CE event on
-// m_ce (QPN) for roce_dcqcn's notification point. The payload of a dropped packet is
-// consumed here. CTRL.ENABLE = 0 drops every frame (cnt_dropped). MAC control frames (PFC)
-// are seen on the raw RX stream before the parser, not here.
-// Model: firmware-model blocks::roce_rx_disp (engine::rx::rx_verdict); lockstep test
-// tests/tests/rx_disp_cosim.rs.
-//
-// Latency: a record taken in cycle c is offered on m_req/m_rsp in c+4 (attribute port
-//   latency 2).
-// Throughput: one record every 5 cycles when its target takes it at once; payloads pass
-//   through at one beat per cycle, routed by a queue of the decided records' targets, so a
-//   record may go out while earlier payloads still stream (up to 4 packets ahead).
+// record (s_rec: rx_hdr_t, its payload on s_axis_pay) the engine model's RX decision
+// (engine::rx_disp::rx_verdict): malformed, not ours, not RoCE and unknown-QP packets are dropped
+// and counted, CNPs go to roce_dcqcn (m_cnp), requests to roce_resp (m_req) and responses to
+// roce_comp (m_rsp) with the QP's attributes (m_attr) and state (m_state), the payload routed
+// behind them; a CE-marked request or response with CTRL.ECN_ENABLE gives a CE event (m_ce).
+// The payload of a dropped packet is consumed here; CTRL.ENABLE = 0 drops every frame.
+// Ports: s_rec, s_axis_pay, the RX attribute port, m_req / m_rsp, m_axis_pay_*, m_cnp, m_ce,
+//   configuration, counters. Model blocks::rx_disp; docs/engine-hdl.md.
+// Latency: a record taken in c is offered on m_req / m_rsp in c+4 (attribute latency 2).
+// Throughput: one record every 5 cycles when its target takes it at once; payloads pass at one
+//   beat per cycle, routed by a queue of decided targets (up to 4 packets ahead).
 //
 // Parameters:
 //   LOG_N  log2 of the number of QPs (larger QPNs are unknown).
@@ -120,19 +106,12 @@ module roce_rx_disp #(
   target_t     tgt;
   assign tgt = rq[rq_rp[1:0]];
 
-  function automatic logic [127:0] bswap128(input logic [127:0] x);
-    for (int i = 0; i < 16; i++) bswap128[8*i +: 8] = x[8*(15-i) +: 8];
-  endfunction
-  function automatic logic [47:0] bswap48(input logic [47:0] x);
-    for (int i = 0; i < 6; i++) bswap48[8*i +: 8] = x[8*(5-i) +: 8];
-  endfunction
-
   // the port's addresses in record byte order (memory order)
   logic [127:0] my_v4, my_gid;
   logic [47:0]  my_mac;
-  assign my_v4 = {bswap48({16'hFFFF, cfg_ipv4}), 80'd0};
-  assign my_gid = bswap128(cfg_gid);
-  assign my_mac = bswap48(cfg_mac);
+  assign my_v4 = {roce_util_pkg::bswap48({16'hFFFF, cfg_ipv4}), 80'd0};
+  assign my_gid = roce_util_pkg::bswap128(cfg_gid);
+  assign my_mac = roce_util_pkg::bswap48(cfg_mac);
 
   logic roce, err, v4, pay, mac_ok, ip_ok, known, is_req, is_rsp, is_cnp;
   always_comb begin

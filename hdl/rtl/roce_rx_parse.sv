@@ -1,56 +1,23 @@
 // SPDX-License-Identifier: Apache-2.0 OR MIT
 //
-// roce_rx_parse: RX header parser. Behind roce_axis_drop_fifo (which gives each frame's byte
-// count on s_axis_tlen), it turns every frame into
-//   - one header record on m_axis_rec (roce_rec_pkg::rx_hdr_t, 1088 bits): the verdict
-//     (flags ROCE / ERROR + error code, flags VLAN / IPV6 / ROCEV1 / CE / PAYLOAD) and every
-//     field the responder and completer need (BTH, RETH, AtomicETH, AETH, AtomicAckETH,
-//     ImmDt/IETH, DETH, addresses, payload length and offset). Only flags and error are
-//     non-zero for a malformed or non-RoCE frame;
-//   - for a RoCE packet with payload (flags.PAYLOAD), one payload packet on m_axis_pay: the
-//     payload bytes without pad and ICRC, realigned to lane 0, tkeep all ones but on the last
-//     beat, lanes past the payload zero, tlast on the last beat.
-// The record is exactly firmware-model blocks::roce_rx_parse::parse (the wire codec's verdict;
-// IPv4 headers with options are reported as RX_ERR_IP_OPTIONS), proven by the lockstep test.
-//
-// Pipeline (global enable `adv`, no stalls from the parser itself except one bubble below):
-//   stage 0  the header (first 128 bytes = the first two beats) is complete with beat 1, or
-//            with beat 0 if that is the last: a token enters with that beat
-//   S1       Ethernet: VLAN, ethertype class, L2 truncation; the 48-byte IP+UDP window and
-//            the 64-byte window holding every possible BTH+extension position (2:1 muxes)
-//   S2       IPv4 / IPv6 / GRH and UDP checks (lengths against s_axis_tlen), registered as
-//            one flag per check; the 40-byte BTH+extension window (6:1 mux)
-//   S3       the IP/UDP verdict from S2's flags (first failing check); BTH decode, opcode
-//            table (roce_opcode_pkg::op_info), extension fields, body length = transport -
-//            BTH - extensions - ICRC
-//   S4       length/pad checks, final error priority, record assembled (zeroed unless RoCE)
-//   out      m_axis_rec register; the payload realigner (a 128-byte window {beat, previous
-//            beat} shifted by payload_off mod 64: a funnel of three 4:1 byte-mux stages)
-//            into the m_axis_pay register. The data beats pass through a 4-deep delay line
-//            beside S1..S4. The tests on the remaining payload length (zero, over 64, under
-//            64) are flags registered with S4 or read off the a_rem register, so the
-//            pipeline enable depends on no arithmetic.
-// Latency: the record is valid on m_axis_rec 5 cycles after the beat that completes the
-//   header is accepted (accept in cycle c, m_axis_rec_tvalid in c+5) without backpressure,
-//   plus one cycle for each bubble (below) of a frame ahead of it in the pipeline; the
-//   first payload beat comes with it (payload starting in beat 0) or with the next beat.
-// Throughput: one beat per cycle in and out. A payload packet that needs one more output
-//   beat than the frame has beats after its start (the payload ends in the frame's last beat
-//   and its start is not 64-byte aligned relative to it) costs one bubble cycle at the end
-//   of that frame. At 512 bits / 250 MHz the bus carries 128 Gb/s, so this holds line rate
-//   at 100 Gb/s for every frame size.
-// Backpressure: m_axis_rec_tready and m_axis_pay_tready are independent; the pipeline stops
-//   only when the slot at its end needs an output register that is still full. A consumer
-//   may take a record, then its payload packet, then the next record: no deadlock.
-// Interface requirements: s_axis_tlen is the frame's byte count on every beat (as
-//   roce_axis_drop_fifo gives it); frames are contiguous from lane 0 (tkeep all ones but on
-//   the last beat). If a frame ends before the payload its length promised (tlen wrong),
-//   its payload packet still ends at the frame's end, with m_axis_pay_tuser set on its last
-//   beat.
+// roce_rx_parse: RX header parser. Behind roce_axis_drop_fifo (s_axis_tlen: the frame's
+// byte count), each frame gives one header record on m_axis_rec (rx_hdr_t: the verdict flags
+// and error code, and every field the transport needs; only flags and error for a malformed or
+// non-RoCE frame) and, for a RoCE packet with payload, one payload packet on m_axis_pay (no pad
+// or ICRC, realigned to lane 0, tlast on its last beat; tuser on it if the frame ended early).
+// The record is exactly blocks::rx_parse::parse (the wire codec's verdict). Pipeline
+// (global enable): header token, S1 Ethernet, S2 IP/UDP checks, S3 BTH and extensions, S4
+// lengths and the record, then the output registers and the payload realigner.
+// Ports: s_axis_* + s_axis_tlen; m_axis_rec_*, m_axis_pay_* (independent tready: a consumer may
+//   take a record, its payload, then the next record).
+// Latency: the record is valid 5 cycles after the beat that completes the header is accepted
+//   (+1 per bubble of a frame ahead of it); the first payload beat comes with it or next.
+// Throughput: one beat per cycle in and out; a payload needing one output beat more than its
+//   frame has left costs one bubble (line rate at 100 Gb/s for every frame size).
+// docs/engine-hdl.md.
 //
 // Parameters:
-//   DATA_W  datapath width: 512 only (the longest accepted header, 106 bytes, then lies in
-//           the first two beats).
+//   DATA_W  datapath width: 512 only.
 //   LEN_W   width of s_axis_tlen (default 16).
 
 `resetall

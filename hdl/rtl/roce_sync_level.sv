@@ -2,9 +2,9 @@
 //
 // roce_sync_level: W independent level signals (status bits: link up, aligned) into the clk
 // domain through STAGES flip-flops each (ASYNC_REG). Each bit arrives on its own: bits that
-// must stay consistent with each other need a handshake or a Gray code instead (see
-// roce_axis_async_fifo). Latency STAGES cycles (plus up to one). Board constraints:
-// set_false_path (or set_max_delay -datapath_only) into the first stage, sync_ff[W-1:0].
+// must stay consistent with each other need a handshake or a Gray code (roce_axis_async_fifo).
+// Board constraints: set_false_path (or set_max_delay -datapath_only) into sync_ff[W-1:0].
+// Latency: STAGES cycles (plus up to one).
 //
 // Parameters:
 //   W       bits.

@@ -1,27 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0 OR MIT
 //
-// roce_tx_arb: the TX arbiter and header assembly. Four sources offer packets; one frame
-// at a time, in priority order, the arbiter takes a packet, looks its QP's attributes up
-// (roce_qp_ctx's TX attribute port) and writes the frame's roce_rec_pkg::tx_hdr_t on m_hdr
-// for roce_tx_build, then passes the packet's payload through to m_axis_pay.
-//   s_cnp  (highest) a CNP for QP qpn (roce_dcqcn): opcode 0x81, PSN 0, BECN.
-//   s_ack  an owed ACK/NAK (roce_ack_q), tx_desc_t, no payload.
-//   s_rsp  READ responses and ATOMIC Acknowledges (roce_rd_rsp), tx_desc_t + payload.
-//   s_req  (lowest) requests (roce_req), tx_desc_t + payload.
-// Header assembly, exactly as the engine model builds frames (engine::tx::frame_builder):
-// destination QPN, MAC, IP/GID, hop limit, flow label and UDP source port from the QP;
-// source MAC, IPv4 and GID from the port; 802.1Q tag from the QP (VALID) else the port's
-// VLAN register; DSCP from the QP with ECT(0) when CTRL.ECN_ENABLE (RoCEv2); IPv4 DF and a
-// frame counter as identification; P_Key 0xFFFF.
-// A frame whose priority (its VLAN PCP, else 0) is paused by PFC (pause[pcp]) waits in the
-// arbiter; it holds the frames behind it (the model lets other priorities pass).
-// Model: firmware-model blocks::roce_tx_arb (engine::tx::frame_builder); lockstep test
-// tests/tests/tx_arb_cosim.rs compares the frames roce_tx_build makes of each record.
-//
-// Latency: a packet taken in cycle c has its record valid on m_hdr in c+4 (attribute port
-//   latency 2); its first payload beat passes through from c+5.
-// Throughput: one frame per (5 + payload beats) cycles: 4 KiB packets 69 cycles, ahead of
-//   the 83.8 cycles 100 Gb/s needs; ACKs one per 5 cycles.
+// roce_tx_arb: the TX arbiter and header assembly. Four sources, served one frame at a time
+// in priority order: s_cnp (CNPs from roce_dcqcn), s_ack (owed ACK/NAKs from roce_ack_q),
+// s_rsp (READ responses and ATOMIC ACKs from roce_rd_rsp, with payload), s_req (requests from
+// roce_req, with payload). The QP's attributes are looked up on roce_qp_ctx's TX port and the
+// frame's tx_hdr_t goes out on m_hdr (addresses, VLAN, DSCP/ECN, IPv4 identification, UDP
+// source port, exactly engine::tx_arb::frame_builder), then the payload on m_axis_pay. A frame
+// whose priority is paused by PFC (pause[pcp]) waits and holds the frames behind it.
+// Ports: s_cnp, s_ack, s_rsp + s_axis_rsp_pay, s_req + s_axis_req_pay, the TX attribute port,
+//   port configuration, pause, m_hdr, m_axis_pay.
+// Latency: a packet taken in c has its record on m_hdr in c+4 (attribute latency 2); its first
+//   payload beat passes from c+5.
+// Throughput: one frame per (5 + payload beats) cycles; ACKs one per 5 cycles.
+// Model blocks::tx_arb; docs/engine-hdl.md.
 //
 // Parameters:
 //   LOG_N  log2 of the number of QPs (the attribute port's QPN width).
@@ -121,13 +112,6 @@ module roce_tx_arb #(
   roce_rec_pkg::qp_attr_t a;  // the record carries fields other blocks use
   /* verilator lint_on UNUSEDSIGNAL */
 
-  function automatic logic [47:0] bswap48(input logic [47:0] x);
-    for (int i = 0; i < 6; i++) bswap48[8*i +: 8] = x[8*(5-i) +: 8];
-  endfunction
-  function automatic logic [127:0] bswap128(input logic [127:0] x);
-    for (int i = 0; i < 16; i++) bswap128[8*i +: 8] = x[8*(15-i) +: 8];
-  endfunction
-
   logic v4, v6, v1, vtag;
   logic [11:0] vid;
   logic [2:0]  pcp;
@@ -160,14 +144,14 @@ module roce_tx_arb #(
     h.vlan_tci = vtag ? {pcp, 1'b0, vid} : 16'd0;
     h.payload_len = d.payload_len;
     h.ip_id = v4 ? ip_id + 16'd1 : 16'd0;
-    h.src_mac = bswap48(cfg_mac);
+    h.src_mac = roce_util_pkg::bswap48(cfg_mac);
     h.dst_mac = a.dest_mac;
     h.tclass = {a.dscp, (v1 || !cfg_ecn_enable) ? 2'b00 : 2'b10};
     if (v4) begin
-      h.src_ip = {bswap48({16'hFFFF, cfg_ipv4}), 80'd0};
+      h.src_ip = {roce_util_pkg::bswap48({16'hFFFF, cfg_ipv4}), 80'd0};
       h.dst_ip = {a.dest_ip[127:96], 16'hFFFF, 80'd0};
     end else begin
-      h.src_ip = bswap128(cfg_gid);
+      h.src_ip = roce_util_pkg::bswap128(cfg_gid);
       h.dst_ip = a.dest_ip;
       h.flow_label = a.flow_label;
     end

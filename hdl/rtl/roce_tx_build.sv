@@ -1,40 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0 OR MIT
 //
-// roce_tx_build: TX frame builder. From a packet record on s_axis_hdr (roce_rec_pkg::tx_hdr_t,
-// 1088 bits) and, when its payload_len > 0, a payload packet on s_axis_pay (lane-0 aligned,
-// tlast on its last beat), it writes one Ethernet frame on m_axis:
-//   Ethernet (+802.1Q) / IPv4 (no options, header checksum) | IPv6 / UDP 4791 (checksum 0)
-//   | RoCEv1 GRH / BTH (pad count derived) / the extension headers the opcode carries
-//   (roce_opcode_pkg::op_info) / payload / pad / a zero ICRC slot / zero Ethernet padding
-//   to 60 bytes.
-// roce_icrc (INSERT=1) behind it fills the ICRC. The frame is exactly
-// firmware-model blocks::roce_tx_build::build (the wire codec's FrameBuilder), proven by the
-// lockstep test.
-//
-// A record the codec refuses (unknown opcode, payload on an opcode without payload, an IP
-// datagram over 65535 bytes) makes no frame: its payload packet (ceil(payload_len/64) beats)
-// is consumed and `drop` pulses for one cycle.
-//
-// Payload packets must have ceil(payload_len/64) beats. If one ends early (tlast before) the
-// frame is still written to its full length, the missing beats zero; if it runs long, the
-// extra beats are discarded up to its tlast. Either way m_axis_tuser is set on the frame's
-// last beat (a MAC aborts such a frame), and the stream stays in step.
-//
-// Pipeline: H1 (opcode table, the small constant terms of the lengths, the IPv4 checksum's
-// fixed words, verdict) -> H2 (header fields laid out for the encapsulation, one add of the
-// payload length per length, IPv4 checksum sum) -> cur (checksum folded in; the frame being
-// written) -> m_axis register. The output beat k of a frame is header bytes 64k.. OR the
-// payload window {this payload beat, previous payload beat} shifted by the header length
-// mod 64, masked to the payload's bytes: the payload beat is rotated by the header length
-// (three 4:1 byte-mux stages on the registered shift), the previous beat is kept rotated,
-// and the per-lane selects of beat k (payload lanes of this beat / of the previous one)
-// are registered a beat ahead, as are the beat/payload-counter tests (last beat, payload
-// beats left, a payload beat needed).
-// Latency: a record accepted in cycle c gives its first beat on m_axis in cycle c+4 (idle
-//   builder, no backpressure, payload beat 0 waiting if beat 0 needs it).
-// Throughput: one beat per cycle; frames back to back with no idle cycle between them
-//   (records are prepared while the previous frame is written). A dropped record takes
-//   max(1, its payload beats) cycles with no output.
+// roce_tx_build: TX frame builder. From a packet record on s_axis_hdr (tx_hdr_t) and, when
+// its payload_len > 0, a payload packet on s_axis_pay (lane-0 aligned), one Ethernet frame on
+// m_axis: Ethernet (+802.1Q) / IPv4 (header checksum) or IPv6 / UDP 4791 or the RoCEv1 GRH /
+// BTH / the opcode's extension headers / payload / pad / a zero ICRC slot (roce_icrc fills it)
+// / padding to 60 bytes, exactly the wire codec's FrameBuilder (blocks::tx_build). A
+// record the codec refuses makes no frame: its payload is consumed and drop pulses. A payload
+// packet of the wrong length still gives a frame of the record's length, m_axis_tuser set on
+// its last beat. Pipeline H1, H2, the frame being written, the output register.
+// Latency: a record accepted in c gives its first beat on m_axis in c+4.
+// Throughput: one beat per cycle; frames back to back. A dropped record takes max(1, its
+//   payload beats) cycles with no output.
+// docs/engine-hdl.md.
 //
 // Parameters:
 //   DATA_W  datapath width: 512 only.

@@ -3,7 +3,7 @@
 //! engine cycles per packet. `cargo bench -p roce-sim --bench engine`
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use roce_sim::transfer::{run, Op, TransferConfig};
+use roce_sim::cmd::transfer::{run, Op, TransferConfig};
 
 fn cfg(op: Op, size: usize, messages: u64) -> TransferConfig {
     TransferConfig { op, size, messages, mtu: 4096, depth: 32, ..TransferConfig::default() }

@@ -1,51 +1,27 @@
-//! Cosimulation of the RoCEv2 engine: the Verilated HDL and the Rust model side by side.
+//! The RoCEv2 engine's simulator: the Verilated HDL beside the Rust model, block by block and
+//! as whole engines on a simulated network, and the commands of the `roce-sim` CLI.
 //!
-//! - [`vl`]: the Verilated models (built by `build.rs` from `hdl/rtl/`), cycle-stepped.
+//! - [`vl`]: the Verilated models (`sim/build.rs` builds one per `config` and `model` line of
+//!   `hdl/configs.txt`), cycle-stepped, every port reachable by name.
 //! - [`stream`]: AXI4-Stream drivers with random `tvalid` gaps and `tready` backpressure.
-//! - [`cosim`]: HDL-vs-model runs that compare every output beat.
 //! - [`pcapio`]: reading and writing captures.
-//! - [`demo`]: a short RC exchange through the HDL ICRC TX and RX blocks.
-//! - [`fabric`]: simulated links with loss, reordering, duplication, corruption, ECN.
-//! - [`shadow`]: `--engine cosim`, the model beside the HDL engine and the comparison.
-//! - [`node`]: an engine model with host memory, and the driver backend over it.
-//! - [`pair`]: two engines connected by the driver over two links.
-//! - [`transfer`]: two engines moving a verified workload over a simulated link.
+//! - [`cosim`]: one lockstep harness per HDL block (`cosim::<block>`, named after the RTL
+//!   file), with their shared helpers.
+//! - [`net`]: the simulated network: links ([`net::fabric`]), nodes with host memory and the
+//!   driver backend ([`net::node`]), the Verilated engine as a node ([`net::hdl`]) and the
+//!   engine model beside it ([`net::shadow`], `--engine cosim`), two connected engines
+//!   ([`net::pair`]), an engine on a datagram socket for QEMU and the examples
+//!   ([`net::netdev`]).
+//! - [`cmd`]: the `roce-sim` commands: [`cmd::transfer`] (a verified workload between two
+//!   engines), [`cmd::sweep`] (goodput against message size), [`cmd::latency`] (idle
+//!   latency in cycles), [`cmd::demo`] (an RC exchange through the HDL ICRC blocks).
 #![warn(missing_docs)]
 
+pub mod cmd;
 pub mod cosim;
-pub mod cosim_ack_q;
-pub mod cosim_async_fifo;
-pub mod cosim_axi_axil;
-pub mod cosim_axis_fifo;
-pub mod cosim_comp;
-pub mod cosim_cq;
-pub mod cosim_ctrl;
-pub mod cosim_dcqcn;
-pub mod cosim_dma_axi;
-pub mod cosim_frame_gate;
-pub mod cosim_mr_check;
-pub mod cosim_pay_scatter;
-pub mod cosim_qp_ctx;
-pub mod cosim_rd_rsp;
-pub mod cosim_regs;
-pub mod cosim_req;
-pub mod cosim_resp;
-pub mod cosim_rx_disp;
-pub mod cosim_rx_parse;
-pub mod cosim_tx_arb;
-pub mod cosim_tx_build;
-pub mod demo;
-pub mod fabric;
-pub mod hdl;
-pub mod latency;
-pub mod netdev;
-pub mod node;
-pub mod pair;
+pub mod net;
 pub mod pcapio;
-pub mod shadow;
 pub mod stream;
-pub mod sweep;
-pub mod transfer;
 pub mod vl;
 
 /// Errors of the simulator and its command line.

@@ -6,8 +6,9 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use roce_model::engine::Profile;
+use roce_sim::cosim::icrc::icrc_lockstep;
 use roce_sim::stream::Traffic;
-use roce_sim::{cosim, pcapio, SimError};
+use roce_sim::{pcapio, SimError};
 
 #[derive(Parser)]
 #[command(
@@ -297,7 +298,7 @@ fn run_icrc(a: &IcrcArgs, out: &mut impl Write) -> Result<u64, SimError> {
     let caps = pcapio::read(&a.pcap)?;
     let frames: Vec<(Vec<u8>, bool)> = caps.iter().map(|c| (c.data.clone(), false)).collect();
     let t = a.hs.traffic();
-    let rep = cosim::icrc(a.data_width, false, &frames, &t, a.fst.as_deref())?;
+    let rep = icrc_lockstep(a.data_width, false, &frames, &t, a.fst.as_deref())?;
     let (mut n, mut good, mut bad, mut skipped) = (0u64, 0u64, 0u64, 0u64);
     let mut disagree = rep.divergences.len() as u64;
     for (i, r) in rep.frames.iter().enumerate() {
@@ -322,7 +323,7 @@ fn run_icrc(a: &IcrcArgs, out: &mut impl Write) -> Result<u64, SimError> {
         writeln!(out, "{i:6} {verdict:3}  {fields}{note}").map_err(io)?;
     }
     if let Some(out) = &a.fix {
-        let fixed = cosim::icrc(a.data_width, true, &frames, &t, None)?;
+        let fixed = icrc_lockstep(a.data_width, true, &frames, &t, None)?;
         disagree += fixed.divergences.len() as u64;
         for d in fixed.divergences.iter().take(5) {
             eprintln!("insert divergence: {d}");
@@ -344,7 +345,7 @@ fn run_icrc(a: &IcrcArgs, out: &mut impl Write) -> Result<u64, SimError> {
 
 fn run_demo(a: &DemoArgs, out: &mut impl Write) -> Result<u64, SimError> {
     let io = |e| SimError::Io("stdout".into(), e);
-    let r = roce_sim::demo::run(a.data_width, a.corrupt, a.seed)?;
+    let r = roce_sim::cmd::demo::run(a.data_width, a.corrupt, a.seed)?;
     writeln!(out, "RoCEv2 RC exchange through roce_icrc at DATA_W={} (TX insert -> link -> RX check):", a.data_width)
         .map_err(io)?;
     for (i, (dir, op, psn, len, ok)) in r.lines.iter().enumerate() {
@@ -387,9 +388,9 @@ fn run_demo(a: &DemoArgs, out: &mut impl Write) -> Result<u64, SimError> {
 }
 
 fn run_transfer(a: &TransferArgs, out: &mut impl Write) -> Result<u64, SimError> {
-    use roce_sim::fabric::LinkConfig;
-    use roce_sim::hdl::HdlConfig;
-    use roce_sim::transfer::{self, Op, TransferConfig};
+    use roce_sim::cmd::transfer::{self, Op, TransferConfig};
+    use roce_sim::net::fabric::LinkConfig;
+    use roce_sim::net::hdl::HdlConfig;
     let io = |e| SimError::Io("stdout".into(), e);
     let clock_mhz = 250.0;
     let cfg = TransferConfig {
@@ -573,7 +574,7 @@ fn run_transfer(a: &TransferArgs, out: &mut impl Write) -> Result<u64, SimError>
 }
 
 fn run_sweep(a: &SweepArgs, out: &mut impl Write) -> Result<u64, SimError> {
-    use roce_sim::transfer::Op;
+    use roce_sim::cmd::transfer::Op;
     let io = |e| SimError::Io("stdout".into(), e);
     if a.engine.iter().any(|e| !matches!(e, EngineArg::Model | EngineArg::Hdl | EngineArg::Hdl2)) {
         return Err(SimError::Config(
@@ -590,7 +591,7 @@ fn run_sweep(a: &SweepArgs, out: &mut impl Write) -> Result<u64, SimError> {
         OpArg::Write => Op::Write,
         OpArg::Read => Op::Read,
     };
-    let cfg = roce_sim::sweep::SweepConfig {
+    let cfg = roce_sim::cmd::sweep::SweepConfig {
         op,
         engines: a
             .engine
@@ -610,7 +611,7 @@ fn run_sweep(a: &SweepArgs, out: &mut impl Write) -> Result<u64, SimError> {
     )
     .map_err(io)?;
     let mut err = None;
-    let pts = roce_sim::sweep::sweep(&cfg, |p| {
+    let pts = roce_sim::cmd::sweep::sweep(&cfg, |p| {
         if let Err(e) = writeln!(
             out,
             "{:>6} {:>5} {:>8} {:>8} {:>10} {:>8.2} {:>5.1}% {:>12.0} {:>8.2}",
@@ -623,16 +624,21 @@ fn run_sweep(a: &SweepArgs, out: &mut impl Write) -> Result<u64, SimError> {
         return Err(io(e));
     }
     if let Some(path) = &a.csv {
-        std::fs::write(path, roce_sim::sweep::csv(&pts)).map_err(|e| SimError::Io(path.display().to_string(), e))?;
+        std::fs::write(path, roce_sim::cmd::sweep::csv(&pts))
+            .map_err(|e| SimError::Io(path.display().to_string(), e))?;
     }
     if let Some(path) = &a.svg {
-        roce_sim::sweep::plot(&pts, &format!("RDMA {op:?} goodput, 100 Gb/s at 250 MHz (simulated cycles)"), path)?;
+        roce_sim::cmd::sweep::plot(
+            &pts,
+            &format!("RDMA {op:?} goodput, 100 Gb/s at 250 MHz (simulated cycles)"),
+            path,
+        )?;
     }
     Ok(0)
 }
 
 fn run_latency(a: &LatencyArgs, out: &mut impl Write) -> Result<u64, SimError> {
-    use roce_sim::transfer::Op;
+    use roce_sim::cmd::transfer::Op;
     let io = |e| SimError::Io("stdout".into(), e);
     if a.engine.iter().any(|e| !matches!(e, EngineArg::Model | EngineArg::Hdl)) {
         return Err(SimError::Config(
@@ -644,7 +650,7 @@ fn run_latency(a: &LatencyArgs, out: &mut impl Write) -> Result<u64, SimError> {
             "sizes and samples must be positive, the MTU one of 256, 512, 1024, 2048, 4096".into(),
         ));
     }
-    let cfg = roce_sim::latency::LatencyConfig {
+    let cfg = roce_sim::cmd::latency::LatencyConfig {
         op: match a.op {
             OpArg::Send => Op::Send,
             OpArg::Write => Op::Write,
@@ -655,8 +661,9 @@ fn run_latency(a: &LatencyArgs, out: &mut impl Write) -> Result<u64, SimError> {
         samples: a.samples,
         engines: a.engine.iter().map(|e| matches!(e, EngineArg::Hdl)).collect(),
     };
-    let pts = roce_sim::latency::measure(&cfg, |_| {})?;
-    write!(out, "{}", roce_sim::latency::table(&cfg, &pts, roce_sim::latency::dma_read_latency())).map_err(io)?;
+    let pts = roce_sim::cmd::latency::measure(&cfg, |_| {})?;
+    write!(out, "{}", roce_sim::cmd::latency::table(&cfg, &pts, roce_sim::cmd::latency::dma_read_latency()))
+        .map_err(io)?;
     Ok(0)
 }
 

@@ -1,7 +1,8 @@
 //! The Verilated HDL models behind a safe, cycle-stepped API.
 //!
-//! `build.rs` compiles every model with the shim in `csrc/axis_shim.cpp`, whose functions are
-//! prefixed with the model's name. [`AxisDut`] wraps one instance: one Verilator context per
+//! `build.rs` compiles one model per `config` and `model` line of `hdl/configs.txt` with the
+//! shim in `csrc/port_shim.cpp`, whose functions are prefixed with the model's name, and
+//! declares them in [`Model`]. [`AxisDut`] wraps one instance: one Verilator context per
 //! instance, so instances on different threads do not share state.
 
 use std::ffi::{c_char, c_void, CString};
@@ -35,11 +36,12 @@ struct Vtable {
 }
 
 macro_rules! models {
-    ($($var:ident => $name:literal),* $(,)?) => {
-        /// The Verilated AXI4-Stream models this crate was built with.
+    ($($var:ident => $name:literal, $top:literal, [$(($k:literal, $v:literal)),* $(,)?]),* $(,)?) => {
+        /// The Verilated models this crate was built with: the `config` and `model` lines of
+        /// `hdl/configs.txt`, by name.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         pub enum Model { $(
-            #[doc = concat!("`", $name, "`")]
+            #[doc = concat!("`", $name, "`: `", $top, "`", $(" ", $k, "=", $v,)*)]
             $var,
         )* }
 
@@ -47,9 +49,20 @@ macro_rules! models {
             /// Every model.
             pub const ALL: &'static [Model] = &[$(Model::$var),*];
 
-            /// The model's name (also its shim's symbol prefix).
+            /// The model's name, its line in `hdl/configs.txt` (also its shim's symbol prefix).
             pub fn name(self) -> &'static str {
                 match self { $(Model::$var => $name),* }
+            }
+
+            /// The model's top module.
+            pub fn top(self) -> &'static str {
+                match self { $(Model::$var => $top),* }
+            }
+
+            /// The parameters it was built with (the overrides of its line; the others are the
+            /// module's defaults).
+            pub fn params(self) -> &'static [(&'static str, &'static str)] {
+                match self { $(Model::$var => &[$(($k, $v)),*]),* }
             }
 
             fn vtable(self) -> &'static Vtable {
@@ -94,48 +107,8 @@ macro_rules! models {
     };
 }
 
-models! {
-    Icrc64Insert => "icrc64_ins",
-    Icrc64Check => "icrc64_chk",
-    Icrc256Insert => "icrc256_ins",
-    Icrc256Check => "icrc256_chk",
-    Icrc512Insert => "icrc512_ins",
-    Icrc512Check => "icrc512_chk",
-    // ---- roce_axis_drop_fifo (see `Model::drop_fifo_config`) ----
-    DropFifo64 => "dropfifo64",
-    DropFifo256 => "dropfifo256",
-    DropFifo512 => "dropfifo512",
-    DropFifo64Small => "dropfifo64_small",
-    DropFifo256Small => "dropfifo256_small",
-    DropFifo512Small => "dropfifo512_small",
-    DropFifo64Dwf => "dropfifo64_dwf",
-    // ---- end roce_axis_drop_fifo ----
-    RxParse512 => "rxparse512",
-    TxBuild512 => "txbuild512",
-    Regs => "regs",
-    MrCheck => "mrcheck",
-    Cq => "cq",
-    QpCtx => "qpctx",
-    Ctrl => "ctrl",
-    PayScatter => "payscatter",
-    Resp => "resp",
-    Req => "req",
-    Comp => "comp",
-    AckQ => "ackq",
-    RdRsp => "rdrsp",
-    TxArb => "txarb",
-    RxDisp => "rxdisp",
-    Engine => "engine",
-    AxisFifo => "axisfifo",
-    Dcqcn => "dcqcn",
-    DmaAxi => "dmaaxi",
-    DmaAxiSmall => "dmaaxi_small",
-    AsyncFifoFrame => "asyncfifo_frame",
-    AsyncFifoDrop => "asyncfifo_drop",
-    AsyncFifoStream => "asyncfifo_stream",
-    AxiAxil => "axiaxil",
-    FrameGate => "framegate",
-}
+// One `Var => "name", "top", [("PARAM", "value"), ...]` line per Verilated model.
+include!(concat!(env!("OUT_DIR"), "/models.rs"));
 
 /// Byte lanes into Verilator port words: byte `i` is bits `[8(i%4)+7 : 8(i%4)]` of word
 /// `i/4` (lane 0 in the low bits, as AXI). Words past the bytes are zeroed.
@@ -157,12 +130,12 @@ impl Model {
     /// The ICRC block for a datapath of `data_bits` and a mode.
     pub fn icrc(data_bits: usize, insert: bool) -> Option<Model> {
         Some(match (data_bits, insert) {
-            (64, true) => Model::Icrc64Insert,
-            (64, false) => Model::Icrc64Check,
-            (256, true) => Model::Icrc256Insert,
-            (256, false) => Model::Icrc256Check,
-            (512, true) => Model::Icrc512Insert,
-            (512, false) => Model::Icrc512Check,
+            (64, true) => Model::IcrcTx64,
+            (64, false) => Model::IcrcRx64,
+            (256, true) => Model::IcrcTx256,
+            (256, false) => Model::IcrcRx256,
+            (512, true) => Model::IcrcTx512,
+            (512, false) => Model::IcrcRx512,
             _ => return None,
         })
     }
@@ -170,7 +143,7 @@ impl Model {
 
 // ---- roce_axis_drop_fifo ---------------------------------------------------------------
 
-/// Parameters a `roce_axis_drop_fifo` model was built with (must match `build.rs`).
+/// Parameters a `roce_axis_drop_fifo` model was built with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DropFifoConfig {
     /// `DATA_W`.
@@ -185,9 +158,9 @@ impl Model {
     /// The drop FIFO at its default depth (two 9 KB jumbo frames) for `data_bits`.
     pub fn drop_fifo(data_bits: usize) -> Option<Model> {
         Some(match data_bits {
-            64 => Model::DropFifo64,
-            256 => Model::DropFifo256,
-            512 => Model::DropFifo512,
+            64 => Model::AxisDropFifo64,
+            256 => Model::AxisDropFifo256,
+            512 => Model::AxisDropFifo512,
             _ => return None,
         })
     }
@@ -196,26 +169,24 @@ impl Model {
     /// that jumbo frames overflow it.
     pub fn drop_fifo_small(data_bits: usize) -> Option<Model> {
         Some(match data_bits {
-            64 => Model::DropFifo64Small,
-            256 => Model::DropFifo256Small,
-            512 => Model::DropFifo512Small,
+            64 => Model::AxisDropFifo64Small,
+            256 => Model::AxisDropFifo256Small,
+            512 => Model::AxisDropFifo512Small,
             _ => return None,
         })
     }
 
-    /// The parameters of a drop FIFO model; `None` for other blocks.
+    /// The parameters of a drop FIFO model (its line in `hdl/configs.txt`, and the RTL's
+    /// default depth, two jumbo frames rounded up to a power of two, where the line does not
+    /// set one); `None` for other blocks.
     pub fn drop_fifo_config(self) -> Option<DropFifoConfig> {
-        let (data_bits, depth, drop_when_full) = match self {
-            Model::DropFifo64 => (64, 4096, false),
-            Model::DropFifo256 => (256, 1024, false),
-            Model::DropFifo512 => (512, 512, false),
-            Model::DropFifo64Small => (64, 1024, false),
-            Model::DropFifo256Small => (256, 256, false),
-            Model::DropFifo512Small => (512, 128, false),
-            Model::DropFifo64Dwf => (64, 256, true),
-            _ => return None,
-        };
-        Some(DropFifoConfig { data_bits, depth, drop_when_full })
+        if self.top() != "roce_axis_drop_fifo" {
+            return None;
+        }
+        let param = |k: &str| self.params().iter().find(|p| p.0 == k).and_then(|p| p.1.parse::<usize>().ok());
+        let data_bits = param("DATA_W")?;
+        let depth = param("DEPTH").unwrap_or((2 * 9216usize.div_ceil(data_bits / 8)).next_power_of_two());
+        Some(DropFifoConfig { data_bits, depth, drop_when_full: param("DROP_WHEN_FULL") == Some(1) })
     }
 }
 

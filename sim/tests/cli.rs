@@ -9,14 +9,11 @@ fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_roce-sim"))
 }
 
-fn rxe(name: &str) -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/vectors/rxe").join(name);
-    if p.exists() {
-        Some(p)
-    } else {
-        eprintln!("SKIPPED: {} not present", p.display());
-        None
-    }
+/// A capture of tests/vectors/rxe (its README says how each was made).
+fn rxe(name: &str) -> PathBuf {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/vectors/rxe").join(name);
+    assert!(p.is_file(), "{} is missing", p.display());
+    p
 }
 
 fn tmp(name: &str) -> PathBuf {
@@ -31,7 +28,7 @@ fn text(o: &Output) -> (String, String) {
 
 #[test]
 fn icrc_on_rxe_capture() {
-    let Some(p) = rxe("rxevm_ib_read_bw_2500B_n5.pcap") else { return };
+    let p = rxe("rxevm_ib_read_bw_2500B_n5.pcap");
     let o = bin().args(["icrc", "--pcap"]).arg(&p).output().expect("run");
     let (out, err) = text(&o);
     assert!(o.status.success(), "{out}\n{err}");
@@ -46,7 +43,7 @@ fn icrc_on_rxe_capture() {
 
 #[test]
 fn icrc_flags_corruption_and_fix_reseals() {
-    let Some(p) = rxe("rxevm_ib_write_bw_2500B_n5.pcap") else { return };
+    let p = rxe("rxevm_ib_write_bw_2500B_n5.pcap");
     let mut caps = pcapio::read(&p).expect("read");
     let mut corrupted = Vec::new();
     for (i, c) in caps.iter_mut().enumerate() {
@@ -104,15 +101,13 @@ fn bad_input_is_a_clear_error() {
     assert!(err.contains("not a pcap file") && !err.contains("panicked"), "{err}");
 
     // a capture cut in the middle of a record
-    if let Some(p) = rxe("rxevm_rc_pingpong_send64_n5.pcap") {
-        let bytes = std::fs::read(p).expect("read");
-        let cut = tmp("cut.pcap");
-        std::fs::write(&cut, &bytes[..bytes.len() - 7]).expect("write");
-        let o = bin().args(["icrc", "--pcap"]).arg(&cut).output().expect("run");
-        let (_, err) = text(&o);
-        assert_eq!(o.status.code(), Some(2), "{err}");
-        assert!(err.contains("bad record after") && !err.contains("panicked"), "{err}");
-    }
+    let bytes = std::fs::read(rxe("rxevm_rc_pingpong_send64_n5.pcap")).expect("read");
+    let cut = tmp("cut.pcap");
+    std::fs::write(&cut, &bytes[..bytes.len() - 7]).expect("write");
+    let o = bin().args(["icrc", "--pcap"]).arg(&cut).output().expect("run");
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("bad record after") && !err.contains("panicked"), "{err}");
 
     for args in [
         &["icrc"][..],

@@ -1,9 +1,16 @@
 //! Two model engines, driven by roce-driver, over a simulated link: every op, every byte.
 
-use roce_sim::fabric::LinkConfig;
-use roce_sim::transfer::{run, Op, TransferConfig};
+use roce_sim::cmd::transfer::{run, Op, TransferConfig};
+use roce_sim::net::fabric::LinkConfig;
 
-fn go(op: Op, size: usize, messages: u64, mtu: u32, link: LinkConfig, seed: u64) -> roce_sim::transfer::TransferReport {
+fn go(
+    op: Op,
+    size: usize,
+    messages: u64,
+    mtu: u32,
+    link: LinkConfig,
+    seed: u64,
+) -> roce_sim::cmd::transfer::TransferReport {
     let cfg = TransferConfig {
         op,
         size,

@@ -4,7 +4,7 @@
 The ICRC of every packet is computed by scapy (``scapy.contrib.roce.BTH``
 fills it in ``raw()``); this script never computes an ICRC itself, except in
 ``--self-check``, which recomputes every ICRC with ``zlib.crc32`` over the
-masked pseudo-header described in /work/shared/docs/rocev2-notes.md and fails
+masked pseudo-header of the RoCEv2 specification (Annex A17) and fails
 (exit 1) if that disagrees with scapy.
 
 Usage:

@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use roce_driver::{CqeOpcode, CqeStatus, RecvWr, SendWr, WorkCompletion, WrOp};
 use roce_model::wire::{parse_frame, Opcode, Position};
-use roce_sim::hdl::HdlConfig;
-use roce_sim::pair::{connect, endpoint_on, Endpoint, PairConfig};
+use roce_sim::net::hdl::HdlConfig;
+use roce_sim::net::pair::{connect, endpoint_on, Endpoint, PairConfig};
 use roce_sim::pcapio::{self, Captured};
 
 use crate::rxevm::{arp_reply, RxeVm};
@@ -39,7 +39,7 @@ pub enum EngineKind {
     /// The Verilated engine.
     Hdl,
     /// The Verilated engine with the engine model beside it on the same frames, every frame,
-    /// DMA write and completion compared (`roce_sim::shadow`); the first divergence is kept.
+    /// DMA write and completion compared (`roce_sim::net::shadow`); the first divergence is kept.
     Cosim,
 }
 

@@ -12,10 +12,9 @@ pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// `../shared` next to the repository, if present (tests that need it skip otherwise).
-pub fn shared_dir() -> Option<PathBuf> {
-    let p = repo_root().join("../shared");
-    p.is_dir().then_some(p)
+/// The Linux Soft-RoCE captures, `tests/vectors/rxe/` (its README says how each was made).
+pub fn rxe_vectors_dir() -> PathBuf {
+    repo_root().join("tests/vectors/rxe")
 }
 
 /// Shape of a random frame.
@@ -99,6 +98,12 @@ pub fn random_shape(rng: &mut impl RngCore, max_body: usize) -> FrameShape {
         body: rng.random_range(0..max_body),
         eth_pad: if rng.random_bool(0.1) { rng.random_range(1..70) } else { 0 },
     }
+}
+
+/// Whether `ROCE_SOAK` asks for the long randomized runs (set and not `0`): more seeds and
+/// rounds, and the cases the default run leaves out (README, "Soak and fuzz").
+pub fn soak() -> bool {
+    std::env::var("ROCE_SOAK").is_ok_and(|v| !v.is_empty() && v != "0")
 }
 
 /// Environment variable that lets a machine without the external oracles (python3 + scapy,

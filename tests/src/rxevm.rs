@@ -986,7 +986,7 @@ pub fn pingpong_client_exchange<S: Read + Write>(stream: &mut S, mine: &Pingpong
 // bookworm) do it without rdma_cm. Source: perftest src/perftest_communication.{c,h}
 // (ethernet_write_keys / ethernet_read_keys / ctx_xchg_data_ethernet / exchange_versions /
 // check_sys_data / check_mtu / xchg_bw_reports / ctx_close_connection), checked byte for byte
-// against the TCP stream in shared/vectors/rxe/rxevm_ib_{write,read}_bw_2500B_n5.pcap.
+// against the TCP stream in tests/vectors/rxe/rxevm_ib_{write,read}_bw_2500B_n5.pcap.
 
 /// `KEY_MSG_SIZE_GID` (perftest_communication.h): one QP address with GID.
 pub const PERFTEST_KEY_MSG_LEN: usize = 108;
@@ -1285,7 +1285,7 @@ mod unit {
         (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
     }
 
-    /// The client message of shared/vectors/rxe/rxevm_rc_pingpong_send64_n5.pcap (frame 6).
+    /// The client message of tests/vectors/rxe/rxevm_rc_pingpong_send64_n5.pcap (frame 6).
     const PP_CLIENT: &str =
         "303030303a3030303031313a3031396564663a303030303030303030303030303030303030303066666666633030303032303200";
     /// ib_write_bw client key, rxevm_ib_write_bw_2500B_n5.pcap frame 17.

@@ -5,7 +5,7 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use roce_sim::cosim_ack_q::{ack_q_lockstep, AckIn};
+use roce_sim::cosim::ack_q::{ack_q_lockstep, AckIn};
 
 fn phases(rng: &mut ChaCha8Rng, n: usize) -> Vec<AckIn> {
     let mut v = Vec::new();

@@ -6,7 +6,7 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use roce_sim::cosim_axi_axil::{axi_axil_run, AxiOp, BEAT, ERR_BIT};
+use roce_sim::cosim::axi_axil::{axi_axil_lockstep, AxiOp, BEAT, ERR_BIT};
 
 fn random_ops(rng: &mut ChaCha8Rng, n: usize) -> Vec<AxiOp> {
     (0..n)
@@ -54,7 +54,7 @@ fn mmio_of_every_shape_becomes_the_stated_register_accesses() {
     for (seed, (ready_p, lat)) in [(1.0, 0), (0.5, 3), (0.3, 10)].into_iter().enumerate() {
         let mut rng = ChaCha8Rng::seed_from_u64(seed as u64);
         let ops = random_ops(&mut rng, 600);
-        let r = axi_axil_run(&ops, ready_p, lat, seed as u64).expect("runs");
+        let r = axi_axil_lockstep(&ops, ready_p, lat, seed as u64).expect("runs");
         assert!(r.divergences.is_empty(), "seed {seed}: {:#?}", &r.divergences[..r.divergences.len().min(5)]);
         assert!(r.accesses > 600, "seed {seed}: {} register accesses", r.accesses);
     }

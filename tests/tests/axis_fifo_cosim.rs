@@ -3,7 +3,7 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use roce_sim::cosim_axis_fifo::{axis_fifo_run, Beat};
+use roce_sim::cosim::axis_fifo::{axis_fifo_lockstep, Beat};
 
 fn beats(n: usize, seed: u64) -> Vec<Beat> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -16,7 +16,7 @@ fn beats(n: usize, seed: u64) -> Vec<Beat> {
 fn identity_under_backpressure() {
     for (seed, vp, rp) in [(0, 1.0, 1.0), (1, 0.5, 0.9), (2, 0.9, 0.3), (3, 0.3, 0.3)] {
         let b = beats(3000, seed);
-        let (out, _) = axis_fifo_run(&b, vp, rp, seed).expect("runs");
+        let (out, _) = axis_fifo_lockstep(&b, vp, rp, seed).expect("runs");
         assert_eq!(out, b, "seed {seed}");
     }
 }
@@ -24,7 +24,7 @@ fn identity_under_backpressure() {
 #[test]
 fn a_beat_per_cycle() {
     let b = beats(2000, 9);
-    let (out, cycles) = axis_fifo_run(&b, 1.0, 1.0, 0).expect("runs");
+    let (out, cycles) = axis_fifo_lockstep(&b, 1.0, 1.0, 0).expect("runs");
     assert_eq!(out.len(), 2000);
     assert!(cycles <= 2000 + 4, "{cycles} cycles");
 }

@@ -6,7 +6,7 @@ use roce_driver::QpState;
 use roce_model::wire::{
     parse_frame, AtomicEthFields, BthFields, EthernetFields, ExtHeaders, FrameBuilder, Ipv4Fields, Opcode, RethFields,
 };
-use roce_sim::pair::{Pair, PairConfig};
+use roce_sim::net::pair::{Pair, PairConfig};
 
 struct Rig {
     pair: Pair,

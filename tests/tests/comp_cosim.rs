@@ -1,5 +1,5 @@
 //! Lockstep: `roce_comp` (Verilated) against the engine model's completer. The requester is
-//! the model's own (`cosim_comp` lists what the harness plays and compares); its packets go
+//! the model's own (`roce_sim::cosim::comp` lists what the harness plays and compares); its packets go
 //! to a peer engine over lossy, duplicating links and the peer's responses come back to the
 //! block: coalesced ACKs, PSN sequence NAKs after losses, RNR NAKs (late receive WQEs; some
 //! QPs run out of RNR retries), NAKs invalid request (a SEND longer than the receive
@@ -18,8 +18,8 @@ use roce_model::contract::{
     SqWqe,
 };
 use roce_model::engine::{Engine, EngineConfig, HostMem};
-use roce_sim::cosim_comp::{comp_lockstep, CompReport};
-use roce_sim::cosim_req::{ReqSetup, ReqTraffic};
+use roce_sim::cosim::comp::{comp_lockstep, CompReport};
+use roce_sim::cosim::req::{ReqSetup, ReqTraffic};
 
 const CQ_BASE: u64 = 0x4000_0000;
 const CQ_LOG: u8 = 14;

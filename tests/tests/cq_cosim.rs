@@ -8,10 +8,10 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use roce_model::blocks::roce_cq::CqOut;
+use roce_model::blocks::cq::CqOut;
 use roce_model::contract::regs::{cq_db, CQ_ERR_INVALID, CQ_ERR_OVERRUN};
 use roce_model::contract::{CmdOpcode, CqCtx, CqFlags};
-use roce_sim::cosim_cq::{cq_lockstep, CqOp};
+use roce_sim::cosim::cq::{cq_lockstep, CqOp};
 
 fn write_cmd(index: u32, ctx: &CqCtx) -> CqOp {
     CqOp::Command { opcode: CmdOpcode::CqWrite.code(), index, data: ctx.encode() }

@@ -17,7 +17,7 @@ use roce_model::contract::{
     VlanTag, QP_TRANSITIONS,
 };
 use roce_model::engine::{Engine, EngineConfig, HostMem};
-use roce_sim::cosim_ctrl::{CtrlDut, LOG_MAX_QP};
+use roce_sim::cosim::ctrl::{CtrlDut, LOG_MAX_QP};
 
 struct Both {
     hdl: CtrlDut,

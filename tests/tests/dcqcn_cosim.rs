@@ -10,9 +10,9 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use roce_model::blocks::roce_dcqcn::DcqcnInputs;
+use roce_model::blocks::dcqcn::DcqcnInputs;
 use roce_model::engine::dcqcn::{DcqcnConfig, Events};
-use roce_sim::cosim_dcqcn::{dcqcn_lockstep, DcqcnOp, DcqcnPort, LINE_MBPS, LOG_N};
+use roce_sim::cosim::dcqcn::{dcqcn_lockstep, DcqcnOp, DcqcnPort, LINE_MBPS, LOG_N};
 
 fn log_uniform(rng: &mut ChaCha8Rng, lo: u32, hi: u32) -> u32 {
     let (a, b) = (f64::from(lo).ln(), f64::from(hi).ln());

@@ -8,7 +8,7 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use roce_model::engine::HostMem;
-use roce_sim::cosim_dma_axi::{dma_axi_lockstep, AxiSlave, DmaAxiModel, DmaRead, DmaWrite, EngineSide};
+use roce_sim::cosim::dma_axi::{dma_axi_lockstep, AxiSlave, DmaAxiModel, DmaRead, DmaWrite, EngineSide};
 
 const RD_BASE: u64 = 0x7_0000_0000;
 const RD_SPAN: u64 = 1 << 18;

@@ -9,7 +9,7 @@ use roce_model::wire::{
     AethFields, AtomicEthFields, BthFields, EthernetFields, ExtHeaders, FrameBuilder, IethFields, ImmDtFields,
     Ipv4Fields, Opcode, RethFields,
 };
-use roce_sim::pair::{Pair, PairConfig};
+use roce_sim::net::pair::{Pair, PairConfig};
 
 fn random_frame(rng: &mut ChaCha8Rng, pair: &Pair, epsn: u32) -> Vec<u8> {
     let (a, b) = (&pair.a, &pair.b);
@@ -97,7 +97,7 @@ fn random_frame(rng: &mut ChaCha8Rng, pair: &Pair, epsn: u32) -> Vec<u8> {
 
 #[test]
 fn arbitrary_packets_never_write_outside_registered_memory() {
-    let rounds = if std::env::var_os("ROCE_SOAK").is_some() { 50 } else { 1 };
+    let rounds = if roce_tests::soak() { 50 } else { 1 };
     let (mut executed, mut naks) = (0usize, 0u64);
     for seed in 0..(4 * rounds) {
         let mut pair =
@@ -140,7 +140,7 @@ fn arbitrary_packets_never_write_outside_registered_memory() {
                 pair.b.dev.modify_qp(pair.b.qp, &reset, roce_driver::QpAttrMask::STATE).expect("reset");
                 let (qa, ma, ia, pa) = (pair.a.qp.qpn(), pair.a.mac, pair.a.ip, pair.a.psn);
                 let cfg = PairConfig { mtu: 1024, ..PairConfig::default() };
-                roce_sim::pair::connect(&cfg, &mut pair.b, qa, ma, ia, pa).expect("reconnect");
+                roce_sim::net::pair::connect(&cfg, &mut pair.b, qa, ma, ia, pa).expect("reconnect");
                 while pair.b.dev.poll_cq(pair.b.cq, &mut wcs).unwrap_or(0) > 0 {}
                 for i in 0..8 {
                     let _ = pair.b.dev.post_recv(pair.b.qp, &[RecvWr { wr_id: i, sges: &sge }]);

@@ -1,5 +1,5 @@
 //! roce-driver's examples (`pingpong`, `write_bw`, `read_bw`) as two processes on this
-//! machine, each with its own engine model on the sim device (`roce_sim::netdev`): the two
+//! machine, each with its own engine model on the sim device (`roce_sim::net::netdev`): the two
 //! NetDevs' unix datagram sockets are wired to each other in a temp folder, the side channel
 //! is TCP on 127.0.0.1. No VM needed.
 //!

@@ -3,9 +3,9 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use roce_model::blocks::roce_icrc::{self, IcrcMode};
+use roce_model::blocks::icrc::{self as icrc_block, IcrcMode};
 use roce_model::icrc;
-use roce_sim::cosim;
+use roce_sim::cosim::icrc::icrc_lockstep;
 use roce_sim::stream::Traffic;
 use roce_tests::{random_frame, random_shape};
 
@@ -28,7 +28,7 @@ fn frames(seed: u64, n: usize, max_body: usize) -> Vec<(Vec<u8>, bool)> {
 
 fn check_all(data_bits: usize, insert: bool, t: Traffic, n: usize, max_body: usize) {
     let fr = frames(t.seed ^ data_bits as u64, n, max_body);
-    let rep = cosim::icrc(data_bits, insert, &fr, &t, None).expect("cosim runs");
+    let rep = icrc_lockstep(data_bits, insert, &fr, &t, None).expect("cosim runs");
     for d in rep.divergences.iter().take(10) {
         eprintln!("{d}");
     }
@@ -38,7 +38,7 @@ fn check_all(data_bits: usize, insert: bool, t: Traffic, n: usize, max_body: usi
     let mode = if insert { IcrcMode::Insert } else { IcrcMode::Check };
     for ((f, err), r) in fr.iter().zip(&rep.frames) {
         let mut m = f.clone();
-        let v = roce_icrc::process_frame(mode, &mut m, *err);
+        let v = icrc_block::process_frame(mode, &mut m, *err);
         assert_eq!(v, r.hdl);
         if insert && v.roce && !v.error {
             assert_eq!(icrc::check(&r.hdl_frame), Ok(true));
@@ -78,7 +78,7 @@ fn icrc_full_throughput_fixed_latency() {
     for w in [64, 256, 512] {
         for ins in [true, false] {
             let fr = frames(99, 200, 9000);
-            let rep = cosim::icrc(w, ins, &fr, &Traffic::FULL, None).expect("cosim");
+            let rep = icrc_lockstep(w, ins, &fr, &Traffic::FULL, None).expect("cosim");
             assert!(rep.divergences.is_empty());
             let acc = &rep.run.accepted;
             let out: Vec<u64> = rep.run.out.iter().map(|(c, _)| *c).collect();
@@ -86,7 +86,7 @@ fn icrc_full_throughput_fixed_latency() {
             assert!(out.windows(2).all(|p| p[1] == p[0] + 1), "output bubble at {w}");
             // accepted at edge c into the input register, leaves it at c+1 (its successor is
             // there), then LATENCY cycles to the output register, visible from the next cycle
-            assert_eq!(out[0] - acc[0], 1 + roce_icrc::LATENCY as u64, "latency at {w}");
+            assert_eq!(out[0] - acc[0], 1 + icrc_block::LATENCY as u64, "latency at {w}");
         }
     }
 }

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use roce_driver::{CqeStatus, RecvWr, SendWr, WorkCompletion, WrOp};
 use roce_model::wire::{parse_frame, Opcode};
-use roce_sim::pair::{connect, endpoint, Endpoint, PairConfig};
+use roce_sim::net::pair::{connect, endpoint, Endpoint, PairConfig};
 use roce_tests::interop::{EngineKind, FrameLink, HostEngine};
 
 const HOST_IP: Ipv4Addr = Ipv4Addr::new(192, 0, 2, 2);

@@ -9,8 +9,8 @@
 //! at most); and the model's estimate stays within 20 % of the HDL for WRITE, where the
 //! two do the same steps.
 
-use roce_sim::latency::{dma_read_latency, measure, LatencyConfig, LatencyPoint};
-use roce_sim::transfer::Op;
+use roce_sim::cmd::latency::{dma_read_latency, measure, LatencyConfig, LatencyPoint};
+use roce_sim::cmd::transfer::Op;
 
 fn points(op: Op) -> Vec<LatencyPoint> {
     let c = LatencyConfig { op, sizes: vec![64, 1024, 4096], mtu: 4096, samples: 3, engines: vec![false, true] };

@@ -8,9 +8,9 @@
 
 use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use roce_model::blocks::roce_mr_check::{MrReq, LATENCY, ST_ACCESS, ST_BOUNDS, ST_KEY, ST_OK, ST_PD};
+use roce_model::blocks::mr_check::{MrReq, LATENCY, ST_ACCESS, ST_BOUNDS, ST_KEY, ST_OK, ST_PD};
 use roce_model::contract::{AccessFlags, CmdOpcode, MrCtx};
-use roce_sim::cosim_mr_check::{mr_check, MrCmd, MrPacing};
+use roce_sim::cosim::mr_check::{mr_check_lockstep, MrCmd, MrPacing};
 
 const N: u32 = 1024;
 
@@ -128,7 +128,7 @@ fn mr_check_lockstep_random() {
     for (seed, (req_rate, cmd_rate, ready_rate)) in
         [(1u64, (0.9, 0.3, 0.8)), (2, (0.4, 0.8, 0.4)), (3, (1.0, 0.1, 1.0))]
     {
-        let rep = mr_check(&phases, MrPacing { req_rate, cmd_rate, ready_rate, seed }, None).expect("run");
+        let rep = mr_check_lockstep(&phases, MrPacing { req_rate, cmd_rate, ready_rate, seed }, None).expect("run");
         for d in rep.divergences.iter().take(5) {
             eprintln!("{d}");
         }
@@ -178,8 +178,9 @@ fn mr_check_latency_throughput_and_init() {
             invalidate: false,
         })
         .collect();
-    let rep = mr_check(&[(cmds, reqs)], MrPacing { req_rate: 1.0, cmd_rate: 1.0, ready_rate: 1.0, seed: 1 }, None)
-        .expect("run");
+    let rep =
+        mr_check_lockstep(&[(cmds, reqs)], MrPacing { req_rate: 1.0, cmd_rate: 1.0, ready_rate: 1.0, seed: 1 }, None)
+            .expect("run");
     assert!(rep.divergences.is_empty(), "{:?}", &rep.divergences[..rep.divergences.len().min(3)]);
     assert_eq!(rep.init_cycles, u64::from(N), "the sweep clears one entry per cycle");
     assert!(rep.latency.iter().all(|&l| l == LATENCY), "latency {:?}", &rep.latency[..8]);

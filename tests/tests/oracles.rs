@@ -5,11 +5,12 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use roce_model::blocks::roce_icrc::IcrcVerdict;
+use roce_model::blocks::icrc::IcrcVerdict;
 use roce_model::icrc;
+use roce_sim::cosim::icrc::icrc_lockstep;
+use roce_sim::pcapio;
 use roce_sim::stream::Traffic;
-use roce_sim::{cosim, pcapio};
-use roce_tests::{have_scapy, have_tshark, oracle_missing, scapy_vectors, shared_dir};
+use roce_tests::{have_scapy, have_tshark, oracle_missing, rxe_vectors_dir, scapy_vectors};
 use serde_json::Value;
 
 struct Vectors {
@@ -76,7 +77,7 @@ fn scapy_vectors_software_icrc() {
 fn hdl_check_width(w: usize, t: Traffic) {
     let Some(v) = vectors() else { return };
     let frames: Vec<(Vec<u8>, bool)> = v.frames.iter().map(|f| (f.clone(), false)).collect();
-    let rep = cosim::icrc(w, false, &frames, &t, None).expect("cosim");
+    let rep = icrc_lockstep(w, false, &frames, &t, None).expect("cosim");
     assert!(rep.divergences.is_empty(), "first divergence: {}", rep.divergences[0]);
     for ((r, j), f) in rep.frames.iter().zip(&v.json).zip(&v.frames) {
         if j["kind"] == "rocev1" {
@@ -101,7 +102,7 @@ fn hdl_check_width(w: usize, t: Traffic) {
             (f, false)
         })
         .collect();
-    let ins = cosim::icrc(w, true, &zeroed, &t, None).expect("cosim insert");
+    let ins = icrc_lockstep(w, true, &zeroed, &t, None).expect("cosim insert");
     assert!(ins.divergences.is_empty(), "first divergence: {}", ins.divergences[0]);
     for ((r, j), orig) in ins.frames.iter().zip(&v.json).zip(&v.frames) {
         if j["roce"].as_bool() == Some(true) && j["icrc_ok"].as_bool() == Some(true) {
@@ -135,7 +136,7 @@ fn hdl_insert_output_decodes_in_tshark_and_scapy() {
     }
     let caps = pcapio::read(&v.pcap).expect("read");
     let frames: Vec<(Vec<u8>, bool)> = caps.iter().map(|c| (c.data.clone(), false)).collect();
-    let ins = cosim::icrc(512, true, &frames, &Traffic::FULL, None).expect("cosim insert");
+    let ins = icrc_lockstep(512, true, &frames, &Traffic::FULL, None).expect("cosim insert");
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("oracle");
     let out = dir.join("hdl_sealed.pcap");
     let caps_out: Vec<_> = caps
@@ -177,11 +178,7 @@ fn hdl_insert_output_decodes_in_tshark_and_scapy() {
 /// insert path reproduces every ICRC rxe wrote, byte for byte.
 #[test]
 fn rxe_captures() {
-    let Some(shared) = shared_dir() else {
-        eprintln!("SKIPPED: ../shared not present");
-        return;
-    };
-    let dir = shared.join("vectors/rxe");
+    let dir = rxe_vectors_dir();
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .expect("vectors dir")
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -195,7 +192,7 @@ fn rxe_captures() {
         let frames: Vec<(Vec<u8>, bool)> = caps.iter().map(|c| (c.data.clone(), false)).collect();
         for w in [64, 256, 512] {
             let t = Traffic { valid_p: 0.8, ready_p: 0.7, seed: w as u64 };
-            let rep = cosim::icrc(w, false, &frames, &t, None).expect("cosim");
+            let rep = icrc_lockstep(w, false, &frames, &t, None).expect("cosim");
             assert!(rep.divergences.is_empty(), "{}: {}", p.display(), rep.divergences[0]);
             for (i, r) in rep.frames.iter().enumerate() {
                 assert!(!r.hdl.error, "{} frame {i}: flagged", p.display());
@@ -203,7 +200,7 @@ fn rxe_captures() {
                     roce += 1;
                 }
             }
-            let ins = cosim::icrc(w, true, &frames, &t, None).expect("cosim");
+            let ins = icrc_lockstep(w, true, &frames, &t, None).expect("cosim");
             for (i, (r, c)) in ins.frames.iter().zip(&caps).enumerate() {
                 assert_eq!(r.hdl_frame, c.data, "{} frame {i}: insert changed the frame", p.display());
             }

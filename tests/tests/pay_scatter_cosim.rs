@@ -6,8 +6,8 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use roce_model::blocks::roce_pay_scatter::Segment;
-use roce_sim::cosim_pay_scatter::{pay_scatter_lockstep, ScatterCmd, NSEG};
+use roce_model::blocks::pay_scatter::Segment;
+use roce_sim::cosim::pay_scatter::{pay_scatter_lockstep, ScatterCmd, NSEG};
 
 fn random_cmds(rng: &mut ChaCha8Rng, n: usize) -> Vec<ScatterCmd> {
     (0..n)

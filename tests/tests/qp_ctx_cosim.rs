@@ -10,13 +10,13 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use roce_model::blocks::roce_qp_ctx::RoceQpCtx;
+use roce_model::blocks::qp_ctx::RoceQpCtx;
 use roce_model::contract::records::CtxOpCode;
 use roce_model::contract::{
     qp_transition, AccessFlags, CmdErrorCode, CmdOpcode, Encap, PathMtu, QpAttrMask, QpCtx, QpState, QpType, VlanTag,
     QP_TRANSITIONS,
 };
-use roce_sim::cosim_qp_ctx::{qp_ctx_lockstep, Pace, QpCtxOp, TransportError, LOG_N, MAX_MTU};
+use roce_sim::cosim::qp_ctx::{qp_ctx_lockstep, Pace, QpCtxOp, TransportError, LOG_N, MAX_MTU};
 
 const QPNS: &[u32] = &[0, 1, 2, 3, 7, 100, 511, 1022, 1023, 1024, 5000, 0xFF_FFFF];
 

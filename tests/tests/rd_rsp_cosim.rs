@@ -9,7 +9,7 @@ use rand_chacha::ChaCha8Rng;
 use roce_model::contract::records::RdRsp;
 use roce_model::contract::PathMtu;
 use roce_model::engine::HostMem;
-use roce_sim::cosim_rd_rsp::rd_rsp_lockstep;
+use roce_sim::cosim::rd_rsp::rd_rsp_lockstep;
 
 const BASE: u64 = 0x10_0000;
 const LEN: u64 = 1 << 20;

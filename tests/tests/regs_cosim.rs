@@ -5,10 +5,10 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use roce_model::blocks::roce_regs::{Bus, RESP_OKAY};
+use roce_model::blocks::regs::{Bus, RESP_OKAY};
 use roce_model::contract::regs;
 use roce_model::engine::{Engine, EngineConfig};
-use roce_sim::cosim_regs::{regs_lockstep, RegsRun};
+use roce_sim::cosim::regs::{regs_lockstep, RegsRun};
 
 #[test]
 fn regs_lockstep_random() {

@@ -6,7 +6,7 @@
 //! receive WQEs, duplicate ACKs, stale packets dropped after rewinds; and on some QPs a
 //! fault: malformed WQEs of each kind (LOC_QP_OP_ERR, LOC_LEN_ERR), a bad L_Key (a local
 //! error), a payload read that fails, an unreadable WQE, a bad remote R_Key (NAK remote
-//! access error). Random pacing refusals, DMA latency and backpressure. `cosim_req` lists
+//! access error). Random pacing refusals, DMA latency and backpressure. `roce_sim::cosim::req` lists
 //! what is compared. A second test measures the packet rate at 100 Gb/s.
 
 use rand::{Rng, SeedableRng};
@@ -16,7 +16,7 @@ use roce_model::contract::{
     SqWqe,
 };
 use roce_model::engine::{Engine, EngineConfig, HostMem};
-use roce_sim::cosim_req::{req_lockstep, Again, ReqReport, ReqSetup, ReqTraffic};
+use roce_sim::cosim::req::{req_lockstep, Again, ReqReport, ReqSetup, ReqTraffic};
 
 const CQ_BASE: u64 = 0x4000_0000;
 const CQ_LOG: u8 = 14;

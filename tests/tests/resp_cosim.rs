@@ -10,7 +10,7 @@
 //! fault: bad R_Key, out of bounds, read-only region written, opcode out of sequence,
 //! wrong packet length, WRITE past its RETH, misaligned atomic, invalid R_Key to
 //! invalidate, unreadable RQ. Random backpressure on every output and DMA latency.
-//! `cosim_resp` lists what is compared.
+//! `roce_sim::cosim::resp` lists what is compared.
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -20,7 +20,7 @@ use roce_model::wire::{
     AtomicEthFields, BthFields, EthernetFields, ExtHeaders, FrameBuilder, IethFields, ImmDtFields, Ipv4Fields, Opcode,
     RethFields,
 };
-use roce_sim::cosim_resp::{resp_lockstep, RespOp, RespTraffic};
+use roce_sim::cosim::resp::{resp_lockstep, RespOp, RespTraffic};
 
 const CQ_BASE: u64 = 0x4000_0000;
 const CQ_LOG: u8 = 14;
@@ -447,7 +447,7 @@ fn schedule(rng: &mut ChaCha8Rng, qps: &mut [QpGen]) -> Vec<RespOp> {
     ops
 }
 
-fn run(seed: u64, nqp: u32, nmsg: usize, t: RespTraffic) -> roce_sim::cosim_resp::RespReport {
+fn run(seed: u64, nqp: u32, nmsg: usize, t: RespTraffic) -> roce_sim::cosim::resp::RespReport {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut s = setup(&mut rng, nqp, seed, None);
     for g in s.qps.iter_mut() {
@@ -514,7 +514,7 @@ fn run(seed: u64, nqp: u32, nmsg: usize, t: RespTraffic) -> roce_sim::cosim_resp
 
 #[test]
 fn responder_matches_the_model_on_lossy_request_streams() {
-    let mut total = roce_sim::cosim_resp::RespCounters::default();
+    let mut total = roce_sim::cosim::resp::RespCounters::default();
     let mut causes = std::collections::BTreeSet::new();
     for seed in 0..4 {
         let i = seed as usize;

@@ -12,7 +12,7 @@ use roce_model::wire::{
     AethFields, BthFields, DethFields, EthernetFields, ExtHeaders, FrameBuilder, IpFields, Ipv4Fields, Ipv6Fields,
     Opcode, RethFields, Vlan,
 };
-use roce_sim::cosim_rx_disp::{rx_disp_lockstep, DispCfg, DispOut};
+use roce_sim::cosim::rx_disp::{rx_disp_lockstep, DispCfg, DispOut};
 
 const OPS: [Opcode; 10] = [
     Opcode::RcSendOnly,

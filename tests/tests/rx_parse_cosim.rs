@@ -5,12 +5,12 @@
 
 use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use roce_model::blocks::roce_rx_parse::{self as model, LATENCY};
+use roce_model::blocks::rx_parse::{self as model, LATENCY};
 use roce_model::contract::records::{RxError, RxFlags};
 use roce_model::wire::Opcode;
-use roce_sim::cosim_rx_parse::{rx_parse, RxParseReport};
+use roce_sim::cosim::rx_parse::{rx_parse_lockstep, RxParseReport};
 use roce_sim::stream::Traffic;
-use roce_tests::{mutate_frame, roce_frame, shared_dir};
+use roce_tests::{mutate_frame, roce_frame, rxe_vectors_dir};
 
 fn assert_clean(what: &str, frames: &[Vec<u8>], r: &RxParseReport) {
     for d in r.divergences.iter().take(5) {
@@ -101,7 +101,7 @@ fn bubble(f: &[u8]) -> u64 {
 fn every_opcode_and_encapsulation_back_to_back() {
     let mut rng = ChaCha8Rng::seed_from_u64(1);
     let frames = all_shapes(&mut rng);
-    let r = rx_parse(&frames, &Traffic::FULL, None).expect("run");
+    let r = rx_parse_lockstep(&frames, &Traffic::FULL, None).expect("run");
     assert_clean("all shapes", &frames, &r);
     assert!(r.records.iter().all(|x| x.is_some_and(|h| h.flags.contains(RxFlags::ROCE))));
     // throughput: one beat per cycle, plus one bubble per frame whose payload needs one
@@ -117,7 +117,7 @@ fn every_opcode_and_encapsulation_back_to_back() {
 
     // the stated latency, exactly, for every frame of a stream without bubbles
     let smooth: Vec<Vec<u8>> = frames.into_iter().filter(|f| bubble(f) == 0).collect();
-    let r = rx_parse(&smooth, &Traffic::FULL, None).expect("run");
+    let r = rx_parse_lockstep(&smooth, &Traffic::FULL, None).expect("run");
     assert_clean("no bubbles", &smooth, &r);
     assert_eq!(r.rec_latency.len(), smooth.len());
     assert!(r.rec_latency.iter().all(|&l| l == LATENCY), "latencies {:?}", &r.rec_latency[..20]);
@@ -147,21 +147,17 @@ fn mutated_and_non_roce_frames_under_backpressure() {
     .iter()
     .enumerate()
     {
-        let r = rx_parse(&frames, t, None).expect("run");
+        let r = rx_parse_lockstep(&frames, t, None).expect("run");
         assert_clean(&format!("traffic {i}"), &frames, &r);
     }
     let opts = frames.iter().filter(|f| model::parse(f).error == RxError::IpOptions).count();
     assert!(opts > 0);
 }
 
-/// Real Linux rxe traffic (../shared/vectors/rxe): every frame parses as the model says.
+/// Real Linux rxe traffic (tests/vectors/rxe): every frame parses as the model says.
 #[test]
 fn rxe_captures() {
-    let Some(shared) = shared_dir() else {
-        eprintln!("SKIPPED: ../shared not present");
-        return;
-    };
-    let dir = shared.join("vectors/rxe");
+    let dir = rxe_vectors_dir();
     let mut frames = Vec::new();
     for e in std::fs::read_dir(&dir).expect("vectors/rxe") {
         let p = e.expect("entry").path();
@@ -181,6 +177,6 @@ fn rxe_captures() {
         })
         .count();
     assert!(roce > 300 && roce == udp4791, "{roce} RoCE frames, {udp4791} by wire::parse_frame");
-    let r = rx_parse(&frames, &Traffic { valid_p: 0.9, ready_p: 0.7, seed: 6 }, None).expect("run");
+    let r = rx_parse_lockstep(&frames, &Traffic { valid_p: 0.9, ready_p: 0.7, seed: 6 }, None).expect("run");
     assert_clean("rxe captures", &frames, &r);
 }

@@ -15,9 +15,9 @@
 
 use roce_model::engine::{Profile, RXE_MAX_PKT_PER_ACK, RXE_MAX_UNACKED_PSNS};
 use roce_model::wire::{parse_frame, Opcode};
-use roce_sim::fabric::LinkConfig;
-use roce_sim::hdl::HdlConfig;
-use roce_sim::transfer::{run, Op, TransferConfig, TransferReport};
+use roce_sim::cmd::transfer::{run, Op, TransferConfig, TransferReport};
+use roce_sim::net::fabric::LinkConfig;
+use roce_sim::net::hdl::HdlConfig;
 
 /// One captured RoCE packet: (direction 0 = A->B, opcode, PSN, AckReq).
 fn packets(r: &TransferReport) -> Vec<(u8, Opcode, u32, bool)> {
@@ -290,7 +290,7 @@ fn the_real_rxe_requester_follows_the_profile() {
 #[test]
 fn the_profile_responder_answers_as_the_real_rxe_did() {
     use roce_driver::RecvWr;
-    use roce_sim::pair::{connect, endpoint, PairConfig};
+    use roce_sim::net::pair::{connect, endpoint, PairConfig};
     use std::net::{IpAddr, Ipv4Addr};
 
     let h = capture("rxe_responder_send_1025B_mtu256_lost_frames.pcap");

@@ -105,7 +105,7 @@ fn crc32(data: &[u8]) -> u32 {
 }
 
 /// ICRC over an IPv4 RoCEv2 packet (IP header onwards, without the ICRC), per
-/// shared/docs/rocev2-notes.md: 8 x 0xFF, then the packet with TOS, TTL, IP checksum, UDP
+/// the ICRC definition (IBTA Annex A17): 8 x 0xFF, then the packet with TOS, TTL, IP checksum, UDP
 /// checksum and the BTH FECN/BECN/resv byte replaced by ones.
 fn icrc(ip_no_icrc: &[u8]) -> u32 {
     let mut v = vec![0xFFu8; 8];

@@ -7,8 +7,8 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use roce_model::contract::records::{QpAttr, TxDesc, TxDescFlags};
 use roce_model::contract::{Encap, PathMtu, VlanTag};
-use roce_model::engine::tx::TxPort;
-use roce_sim::cosim_tx_arb::{tx_arb_lockstep, ArbIn};
+use roce_model::engine::tx_arb::TxPort;
+use roce_sim::cosim::tx_arb::{tx_arb_lockstep, ArbIn};
 
 fn attrs(rng: &mut ChaCha8Rng) -> Vec<QpAttr> {
     (0..1024)

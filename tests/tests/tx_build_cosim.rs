@@ -6,11 +6,11 @@
 
 use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use roce_model::blocks::roce_rx_parse as rx;
-use roce_model::blocks::roce_tx_build::{self as model, LATENCY};
+use roce_model::blocks::rx_parse as rx;
+use roce_model::blocks::tx_build::{self as model, LATENCY};
 use roce_model::contract::records::{RxFlags, TxFlags, TxHdr};
 use roce_model::wire::{Opcode, MAX_U24};
-use roce_sim::cosim_tx_build::{tx_build, TxBuildReport, TxCase};
+use roce_sim::cosim::tx_build::{tx_build_lockstep, TxBuildReport, TxCase};
 use roce_sim::stream::Traffic;
 
 fn rand_hdr(rng: &mut impl RngCore, op: u8, flags: TxFlags, plen: u16) -> TxHdr {
@@ -98,7 +98,7 @@ fn assert_clean(what: &str, r: &TxBuildReport, frames: usize) {
 fn every_opcode_and_encapsulation_back_to_back() {
     let mut rng = ChaCha8Rng::seed_from_u64(11);
     let cases = all_shapes(&mut rng);
-    let r = tx_build(&cases, &Traffic::FULL, None).expect("run");
+    let r = tx_build_lockstep(&cases, &Traffic::FULL, None).expect("run");
     assert_clean("all shapes", &r, cases.len());
     assert_eq!(r.want_drops, 0);
     // the stated latency for the first frame, and back-to-back frames: one beat per cycle
@@ -155,7 +155,7 @@ fn random_records_refused_records_and_wrong_payloads_under_backpressure() {
     .iter()
     .enumerate()
     {
-        let r = tx_build(&cases, t, None).expect("run");
+        let r = tx_build_lockstep(&cases, t, None).expect("run");
         assert_clean(&format!("traffic {i}"), &r, frames);
         assert!(r.want_drops > 50, "{} drops", r.want_drops);
     }
@@ -170,7 +170,7 @@ fn hdl_frames_parse_back_to_the_record() {
     for c in &mut cases {
         c.hdr.bth_se_m_tver &= 0xC0; // a receiver accepts TVer 0 only
     }
-    let r = tx_build(&cases, &Traffic { valid_p: 0.8, ready_p: 0.8, seed: 4 }, None).expect("run");
+    let r = tx_build_lockstep(&cases, &Traffic { valid_p: 0.8, ready_p: 0.8, seed: 4 }, None).expect("run");
     let frames = r.out;
     assert_eq!(frames.len(), cases.len());
     for (c, f) in cases.iter().zip(&frames) {

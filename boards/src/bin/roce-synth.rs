@@ -4,7 +4,7 @@
 //! cargo run --release -p roce-boards --bin roce-synth                 # all, writes the report
 //! cargo run --release -p roce-boards --bin roce-synth -- --check-only # generic synth only
 //! cargo run --release -p roce-boards --bin roce-synth -- icrc_tx_512 --family xc7
-//! cargo run --release -p roce-boards --bin roce-synth -- --skip-covered --no-generic --family xcup # CI
+//! cargo run -p roce-boards --bin roce-synth -- --skip-covered --no-generic --family xcup --max-levels 8 # CI
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -12,17 +12,17 @@ use std::process::ExitCode;
 use std::time::{Instant, SystemTime};
 
 use clap::Parser;
-use roce_boards::config::{self, Config};
 use roce_boards::flow::{self, Options};
 use roce_boards::report::{self, Provenance};
 use roce_boards::yosys;
 use roce_boards::{Error, Result};
+use roce_hdl::{self as config, Config};
 
 #[derive(Parser)]
 #[command(
     name = "roce-synth",
     version,
-    about = "Synthesize the HDL configurations of boards/synth/configs.txt with Yosys and report resources",
+    about = "Synthesize the HDL configurations of hdl/configs.txt (config, synth and board lines) with Yosys and report resources",
     after_help = "Without config names, all configurations run and boards/synth/REPORT.md and \
                   report.json are rewritten (not with --check-only or --no-report). With names, \
                   results go to stdout only unless --report is given."
@@ -66,6 +66,10 @@ struct Cli {
     /// List the configurations and exit.
     #[arg(long)]
     list: bool,
+    /// Fail if a Xilinx netlist has a path deeper than this many logic levels (the report
+    /// is written first). CI: 8.
+    #[arg(long, value_name = "N")]
+    max_levels: Option<u32>,
 }
 
 fn family(s: &str) -> std::result::Result<String, String> {
@@ -99,7 +103,9 @@ fn run(cli: Cli) -> Result<()> {
     let root = cli.root.clone().unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".."));
     let root = std::fs::canonicalize(&root).map_err(|source| Error::Read { path: root, source })?;
     let configs_path = root.join(config::CONFIGS_PATH);
-    let all = config::load(&configs_path)?;
+    let mut all = config::load(&configs_path)?;
+    // `model` lines are test variants for the simulator only.
+    all.retain(|c| c.synthesized() || c.is_board());
     if cli.list {
         for c in &all {
             println!("{:<16} {:<16} {:<24} {}", c.name, c.top, c.params_text(), c.files.join(" "));
@@ -126,7 +132,7 @@ fn run(cli: Cli) -> Result<()> {
     // Provenance of what is about to be copied, then the copy that all runs read.
     let mut inputs: Vec<String> = configs
         .iter()
-        .flat_map(|c| c.files.iter().map(|f| config::workspace_path(f).to_string_lossy().into_owned()))
+        .flat_map(|c| c.files.iter().map(|f| config::workspace_path(&root, f).to_string_lossy().into_owned()))
         .collect();
     inputs.sort();
     inputs.dedup();
@@ -187,6 +193,15 @@ fn run(cli: Cli) -> Result<()> {
         eprintln!("roce-synth: wrote {} and {}", report::REPORT_MD, report::REPORT_JSON);
     } else {
         println!("{md}");
+    }
+    if let Some(max) = cli.max_levels {
+        let deep: Vec<String> = results
+            .iter()
+            .filter_map(|r| r.levels.as_ref().filter(|l| l.max > max).map(|l| format!("{} {}", r.job.label(), l.max)))
+            .collect();
+        if !deep.is_empty() {
+            return Err(Error::TooDeep { max, deep: deep.join(", ") });
+        }
     }
     eprintln!("roce-synth: all {} run(s) passed in {:.1} s", results.len(), prov.total_wall.as_secs_f64());
     Ok(())

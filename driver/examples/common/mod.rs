@@ -2,7 +2,7 @@
 //! socket, `vfio:` = a board), port setup, QP connection, and the tools' out-of-band formats.
 //!
 //! Device selection, common to every example:
-//! - `--device sim:<local.sock>:<remote.sock>`: a `roce_sim::netdev::NetDev` (the engine
+//! - `--device sim:<local.sock>:<remote.sock>`: a `roce_sim::net::netdev::NetDev` (the engine
 //!   model running in real time in this process) bound at `local.sock`, sending its Ethernet
 //!   frames to `remote.sock` (another example's NetDev, or the Soft-RoCE VM's `-netdev dgram`
 //!   socket). Default: `sim:/tmp/roce-sim-server.sock:/tmp/roce-sim-client.sock` for a
@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use roce_driver::device::Features;
 use roce_driver::{masks, AccessFlags, Backend, Device, Encap, PathMtu, QpAttr, QpState, QueuePair, WorkCompletion};
-use roce_sim::netdev::{NetDev, NetDevConfig};
+use roce_sim::net::netdev::{NetDev, NetDevConfig};
 
 /// Errors of the examples (printed by `main`).
 pub type Error = Box<dyn std::error::Error + Send + Sync>;

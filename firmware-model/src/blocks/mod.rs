@@ -1,24 +1,28 @@
-//! Beat-level models of the HDL blocks, one module per HDL module of the same name.
+//! Models of the HDL blocks, one module per HDL module, named by its stem (`roce_<stem>.sv` ->
+//! `<stem>`, as the lockstep harness `roce_sim::cosim::<stem>` and the test `<stem>_cosim`).
 //!
-//! Each model consumes and produces the same AXI4-Stream beats as its HDL counterpart and
-//! states the counterpart's fixed latency, so a lockstep test can compare them beat for beat.
+//! The stream blocks' models consume and produce the same AXI4-Stream beats as their HDL
+//! counterparts and state their fixed latency, so a lockstep test compares them beat for
+//! beat; the transport blocks' models are the engine model's own functions with what the HDL
+//! read taken in, compared transaction by transaction (docs/engine-hdl.md, "Checking the HDL
+//! against the model"). [`axis`] holds the beat type they share.
 
+pub mod ack_q;
 pub mod axis;
-pub mod roce_ack_q;
-pub mod roce_axis_drop_fifo;
-pub mod roce_comp;
-pub mod roce_cq;
-pub mod roce_dcqcn;
-pub mod roce_dma_axi;
-pub mod roce_icrc;
-pub mod roce_mr_check;
-pub mod roce_pay_scatter;
-pub mod roce_qp_ctx;
-pub mod roce_rd_rsp;
-pub mod roce_regs;
-pub mod roce_req;
-pub mod roce_resp;
-pub mod roce_rx_disp;
-pub mod roce_rx_parse;
-pub mod roce_tx_arb;
-pub mod roce_tx_build;
+pub mod axis_drop_fifo;
+pub mod comp;
+pub mod cq;
+pub mod dcqcn;
+pub mod dma_axi;
+pub mod icrc;
+pub mod mr_check;
+pub mod pay_scatter;
+pub mod qp_ctx;
+pub mod rd_rsp;
+pub mod regs;
+pub mod req;
+pub mod resp;
+pub mod rx_disp;
+pub mod rx_parse;
+pub mod tx_arb;
+pub mod tx_build;

@@ -145,7 +145,7 @@ const INTRO: &str = "\
 This is the contract between the RoCEv2 offload engine (`hdl/rtl/`), its model (`firmware-model`) \
 and the driver: the BAR0 register map, the descriptor layouts in host memory and in the command \
 staging buffer, and the protocols that use them. It is generated, like \
-`hdl/rtl/roce_regs_pkg.sv` and `hdl/rtl/roce_desc_pkg.sv`, from the Rust tables in \
+`hdl/rtl/gen/roce_regs_pkg.sv` and `hdl/rtl/gen/roce_desc_pkg.sv`, from the Rust tables in \
 `firmware-model/src/contract/` (`roce_model::contract`), so the three cannot disagree.";
 
 const CONVENTIONS: &str = "\

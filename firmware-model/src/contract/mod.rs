@@ -5,9 +5,9 @@
 //! typed Rust items and static tables ([`regs::ALL`], [`LAYOUTS`], the `DESC` of every
 //! enum and flag set). The generators walk those tables:
 //!
-//! - [`sv::regs_pkg`] writes `hdl/rtl/roce_regs_pkg.sv` (addresses, field LSB/width,
+//! - [`sv::regs_pkg`] writes `hdl/rtl/gen/roce_regs_pkg.sv` (addresses, field LSB/width,
 //!   reset values, command codes),
-//! - [`sv::desc_pkg`] writes `hdl/rtl/roce_desc_pkg.sv` (descriptors as packed structs,
+//! - [`sv::desc_pkg`] writes `hdl/rtl/gen/roce_desc_pkg.sv` (descriptors as packed structs,
 //!   byte offsets and widths, enum codes, flag bits),
 //! - [`md::register_map`] writes `docs/register-map.md`, the hardware team's reference,
 //!   with the command and queue protocols.
@@ -69,9 +69,9 @@ pub use types::*;
 /// contents). `hdlgen::generated_files` includes them.
 pub fn generated_files() -> Vec<(&'static str, String)> {
     vec![
-        ("hdl/rtl/roce_regs_pkg.sv", sv::regs_pkg()),
-        ("hdl/rtl/roce_desc_pkg.sv", sv::desc_pkg()),
-        ("hdl/rtl/roce_rec_pkg.sv", sv::records_pkg()),
+        ("hdl/rtl/gen/roce_regs_pkg.sv", sv::regs_pkg()),
+        ("hdl/rtl/gen/roce_desc_pkg.sv", sv::desc_pkg()),
+        ("hdl/rtl/gen/roce_rec_pkg.sv", sv::records_pkg()),
         ("docs/register-map.md", md::register_map()),
     ]
 }

@@ -1,5 +1,5 @@
 //! Records inside the engine: the interfaces between the HDL blocks (docs/engine-hdl.md),
-//! defined once here so the model and the HDL share them. `hdl/rtl/roce_rec_pkg.sv` is
+//! defined once here so the model and the HDL share them. `hdl/rtl/gen/roce_rec_pkg.sv` is
 //! generated from these layouts (same conventions as `roce_desc_pkg`: byte b of a record is
 //! bits [8b+7:8b], little-endian integers, byte arrays in memory order), and the lockstep
 //! tests decode the HDL's port values with these Rust types.
@@ -414,7 +414,7 @@ layout! {
 }
 
 layout! {
-    /// One entry of the send window (`sq_win_t`, model `engine::qp::SqEntry`): a WQE
+    /// One entry of the send window (`sq_win_t`, model `engine::qp_ctx::SqEntry`): a WQE
     /// `roce_req` fetched and `roce_comp` has not completed, at entry `SQ index mod
     /// 2^LOG_SQ_WIN` of its QP. Written by the requester when the WQE arrives (all but the
     /// PSNs) and when it starts it (`first_psn`, `npkts`); read by the completer.
@@ -453,7 +453,7 @@ code_enum! {
     /// transport errors make to a QP's engine state, sent to the blocks that own that state
     /// (docs/engine-hdl.md, "The transport"). Each owner applies the op to its own tables
     /// and acknowledges it. A command's ops go out in the order of the codes, each at most
-    /// once. Model: `engine::qp::CtxOp`, applied by `Qp::ctx_op`.
+    /// once. Model: `engine::qp_ctx::CtxOp`, applied by `Qp::ctx_op`.
     pub enum CtxOpCode: "CTX_OP" {
         /// Zero the QP's engine state: PSNs, requester and responder state, ring indices
         /// (QP_WRITE; QP_MODIFY to Reset). Argument 0.

@@ -110,7 +110,7 @@ fn emit_bits(o: &mut String, b: &BitsDesc) {
     }
 }
 
-/// `hdl/rtl/roce_regs_pkg.sv`.
+/// `hdl/rtl/gen/roce_regs_pkg.sv`.
 pub fn regs_pkg() -> String {
     let mut o = String::new();
     header(
@@ -563,7 +563,7 @@ fn emit_check(o: &mut String, l: &LayoutDesc) {
     let _ = writeln!(o, "  /* verilator lint_on UNUSEDSIGNAL */");
 }
 
-/// `hdl/rtl/roce_desc_pkg.sv`.
+/// `hdl/rtl/gen/roce_desc_pkg.sv`.
 pub fn desc_pkg() -> String {
     layouts_pkg(
         "roce_desc_pkg",
@@ -577,7 +577,7 @@ pub fn desc_pkg() -> String {
     )
 }
 
-/// `hdl/rtl/roce_rec_pkg.sv`: the records between the engine's blocks.
+/// `hdl/rtl/gen/roce_rec_pkg.sv`: the records between the engine's blocks.
 pub fn records_pkg() -> String {
     layouts_pkg(
         "roce_rec_pkg",

@@ -30,9 +30,9 @@ use crate::contract::SqWqe;
 use crate::wire::{AethSyndrome, NakCode, Opcode};
 
 use super::mem::Dma;
-use super::mr::walk_sges;
-use super::qp::{Qp, RewindReq};
-use super::rx::RxPkt;
+use super::mr_check::walk_sges;
+use super::qp_ctx::{Qp, RewindReq};
+use super::rx_disp::RxPkt;
 use super::types::*;
 use super::Engine;
 

@@ -8,7 +8,7 @@
 
 use crate::contract::{CmdErrorCode, CmdOpcode, CqCtx, CqFlags, CqState, Cqe, CqeFlags, CqeOpcode, CqeOwner};
 
-use super::qp::Ring;
+use super::qp_ctx::Ring;
 use super::Cq;
 
 use super::mem::Dma;

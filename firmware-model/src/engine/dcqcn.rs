@@ -1,7 +1,7 @@
 //! `roce_dcqcn`: congestion notification (CNP generation on CE-marked packets) and the DCQCN
 //! rate limiter of the requester (Zhu et al., "Congestion Control for Large-Scale RDMA
 //! Deployments", SIGCOMM 2015), in the integer arithmetic `hdl/rtl/roce_dcqcn.sv` computes.
-//! The engine model and the block model (`blocks::roce_dcqcn`) both run these functions.
+//! The engine model and the block model (`blocks::dcqcn`) both run these functions.
 //!
 //! # Fixed point
 //! - Rates (Rc, Rt): Mb/s with 8 fractional bits (Q20.8, 28 bits). R_AI, R_HAI, RATE_MIN and

@@ -1,4 +1,5 @@
-//! `roce_sq_fetch`: doorbells and work-queue-entry fetch by DMA.
+//! Doorbells and work-queue-entry fetch by DMA (in the HDL, steps of `roce_req`'s visits and
+//! of `roce_resp`'s RQ WQE reads).
 //!
 //! An SQ doorbell carries the 16-bit producer index; the engine extends it against the last
 //! one and puts the QP on the requester's ring. The requester reads the 128-byte SQ WQEs
@@ -13,7 +14,7 @@
 use crate::contract::{RqWqe, SqFlags, SqOpcode, SqWqe, RQ_MAX_SGE, SQ_MAX_SGE};
 
 use super::mem::Dma;
-use super::qp::Qp;
+use super::qp_ctx::Qp;
 use super::types::*;
 use super::Engine;
 

@@ -1,14 +1,21 @@
-//! The RoCEv2 RC engine: a cycle-approximate model with the block structure of the HDL.
+//! The RoCEv2 RC engine: a cycle-approximate model with the block structure of the HDL
+//! (`roce_engine`, docs/engine-hdl.md). Where each HDL block's function lives here:
 //!
 //! ```text
-//!   MAC RX -> roce_rx_parse -> roce_icrc (check) -> roce_qp_ctx -> roce_resp (requests)
-//!                                                              \-> roce_comp (responses)
-//!   SQ doorbell -> roce_sq_fetch (WQE DMA) -> roce_req (segmentation, PSNs, go-back-N)
-//!   roce_resp / roce_comp / roce_req -> roce_tx_build (headers, payload DMA) -> roce_icrc
-//!   (insert) -> MAC TX;  roce_cq writes CQEs by DMA;  roce_mr_check guards every access.
+//!   roce_icrc, roce_rx_parse, roce_tx_build   crate::icrc, crate::wire (the codec)
+//!   roce_rx_disp                              rx_disp (rx_verdict, the RX path)
+//!   roce_qp_ctx, roce_cq, roce_mr_check       qp_ctx, cq, mr_check (tables and commands)
+//!   roce_regs, roce_ctrl                      regs (Engine::mmio_read / mmio_write)
+//!   roce_resp, roce_ack_q, roce_rd_rsp        resp (responder, ack_merge, read responses)
+//!   roce_req (with the SQ doorbells)          req, fetch (visits, WQE reads ahead)
+//!   roce_comp                                 comp
+//!   roce_tx_arb                               tx_arb (frame_builder, the TX priorities)
+//!   roce_dcqcn                                dcqcn
 //! ```
 //!
-//! Every block is a file of this module with its pipeline latency as a constant; the engine
+//! A file named after a block (`roce_<stem>` -> `<stem>.rs`) holds that block's function with
+//! its pipeline latency as a constant; `fetch` (the WQE reads of `roce_req` and `roce_resp`),
+//! `mem` (host memory behind [`mem::Dma`]) and `types` are not blocks of their own. The engine
 //! processes a packet functionally when it arrives and stamps what it produces with the
 //! cycle the HDL would produce it (DMA latency and bandwidth, MAC serialisation, pipeline
 //! latencies). Host memory is reached only through [`mem::Dma`].
@@ -18,21 +25,21 @@ pub mod cq;
 pub mod dcqcn;
 pub mod fetch;
 pub mod mem;
-pub mod mr;
-pub mod qp;
+pub mod mr_check;
+pub mod qp_ctx;
 pub mod regs;
 pub mod req;
 pub mod resp;
-pub mod rx;
-pub mod tx;
+pub mod rx_disp;
+pub mod tx_arb;
 pub mod types;
 
 use std::collections::VecDeque;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 pub use mem::{Dma, DmaError, HostMem};
-pub use mr::{Mr, MrError, MrTable};
-pub use qp::{Qp, Ring};
+pub use mr_check::{Mr, MrError, MrTable};
+pub use qp_ctx::{Qp, Ring};
 pub use types::*;
 
 use crate::contract::{CmdErrorCode, CmdOpcode, CqCtx, MrCtx, QpAttrMask, QpCtx};
@@ -299,8 +306,8 @@ pub struct Engine {
     ack_qps: VecDeque<u32>,
     req_q: VecDeque<TxPkt>,
     req_rr: VecDeque<u32>,
-    /// `roce_req`'s WQE prefetch store, shared by all QPs (`qp::wqe_store_slot`).
-    pub(crate) wqe_store: Vec<Option<qp::StoreEntry>>,
+    /// `roce_req`'s WQE prefetch store, shared by all QPs (`qp_ctx::wqe_store_slot`).
+    pub(crate) wqe_store: Vec<Option<qp_ctx::StoreEntry>>,
     mac_free_at: u64,
     dma_rd_free: u64,
     wqe_rd_free: u64,
@@ -344,7 +351,7 @@ impl Engine {
             ack_qps: VecDeque::new(),
             req_q: VecDeque::new(),
             req_rr: VecDeque::new(),
-            wqe_store: vec![None; 1 << qp::LOG_WQE_STORE],
+            wqe_store: vec![None; 1 << qp_ctx::LOG_WQE_STORE],
             mac_free_at: 0,
             dma_rd_free: 0,
             wqe_rd_free: 0,
@@ -375,7 +382,7 @@ impl Engine {
     /// QP_WRITE: create QP `qpn` (state Reset or Init) from its context.
     pub fn create_qp(&mut self, qpn: u32, c: &QpCtx) -> Result<(), CmdErrorCode> {
         let cqs = &self.cqs;
-        qp::qp_write(&mut self.qps, qpn, c, |cq| cq_valid(cqs, cq))?;
+        qp_ctx::qp_write(&mut self.qps, qpn, c, |cq| cq_valid(cqs, cq))?;
         self.req_rr.retain(|&x| x != qpn);
         self.forget_wqes(qpn);
         self.rq_prefetch_forget(qpn);
@@ -384,12 +391,12 @@ impl Engine {
 
     /// QP_MODIFY. Moving to ERR flushes outstanding work with `WrFlushErr` completions.
     pub fn modify_qp(&mut self, qpn: u32, c: &QpCtx, mask: QpAttrMask, mem: &mut impl Dma) -> Result<(), CmdErrorCode> {
-        let ops = qp::qp_modify(&mut self.qps, qpn, c, mask, self.cfg.max_mtu)?;
+        let ops = qp_ctx::qp_modify(&mut self.qps, qpn, c, mask, self.cfg.max_mtu)?;
         self.after_modify(qpn, &ops, mem);
         Ok(())
     }
 
-    /// A QP command from CMD (QP_WRITE, QP_READ, QP_MODIFY; `qp::qp_command`): the QpCtx
+    /// A QP command from CMD (QP_WRITE, QP_READ, QP_MODIFY; `qp_ctx::qp_command`): the QpCtx
     /// image for QP_READ.
     pub(crate) fn qp_command(
         &mut self,
@@ -400,7 +407,7 @@ impl Engine {
         mem: &mut impl Dma,
     ) -> Result<Option<[u8; QpCtx::SIZE]>, CmdErrorCode> {
         let cqs = &self.cqs;
-        let out = qp::qp_command(&mut self.qps, op, index, arg, data, |cq| cq_valid(cqs, cq), self.cfg.max_mtu)?;
+        let out = qp_ctx::qp_command(&mut self.qps, op, index, arg, data, |cq| cq_valid(cqs, cq), self.cfg.max_mtu)?;
         match op {
             CmdOpcode::QpWrite => {
                 self.req_rr.retain(|&x| x != index);
@@ -414,12 +421,12 @@ impl Engine {
 
     /// The engine's side of a QP_MODIFY that succeeded with context ops `ops` (the Qp has
     /// applied them): EnterErr flushes, a QP in Rts joins the requester's round-robin list.
-    fn after_modify(&mut self, qpn: u32, ops: &[qp::CtxOp], mem: &mut impl Dma) {
-        if ops.contains(&qp::CtxOp::Reset) {
+    fn after_modify(&mut self, qpn: u32, ops: &[qp_ctx::CtxOp], mem: &mut impl Dma) {
+        if ops.contains(&qp_ctx::CtxOp::Reset) {
             self.forget_wqes(qpn);
             self.rq_prefetch_forget(qpn);
         }
-        if ops.contains(&qp::CtxOp::EnterErr) {
+        if ops.contains(&qp_ctx::CtxOp::EnterErr) {
             self.flush_qp(qpn, mem);
         }
         if self.qp(qpn).is_some_and(|q| q.state == QpState::Rts) {
@@ -443,7 +450,7 @@ impl Engine {
 
     /// MR_WRITE: install (or, with `valid` clear, remove) region `index`.
     pub fn write_mr(&mut self, index: u32, c: &MrCtx) -> Result<(), CmdErrorCode> {
-        mr::write_mr(&mut self.mrs, index, c)
+        mr_check::write_mr(&mut self.mrs, index, c)
     }
 
     /// RESET of QP `qpn`: the requester forgets the WQE bodies of the QP in its prefetch store

@@ -258,7 +258,7 @@ impl Engine {
                 })
             }
             CmdOpcode::MrWrite | CmdOpcode::MrRead | CmdOpcode::MrInvalidate => {
-                super::mr::mr_command(&mut self.mrs, op, index, &data).map(|img| {
+                super::mr_check::mr_command(&mut self.mrs, op, index, &data).map(|img| {
                     if let Some(img) = img {
                         self.set_cmd_data(&img);
                     }

@@ -18,8 +18,8 @@ use crate::contract::SqWqe;
 use super::dcqcn;
 use super::fetch;
 use super::mem::Dma;
-use super::mr::walk_sges;
-use super::qp::{wqe_store_slot, Body, Qp, ReqState, RewindReq, SqEntry, StoreEntry, LOG_SQ_WIN, LOG_WQE_BATCH};
+use super::mr_check::walk_sges;
+use super::qp_ctx::{wqe_store_slot, Body, Qp, ReqState, RewindReq, SqEntry, StoreEntry, LOG_SQ_WIN, LOG_WQE_BATCH};
 use super::types::*;
 use super::{Engine, Profile, TxKind, TxPkt, RXE_MAX_PKT_PER_ACK};
 
@@ -727,7 +727,7 @@ mod tests {
         // another QP's read takes the entry of WQE 1
         let s = wqe_store_slot(2, 1);
         e.wqe_store[s] = Some(StoreEntry {
-            qpn: 2 + (1 << (crate::engine::qp::LOG_WQE_STORE - LOG_SQ_WIN)),
+            qpn: 2 + (1 << (crate::engine::qp_ctx::LOG_WQE_STORE - LOG_SQ_WIN)),
             body: Body { idx: 1, ready_at: 0 },
         });
         let v = e.req_visit(&mut q, 10_000, &c, |_| true, &mut m);

@@ -18,9 +18,9 @@
 use crate::wire::{AethFields, AtomicAckEthFields, BthFields, ExtHeaders, Opcode, Position};
 
 use super::mem::Dma;
-use super::mr::walk_sges;
-use super::qp::{AckOwed, InMsg, Qp, RdResource};
-use super::rx::RxPkt;
+use super::mr_check::walk_sges;
+use super::qp_ctx::{AckOwed, InMsg, Qp, RdResource};
+use super::rx_disp::RxPkt;
 use super::types::*;
 use super::{Engine, Profile, TxKind, TxPkt};
 

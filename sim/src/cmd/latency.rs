@@ -1,0 +1,323 @@
+//! Latency of an idle engine, in cycles, one message at a time:
+//!
+//! - doorbell → wire: from the cycle the SQ doorbell register write is taken to the first
+//!   beat of the request's first packet on the MAC TX port (the requester: WQE read by DMA,
+//!   the payload read by DMA, headers, ICRC);
+//! - wire → DMA: from the first beat of a packet taken at the MAC RX port to the first and
+//!   to the last beat of its payload's DMA write (the responder placing a WRITE or SEND
+//!   packet; with `--op read` the completer placing the first READ response packet).
+//!
+//! The Verilated engine is measured at its ports ([`crate::net::hdl::PortTimes`]); the engine
+//! model gives its estimate (the cycle it makes the frame, the placement it schedules).
+//! Node A is the requester, node B the responder; both run the same engine. The frame being
+//! measured goes straight from one node to the other (no link), the rest (further packets,
+//! ACKs) over the pair's links before the next sample.
+
+use roce_driver::{CqeStatus, RecvWr, SendWr, WorkCompletion, WrOp};
+use roce_model::contract::regs::SQ_DB;
+
+use crate::cmd::transfer::Op;
+use crate::net::fabric::LinkConfig;
+use crate::net::node::{NodeRef, SimNode};
+use crate::net::pair::{drv, Pair, PairConfig};
+use crate::SimError;
+
+/// What to measure.
+#[derive(Clone, Debug)]
+pub struct LatencyConfig {
+    /// Operation (WRITE, SEND or READ).
+    pub op: Op,
+    /// Message sizes.
+    pub sizes: Vec<usize>,
+    /// Path MTU.
+    pub mtu: u32,
+    /// Samples per size (messages, each on an idle pair).
+    pub samples: u32,
+    /// Engines: false = the model, true = the Verilated engine (on both nodes).
+    pub engines: Vec<bool>,
+}
+
+impl Default for LatencyConfig {
+    fn default() -> Self {
+        LatencyConfig { op: Op::Write, sizes: vec![64, 1024, 4096], mtu: 4096, samples: 8, engines: vec![false, true] }
+    }
+}
+
+/// Minimum, median and maximum of a measured latency, in cycles.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Spread {
+    /// Smallest sample.
+    pub min: u64,
+    /// Median sample.
+    pub median: u64,
+    /// Largest sample.
+    pub max: u64,
+}
+
+impl Spread {
+    fn of(v: &mut [u64]) -> Self {
+        v.sort_unstable();
+        Spread {
+            min: v.first().copied().unwrap_or(0),
+            median: v.get(v.len() / 2).copied().unwrap_or(0),
+            max: v.last().copied().unwrap_or(0),
+        }
+    }
+}
+
+/// One size on one engine.
+#[derive(Clone, Debug)]
+pub struct LatencyPoint {
+    /// "model" or "hdl".
+    pub engine: &'static str,
+    /// Message size.
+    pub size: usize,
+    /// Doorbell → first byte of the request on the wire.
+    pub doorbell_to_wire: Spread,
+    /// First byte of the packet in → first beat of its payload's DMA write.
+    pub wire_to_dma_first: Spread,
+    /// First byte of the packet in → last beat of its payload's DMA write.
+    pub wire_to_dma_done: Spread,
+    /// Payload bytes of the measured packet.
+    pub packet_payload: usize,
+}
+
+/// Cycles a node may take for one step before the measurement gives up.
+const LIMIT: u64 = 200_000;
+
+/// Run `node` alone until it transmits; the frame and the cycle of its first beat.
+fn run_until_tx(node: &NodeRef) -> Result<(Vec<u8>, u64), SimError> {
+    let mut n = node.borrow_mut();
+    let end = n.now + LIMIT;
+    loop {
+        if let Some(f) = n.tx() {
+            let start = match n.hdl.as_ref() {
+                Some(h) => h.times.tx.map_or(n.now, |t| t.0),
+                None => n.now,
+            };
+            return Ok((f, start));
+        }
+        let t = match n.hdl {
+            Some(_) => n.now + 1,
+            None => n.next_event().map_or(n.now + 1, |e| e.max(n.now + 1)),
+        };
+        if t > end {
+            return Err(SimError::Config(format!("latency: no frame within {LIMIT} cycles")));
+        }
+        n.advance(t);
+    }
+}
+
+/// Deliver `frame` to `node` now and run it until `bytes` of payload are written into
+/// `[lo, hi)`: (first beat in, first write beat, last write beat).
+fn place(node: &NodeRef, frame: &[u8], lo: u64, hi: u64, bytes: usize) -> Result<(u64, u64, u64), SimError> {
+    let mut n = node.borrow_mut();
+    let t0 = n.now;
+    if let Some(h) = n.hdl.as_mut() {
+        h.times.dma_writes.clear();
+        h.times.rx = None;
+    }
+    n.engine.last_placement = None;
+    n.rx(frame);
+    if n.hdl.is_none() {
+        let (a, b, _) =
+            n.engine.last_placement.ok_or_else(|| SimError::Config("latency: the model placed no payload".into()))?;
+        return Ok((t0, a, b));
+    }
+    let end = t0 + LIMIT;
+    loop {
+        let t = n.now + 1;
+        n.advance(t);
+        let Some(h) = n.hdl.as_ref() else { break };
+        let w: Vec<_> = h.times.dma_writes.iter().filter(|w| w.0 >= lo && w.0 < hi).collect();
+        if w.iter().map(|w| w.1).sum::<usize>() >= bytes {
+            let first = w.iter().map(|w| w.2).min().unwrap_or(t);
+            let last = w.iter().map(|w| w.3).max().unwrap_or(t);
+            let rx = h.times.rx.map_or(t0, |r| r.0);
+            return Ok((rx, first, last));
+        }
+        if t > end {
+            break;
+        }
+    }
+    Err(SimError::Config(format!("latency: {bytes} payload bytes not written within {LIMIT} cycles")))
+}
+
+/// Cycles without frames or DMA in flight after which the pair counts as idle.
+const QUIET: u64 = 2_000;
+
+/// Both nodes to the same cycle, run the pair until it is quiet, and take the completions
+/// (every one must be a success).
+fn settle(p: &mut Pair) -> Result<(), SimError> {
+    p.now = p.a.node.borrow().now.max(p.b.node.borrow().now).max(p.now);
+    let end = p.now + LIMIT * 10;
+    let mut quiet_since = p.now;
+    loop {
+        p.exchange();
+        let hdl_busy = [&p.a.node, &p.b.node].iter().any(|n| n.borrow().hdl.as_ref().is_some_and(|h| h.busy()));
+        if hdl_busy || p.ab.next_arrival().is_some() || p.ba.next_arrival().is_some() {
+            quiet_since = p.now;
+        }
+        if p.now - quiet_since >= QUIET {
+            break;
+        }
+        if p.now > end {
+            return Err(SimError::Config("latency: the pair did not go quiet".into()));
+        }
+        p.now = p.next_event().map_or(p.now + 1, |t| t.max(p.now + 1)).min(quiet_since + QUIET);
+        for n in [&p.a.node, &p.b.node] {
+            n.borrow_mut().advance(p.now);
+        }
+    }
+    let mut wcs = [WorkCompletion::EMPTY; 8];
+    for e in [&mut p.a, &mut p.b] {
+        loop {
+            let k = e.dev.poll_cq(e.cq, &mut wcs).map_err(drv)?;
+            if let Some(w) = wcs[..k].iter().find(|w| w.status != CqeStatus::Success) {
+                return Err(SimError::Config(format!("latency: a completion failed: {w:?}")));
+            }
+            if k == 0 {
+                break;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One message: (doorbell → wire, wire → first DMA beat, wire → last DMA beat, payload).
+fn sample(p: &mut Pair, op: Op, size: usize, mtu: u32, k: u64) -> Result<(u64, u64, u64, usize), SimError> {
+    settle(p)?;
+    let (a, b) = (&mut p.a, &mut p.b);
+    for n in [&a.node, &b.node] {
+        let mut n = n.borrow_mut();
+        if let Some(h) = n.hdl.as_mut() {
+            h.log_times = true;
+            h.times = Default::default();
+        }
+    }
+    let data: Vec<u8> = (0..size).map(|i| (i as u64 * 7 + k) as u8).collect();
+    let op_wr = match op {
+        Op::Write => {
+            a.dev.write_buf(&a.buf, 0, &data);
+            WrOp::Write { remote_addr: b.mr.va, rkey: b.mr.rkey }
+        }
+        Op::Send => {
+            a.dev.write_buf(&a.buf, 0, &data);
+            let sge = [b.mr.sge(0, size as u32)];
+            b.dev.post_recv(b.qp, &[RecvWr { wr_id: k, sges: &sge }]).map_err(drv)?;
+            WrOp::Send
+        }
+        Op::Read => {
+            b.dev.write_buf(&b.buf, 0, &data);
+            WrOp::Read { remote_addr: b.mr.va, rkey: b.mr.rkey }
+        }
+    };
+    let sge = [a.mr.sge(0, size as u32)];
+    a.dev.post_send(a.qp, &[SendWr::new(k, op_wr, &sge)]).map_err(drv)?;
+    let db = {
+        let n = a.node.borrow();
+        match n.hdl.as_ref() {
+            Some(h) => match h.times.axil_write {
+                Some((off, c)) if off == SQ_DB => c,
+                w => {
+                    return Err(SimError::Config(format!(
+                        "latency: the last register write was {w:?}, not the SQ doorbell"
+                    )))
+                }
+            },
+            None => n.now,
+        }
+    };
+    let (req, wire) = run_until_tx(&a.node)?;
+    let plen = size.min(mtu as usize);
+    let (rx, first, last) = match op {
+        Op::Write | Op::Send => {
+            let t = b.node.borrow().now.max(wire);
+            b.node.borrow_mut().advance(t);
+            place(&b.node, &req, b.buf.iova, b.buf.iova + b.buf.len as u64, plen)?
+        }
+        Op::Read => {
+            let t = b.node.borrow().now.max(wire);
+            b.node.borrow_mut().advance(t);
+            b.node.borrow_mut().rx(&req);
+            let (rsp, w2) = run_until_tx(&b.node)?;
+            let t = a.node.borrow().now.max(w2);
+            a.node.borrow_mut().advance(t);
+            place(&a.node, &rsp, a.buf.iova, a.buf.iova + a.buf.len as u64, plen)?
+        }
+    };
+    // the rest of the message (and its ACK) over the links
+    settle(p)?;
+    Ok((wire - db, first.saturating_sub(rx), last.saturating_sub(rx), plen))
+}
+
+/// Measure every size on every engine; `progress` is told each finished point.
+pub fn measure(c: &LatencyConfig, mut progress: impl FnMut(&LatencyPoint)) -> Result<Vec<LatencyPoint>, SimError> {
+    if c.sizes.contains(&0) {
+        return Err(SimError::Config("latency: sizes must be at least 1 byte (a packet with payload)".into()));
+    }
+    let mut out = Vec::new();
+    for &hdl in &c.engines {
+        let buf_len = c.sizes.iter().copied().max().unwrap_or(64).max(4096);
+        let cfg = PairConfig {
+            mtu: c.mtu,
+            depth: 16,
+            buf_len,
+            hdl: [hdl, hdl],
+            link: LinkConfig::default(),
+            ..PairConfig::default()
+        };
+        let mut p = Pair::new(&cfg)?;
+        let mut k = 0u64;
+        for &size in &c.sizes {
+            let (mut dw, mut f, mut d) = (Vec::new(), Vec::new(), Vec::new());
+            let mut plen = 0;
+            for _ in 0..c.samples.max(1) {
+                let (x, y, z, n) = sample(&mut p, c.op, size, c.mtu, k)?;
+                k += 1;
+                dw.push(x);
+                f.push(y);
+                d.push(z);
+                plen = n;
+            }
+            let pt = LatencyPoint {
+                engine: if hdl { "hdl" } else { "model" },
+                size,
+                doorbell_to_wire: Spread::of(&mut dw),
+                wire_to_dma_first: Spread::of(&mut f),
+                wire_to_dma_done: Spread::of(&mut d),
+                packet_payload: plen,
+            };
+            progress(&pt);
+            out.push(pt);
+        }
+    }
+    Ok(out)
+}
+
+/// The measured points as a table.
+pub fn table(c: &LatencyConfig, pts: &[LatencyPoint], dma_read_latency: u64) -> String {
+    let mut s = format!(
+        "latency, {:?}, MTU {}, {} samples per size, cycles at 250 MHz (min / median / max), DMA read latency {dma_read_latency}\n",
+        c.op, c.mtu, c.samples
+    );
+    s.push_str("| engine | size | doorbell -> wire | wire -> DMA first beat | wire -> DMA done | payload of the packet |\n|---|--:|--:|--:|--:|--:|\n");
+    let f = |x: &Spread| format!("{} / {} / {}", x.min, x.median, x.max);
+    for p in pts {
+        s.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} |\n",
+            p.engine,
+            p.size,
+            f(&p.doorbell_to_wire),
+            f(&p.wire_to_dma_first),
+            f(&p.wire_to_dma_done),
+            p.packet_payload
+        ));
+    }
+    s
+}
+
+/// A node's engine model configuration (its DMA read latency for the report).
+pub fn dma_read_latency() -> u64 {
+    SimNode::new(Default::default()).engine.cfg.dma_read_latency
+}
