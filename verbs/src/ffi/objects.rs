@@ -503,6 +503,11 @@ pub unsafe extern "C" fn poll_cq(cq: *mut ibv_cq, n: c_int, wc: *mut ibv_wc) -> 
                 break;
             }
         }
+        if done == 0 {
+            // An application polling in a loop would otherwise keep a core from the engine's
+            // thread (on a machine with few cores, the simulated engine is what it waits for).
+            std::thread::yield_now();
+        }
         done as c_int
     })
 }
@@ -734,7 +739,17 @@ fn modify(q: &VQp, a: &ibv_qp_attr, mask: u32) -> Result<(), c_int> {
     if bad {
         return Err(libc::EINVAL);
     }
-    let acc = if mask & IBV_QP_ACCESS_FLAGS != 0 { Some(access_of(a.qp_access_flags as c_int)?) } else { None };
+    // a QP's remote access rights (the MR rule that remote write needs local write does not
+    // apply to QPs)
+    let acc = if mask & IBV_QP_ACCESS_FLAGS != 0 {
+        let f = a.qp_access_flags & !IBV_ACCESS_LOCAL_WRITE;
+        if f & !ACCESS_SUPPORTED != 0 {
+            return Err(libc::EINVAL);
+        }
+        Some(AccessFlags::from_bits_truncate(a.qp_access_flags & ACCESS_SUPPORTED))
+    } else {
+        None
+    };
     let mut mac = sh.dest_mac;
     if mask & IBV_QP_AV != 0 {
         // RoCE: the address vector must carry a GRH whose source is GID index 0

@@ -65,3 +65,74 @@ pub fn dynamic_symbols(lib: &Path) -> Vec<(String, String, bool)> {
     v.dedup();
     v
 }
+
+/// A free TCP port on 127.0.0.1 (racy by nature; the tools listen on it).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("a free port")
+}
+
+/// Wait until something listens on 127.0.0.1:`port` (from /proc/net/tcp, without
+/// connecting: the tools accept one connection only).
+pub fn wait_listen(port: u16, timeout: std::time::Duration) -> bool {
+    let end = std::time::Instant::now() + timeout;
+    let needle = format!(":{port:04X} 00000000:0000 0A");
+    while std::time::Instant::now() < end {
+        if std::fs::read_to_string("/proc/net/tcp").is_ok_and(|t| t.contains(&needle)) {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    false
+}
+
+/// What one side of a two-process run printed.
+#[derive(Debug)]
+pub struct Side {
+    /// Exit status code (None: killed by a signal).
+    pub code: Option<i32>,
+    /// stdout and stderr.
+    pub text: String,
+}
+
+impl Side {
+    /// Whether it exited 0.
+    pub fn ok(&self) -> bool {
+        self.code == Some(0)
+    }
+}
+
+/// The `ROCE_VERBS_DEVICE` value of an engine kind (`sim` or `sim-hdl`).
+pub fn device(kind: &str, local: &Path, peer: &Path, ip: &str) -> String {
+    format!("{kind}:{}:{}:{ip}", local.display(), peer.display())
+}
+
+/// Run `prog args` as a server on engine `kinds.0` (192.0.2.1) and as a client on `kinds.1`
+/// (192.0.2.2) connecting to it, two processes on this run's library whose engines are
+/// linked by unix datagram sockets; each is killed after `secs` seconds.
+pub fn pair(prog: &str, args: &[&str], kinds: (&str, &str), secs: u32) -> (Side, Side) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (a, b) = (dir.path().join("a.sock"), dir.path().join("b.sock"));
+    let port = free_port().to_string();
+    let spawn = |dev: String, client: bool| {
+        let mut c = Command::new("timeout");
+        c.arg(secs.to_string()).arg(prog).args(args).args(["-p", &port]);
+        if client {
+            c.arg("127.0.0.1");
+        }
+        c.env("LD_LIBRARY_PATH", libdir()).env("ROCE_VERBS_DEVICE", dev);
+        c.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+        c.spawn().expect("spawn")
+    };
+    let srv = spawn(device(kinds.0, &a, &b, "192.0.2.1"), false);
+    let listening = wait_listen(port.parse().unwrap_or(0), std::time::Duration::from_secs(30));
+    let cli = spawn(device(kinds.1, &b, &a, "192.0.2.2"), true);
+    let done = |c: std::process::Child| {
+        let o = c.wait_with_output().expect("wait");
+        let mut text = String::from_utf8_lossy(&o.stdout).into_owned();
+        text.push_str(&String::from_utf8_lossy(&o.stderr));
+        Side { code: o.status.code(), text }
+    };
+    let (c, s) = (done(cli), done(srv));
+    assert!(listening, "the server never listened on {port}:\n{}", s.text);
+    (s, c)
+}
