@@ -27,6 +27,8 @@ ROCE_RXEVM=0 cargo test --workspace
 if [ "$vm" = 1 ]; then
   step "interop with Linux Soft-RoCE in QEMU (one VM at a time)"
   ROCE_RXEVM=1 cargo test -p roce-tests --test interop_rxe --test rxevm_smoke --test vfio_vm -- --test-threads=1
+  step "Debian's verbs programs on roce-verbs' libibverbs.so.1 against Soft-RoCE in QEMU"
+  ROCE_RXEVM=1 cargo test -p roce-verbs --test vm -- --test-threads=1
 else
   step "interop with Linux Soft-RoCE: SKIPPED (no qemu-system-x86_64; scripts/setup.sh installs it)"
 fi

@@ -317,7 +317,7 @@ fn irq_loop(inner: &Inner, irq: OwnedFd, stop: RawFd) {
         let _ = st;
         let l = inner.listeners.lock().unwrap_or_else(|p| p.into_inner());
         for cq in fired {
-            if let Some(&(fd, ptr)) = l.cqs.get(&cq.0) {
+            if let Some(&(fd, ptr)) = l.cqs.get(&cq.number()) {
                 write_record(fd, &(ptr as u64).to_ne_bytes());
             }
         }

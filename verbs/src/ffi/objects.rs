@@ -727,7 +727,6 @@ fn modify(q: &VQp, a: &ibv_qp_attr, mask: u32) -> Result<(), c_int> {
     let bad = (mask & IBV_QP_PORT != 0 && a.port_num != 1)
         || (mask & IBV_QP_PKEY_INDEX != 0 && a.pkey_index != 0)
         || (mask & IBV_QP_PATH_MTU != 0 && !(IBV_MTU_256..=q.dev.port.max_mtu).contains(&a.path_mtu))
-        || (mask & IBV_QP_MAX_QP_RD_ATOMIC != 0 && u32::from(a.max_rd_atomic) > max_rd)
         || (mask & IBV_QP_MAX_DEST_RD_ATOMIC != 0 && u32::from(a.max_dest_rd_atomic) > max_rd)
         || (mask & IBV_QP_TIMEOUT != 0 && a.timeout > 31)
         || (mask & IBV_QP_RETRY_CNT != 0 && a.retry_cnt > 7)
@@ -796,7 +795,11 @@ fn modify(q: &VQp, a: &ibv_qp_attr, mask: u32) -> Result<(), c_int> {
         n.min_rnr_timer = a.min_rnr_timer;
     }
     if m(IBV_QP_MAX_QP_RD_ATOMIC) {
-        n.max_rd_atomic = a.max_rd_atomic;
+        // As requester the QP keeps at most this many READs/atomics outstanding; fewer than
+        // the peer allows is always correct, so a larger value (perftest passes the peer's
+        // responder resources, 128 from rxe) is reduced to the engine's limit instead of
+        // refused. The responder side (max_dest_rd_atomic) cannot be reduced and is checked.
+        n.max_rd_atomic = a.max_rd_atomic.min(max_rd as u8);
     }
     if m(IBV_QP_MAX_DEST_RD_ATOMIC) {
         n.max_dest_rd_atomic = a.max_dest_rd_atomic;

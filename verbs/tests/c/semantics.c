@@ -83,7 +83,7 @@ static int to_rtr(struct ibv_qp *q, uint32_t dest)
 static int to_rts(struct ibv_qp *q)
 {
 	struct ibv_qp_attr at = { .qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7,
-		.sq_psn = 100, .max_rd_atomic = 4 };
+		.sq_psn = 100, .max_rd_atomic = 128 /* rxe's responder resources, as perftest passes them */ };
 	return ibv_modify_qp(q, &at, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 				     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
 }

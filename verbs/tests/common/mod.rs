@@ -16,12 +16,30 @@ pub fn repo() -> PathBuf {
 pub fn libdir() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        // target/<profile>/deps/<test>-<hash> -> target/<profile>/libroce_verbs.a
+        // target/<profile>/deps/<test>-<hash>: the staticlib cargo built for this run is the
+        // newest libroce_verbs*.a there or in target/<profile>/ (builds with other feature sets
+        // have other hashes)
         let exe = std::env::current_exe().expect("current_exe");
         let deps = exe.parent().expect("deps");
         let profile = deps.parent().expect("profile dir");
-        let archive = profile.join("libroce_verbs.a");
-        assert!(archive.is_file(), "{} missing (cargo builds the staticlib with the tests)", archive.display());
+        let newest = |dir: &Path| -> Vec<(std::time::SystemTime, PathBuf)> {
+            std::fs::read_dir(dir)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| n.starts_with("libroce_verbs") && n.ends_with(".a"))
+                })
+                .filter_map(|p| Some((p.metadata().ok()?.modified().ok()?, p)))
+                .collect()
+        };
+        let mut all = newest(deps);
+        all.extend(newest(profile));
+        all.sort();
+        let archive = all.pop().map(|(_, p)| p).expect("no libroce_verbs.a: cargo builds the staticlib with the tests");
         let name = exe.file_name().and_then(|n| n.to_str()).unwrap_or("verbs").to_string();
         let out = profile.join("verbs-test").join(name);
         let st = Command::new("bash")
