@@ -195,6 +195,7 @@ impl SimBackend {
                     clock_mhz: ecfg.clock_mhz,
                     irq_line: false,
                     idle_at: Instant::now(),
+                    window: None,
                 };
                 node.run(rx);
             })
@@ -343,7 +344,12 @@ struct Node {
     clock_mhz: f64,
     irq_line: bool,
     idle_at: Instant,
+    /// Engine cycles of the first and the last RoCE frame in or out.
+    window: Option<(u64, u64)>,
 }
+
+/// Print a simulated engine's figures when it stops (`ROCE_VERBS_STATS=1`).
+pub const STATS_ENV: &str = "ROCE_VERBS_STATS";
 
 impl Node {
     /// The model's cycle for now (the wall clock at the engine's clock rate).
@@ -360,7 +366,12 @@ impl Node {
             let mut active = false;
             loop {
                 match rx.try_recv() {
-                    Ok(Req::Stop) | Err(TryRecvError::Disconnected) => return,
+                    Ok(Req::Stop) | Err(TryRecvError::Disconnected) => {
+                        if std::env::var(STATS_ENV).is_ok_and(|v| v == "1") {
+                            self.report();
+                        }
+                        return;
+                    }
                     Ok(r) => {
                         self.request(r);
                         active = true;
@@ -391,6 +402,29 @@ impl Node {
             }
             self.shared.wake.drain();
         }
+    }
+
+    fn mark(&mut self) {
+        let now = self.now();
+        self.window = Some(self.window.map_or((now, now), |(a, _)| (a, now)));
+    }
+
+    /// One line of figures on stderr: the engine's cycles between its first and last RoCE
+    /// frame (the time the traffic took in the engine's clock), and its counters.
+    fn report(&mut self) {
+        let wall = self.start.elapsed().as_secs_f64();
+        let Node { core, win, shared, .. } = self;
+        let (kind, c) = match core {
+            Core::Model(e) => ("model", e.counters.clone()),
+            Core::Hdl(h) => ("HDL", h.counters(&mut win.dma(&shared.coherence)).unwrap_or_default()),
+        };
+        let cycles = self.window.map_or(0, |(a, b)| b - a);
+        let us = cycles as f64 / self.clock_mhz;
+        eprintln!(
+            "roce-verbs stats: {kind} engine {}: {cycles} cycles from first to last RoCE frame ({us:.1} us at {} MHz), \
+             tx {} frames {} B, rx {} frames {} B, retransmits {}, timeouts {}, CQEs {}, wall {wall:.2} s",
+            self.shared.ip, self.clock_mhz, c.tx_frames, c.tx_bytes, c.rx_frames, c.rx_bytes, c.retransmits, c.timeouts, c.cqes
+        );
     }
 
     fn request(&mut self, r: Req) {
@@ -449,6 +483,7 @@ impl Node {
         if f.len() < 14 || f[..6] != self.shared.mac {
             return;
         }
+        self.mark();
         let now = self.now();
         let Node { core, win, shared, .. } = self;
         match core {
@@ -489,6 +524,9 @@ impl Node {
                     out.push(f);
                 }
             }
+        }
+        if !out.is_empty() {
+            self.mark();
         }
         for f in &out {
             self.send_frame(f);
