@@ -170,6 +170,15 @@ impl<B: Backend> Device<B> {
         }
     }
 
+    /// Tell the engine its clock frequency: the prescalers of the IB timer tick (4.096 us:
+    /// local ACK timeout, RNR timer) and of the microsecond (congestion control timers) are
+    /// set from it, rounded, at least one cycle each. The reset values are for 250 MHz.
+    pub fn set_clock_hz(&mut self, hz: u64) {
+        let per = |ns: f64, max: u32| ((hz as f64 * ns * 1e-9).round() as u64).clamp(1, u64::from(max)) as u32;
+        self.b.write32(regs::TICK_CYCLES, per(4096.0, 0xFFFF));
+        self.b.write32(regs::US_CYCLES, per(1000.0, 0xFFF));
+    }
+
     /// Enable the engine with the given features.
     pub fn enable(&mut self, f: Features) {
         use regs::ctrl::*;

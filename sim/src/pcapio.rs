@@ -4,7 +4,7 @@ use std::fs::File;
 use std::path::Path;
 
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapReader, PcapWriter};
-use pcap_file::DataLink;
+use pcap_file::{DataLink, TsResolution};
 
 use crate::SimError;
 
@@ -41,8 +41,17 @@ pub fn read(path: &Path) -> Result<Vec<Captured>, SimError> {
 
 /// Write frames to a classic pcap file (Ethernet link type, microsecond timestamps).
 pub fn write(path: &Path, frames: &[Captured]) -> Result<(), SimError> {
+    write_with(path, frames, TsResolution::MicroSecond)
+}
+
+/// Write frames to a classic pcap file with nanosecond timestamps (engine cycles of 4 ns).
+pub fn write_ns(path: &Path, frames: &[Captured]) -> Result<(), SimError> {
+    write_with(path, frames, TsResolution::NanoSecond)
+}
+
+fn write_with(path: &Path, frames: &[Captured], ts_resolution: TsResolution) -> Result<(), SimError> {
     let f = File::create(path).map_err(|e| perr(path, e))?;
-    let hdr = PcapHeader { datalink: DataLink::ETHERNET, snaplen: 65535, ..Default::default() };
+    let hdr = PcapHeader { datalink: DataLink::ETHERNET, snaplen: 65535, ts_resolution, ..Default::default() };
     let mut w = PcapWriter::with_header(f, hdr).map_err(|e| perr(path, e))?;
     for c in frames {
         let orig = c.orig_len.max(c.data.len() as u32);

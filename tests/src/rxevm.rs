@@ -184,6 +184,9 @@ pub struct VmOptions {
     pub pcap: Option<PathBuf>,
     /// Host port that the VM's `10.0.2.100:18515` reaches (QEMU connects at start).
     pub fwd_port: Option<u16>,
+    /// More side channels for VM clients: the VM's `10.0.2.100:GUEST` reaches the host's
+    /// `127.0.0.1:HOST` for each (GUEST, HOST) (each connects once, at start, like `fwd_port`).
+    pub fwd_ports: Vec<(u16, u16)>,
     /// Host port `127.0.0.1:hostfwd_port` forwarded to the VM's port 18515.
     pub hostfwd_port: Option<u16>,
     /// eth0's link (default: the host socket).
@@ -204,6 +207,7 @@ impl Default for VmOptions {
             timeout: Duration::from_secs(90),
             pcap: None,
             fwd_port: None,
+            fwd_ports: Vec::new(),
             hostfwd_port: None,
             link: Eth0Link::Host,
             mem_mib: 512,
@@ -422,6 +426,9 @@ impl RxeVm {
         if let Some(f) = opts.fwd_port {
             let _ = write!(user, ",guestfwd=tcp:{GUESTFWD_ADDR}:{TOOL_PORT}-tcp:127.0.0.1:{f}");
         }
+        for (g, h) in &opts.fwd_ports {
+            let _ = write!(user, ",guestfwd=tcp:{GUESTFWD_ADDR}:{g}-tcp:127.0.0.1:{h}");
+        }
         let side_mac = {
             let mut m = opts.vm_mac;
             m[4] ^= 0x01;
@@ -537,10 +544,19 @@ impl RxeVm {
     /// Like [`RxeVm::recv_frame`], with errors.
     pub fn try_recv_frame(&self, timeout: Duration) -> Result<Option<Vec<u8>>> {
         let s = self.host()?;
-        let t = if timeout.is_zero() { Duration::from_micros(1) } else { timeout };
-        s.set_read_timeout(Some(t)).map_err(io("set_read_timeout"))?;
+        // A zero timeout is a non-blocking look: SO_RCVTIMEO rounds up to a jiffy (4 ms), so
+        // "1 us" would cost a simulator polling between slices 4 ms per empty look.
+        s.set_nonblocking(timeout.is_zero()).map_err(io("set_nonblocking"))?;
+        if !timeout.is_zero() {
+            s.set_read_timeout(Some(timeout)).map_err(io("set_read_timeout"))?;
+        }
         let mut buf = vec![0u8; 65536];
-        match s.recv(&mut buf) {
+        let got = s.recv(&mut buf);
+        if timeout.is_zero() {
+            // sends stay blocking: the VM's socket queue is short, a full one must not drop
+            s.set_nonblocking(false).map_err(io("set_nonblocking"))?;
+        }
+        match got {
             Ok(n) => {
                 buf.truncate(n);
                 Ok(Some(buf))
@@ -575,11 +591,22 @@ impl RxeVm {
 
     /// Wait until the console contains `needle` (bounded by the VM's own timeout too).
     pub fn wait_for_console(&self, needle: &str, timeout: Duration) -> Result<()> {
+        self.wait_for_console_after("", needle, timeout)
+    }
+
+    /// Like [`RxeVm::wait_for_console`], for `needle` after the first `marker` (a command that
+    /// runs a tool several times prints a marker before each).
+    pub fn wait_for_console_after(&self, marker: &str, needle: &str, timeout: Duration) -> Result<()> {
         let end = (Instant::now() + timeout).min(self.deadline);
         let (m, cv) = &*self.console;
         let mut g = lock(m);
         loop {
-            if contains(&g.text, needle.as_bytes()) {
+            let from = if marker.is_empty() {
+                Some(0)
+            } else {
+                g.text.windows(marker.len()).position(|w| w == marker.as_bytes()).map(|p| p + marker.len())
+            };
+            if from.is_some_and(|p| contains(&g.text[p..], needle.as_bytes())) {
                 return Ok(());
             }
             if g.eof {
