@@ -283,14 +283,24 @@ impl<'m, B: Backend> Mr<'m, B> {
     /// An SGE for `[off, off + len)` of the region, checked against its bounds.
     pub fn sge(&self, off: usize, len: u32) -> Result<Sge> {
         if off.checked_add(len as usize).is_none_or(|e| e > self.buf.len) {
-            return Err(DriverError::Invalid(format!("SGE [{off}, +{len}) outside a region of {}", self.buf.len)));
+            return Err(DriverError::OutOfBounds {
+                what: "SGE",
+                off: off as u64,
+                len: len.into(),
+                size: self.buf.len as u64,
+            });
         }
         Ok(self.mr.sge(off as u64, len))
     }
 
     fn range(&self, off: usize, n: usize) -> Result<*mut u8> {
         if off.checked_add(n).is_none_or(|e| e > self.buf.len) {
-            return Err(DriverError::Invalid(format!("[{off}, +{n}) outside a region of {}", self.buf.len)));
+            return Err(DriverError::OutOfBounds {
+                what: "access",
+                off: off as u64,
+                len: n as u64,
+                size: self.buf.len as u64,
+            });
         }
         Ok(self.ptr.wrapping_add(off))
     }

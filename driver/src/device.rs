@@ -276,10 +276,15 @@ impl<B: Backend> Device<B> {
         access: AccessFlags,
     ) -> Result<MemoryRegion> {
         if off.checked_add(len).is_none_or(|e| e > buf.len) {
-            return Err(DriverError::Invalid(format!("MR [{off}, +{len}) outside a buffer of {}", buf.len)));
+            return Err(DriverError::OutOfBounds {
+                what: "MR",
+                off: off as u64,
+                len: len as u64,
+                size: buf.len as u64,
+            });
         }
         if va.checked_add(len as u64).is_none() {
-            return Err(DriverError::Invalid(format!("MR [{va:#x}, +{len}) wraps the address space")));
+            return Err(DriverError::OutOfBounds { what: "MR address", off: va, len: len as u64, size: u64::MAX });
         }
         let max = 1u32 << regs::caps::LOG_MAX_MR.get(self.caps);
         let index = (1..max).find(|i| !self.mrs.contains_key(i)).ok_or(DriverError::Exhausted("MR"))?;

@@ -44,6 +44,19 @@ pub enum DriverError {
     /// An argument is out of range.
     #[error("invalid argument: {0}")]
     Invalid(String),
+    /// A range of bytes outside the memory it must lie in (an SGE or an access beyond its
+    /// region, a region beyond its buffer or wrapping the address space).
+    #[error("{what} [{off:#x}, +{len}) outside {size} bytes")]
+    OutOfBounds {
+        /// What the range is.
+        what: &'static str,
+        /// First byte.
+        off: u64,
+        /// Length.
+        len: u64,
+        /// Size of the memory it must lie in.
+        size: u64,
+    },
     /// A QP number this device has no QP for.
     #[error("QP {0} does not exist")]
     UnknownQp(u32),

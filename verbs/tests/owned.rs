@@ -4,6 +4,7 @@
 //! different threads. Two QPs of one engine talk through its own socket.
 
 use std::net::{IpAddr, Ipv4Addr};
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -13,7 +14,7 @@ use roce_driver::{
     WorkCompletion, WrOp,
 };
 use roce_verbs::config::{mac_of, Engine};
-use roce_verbs::sim::{SimBackend, SimConfig};
+use roce_verbs::sim::{Shared, SimBackend, SimConfig};
 
 const IP: Ipv4Addr = Ipv4Addr::new(192, 0, 2, 50);
 const ALL: AccessFlags = AccessFlags::LOCAL_WRITE
@@ -22,14 +23,20 @@ const ALL: AccessFlags = AccessFlags::LOCAL_WRITE
     .union(AccessFlags::REMOTE_ATOMIC);
 
 fn context(dir: &std::path::Path, ip: Ipv4Addr) -> Context<SimBackend> {
+    context_and_stats(dir, ip).0
+}
+
+/// A context and its engine's shared state (counters).
+fn context_and_stats(dir: &std::path::Path, ip: Ipv4Addr) -> (Context<SimBackend>, Arc<Shared>) {
     let sock = dir.join(format!("{ip}.sock"));
     let b =
         SimBackend::start(SimConfig { engine: Engine::Model, local: sock.clone(), peer: sock, ip, mac: mac_of(ip) })
             .expect("start the engine");
+    let shared = Arc::clone(b.shared());
     let mut d = Device::open(b).expect("open");
     d.configure_port(mac_of(ip), ip, ip.to_ipv6_mapped());
     d.enable(Features::default());
-    Context::new(d)
+    (Context::new(d), shared)
 }
 
 fn connect(qp: &roce_driver::Qp<SimBackend>, dest: u32) {
@@ -78,7 +85,7 @@ fn poll_one(cq: &Cq<SimBackend>) -> WorkCompletion {
 #[test]
 fn owned_objects_zero_copy_and_lifetimes() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let ctx = context(dir.path(), IP);
+    let (ctx, engine) = context_and_stats(dir.path(), IP);
     let pd = ctx.alloc_pd();
     let cq = ctx.create_cq(64).expect("cq");
     let mut lent = vec![0u8; 8192];
@@ -95,7 +102,10 @@ fn owned_objects_zero_copy_and_lifetimes() {
         assert!(matches!(e, DriverError::Busy("CQ")), "{e}");
         let cq = cq2;
         // an SGE outside its region is refused before it reaches the engine
-        assert!(src.sge(8000, 500).is_err());
+        let e = src.sge(8000, 500).expect_err("SGE beyond the region");
+        assert!(matches!(e, DriverError::OutOfBounds { what: "SGE", off: 8000, len: 500, size: 8192 }), "{e}");
+        let e = src.read(8190, &mut [0u8; 4]).expect_err("read beyond the region");
+        assert!(matches!(e, DriverError::OutOfBounds { .. }), "{e}");
         // WRITE from the owned region into the lent one: the engine's DMA reads and writes
         // the two buffers themselves
         let sge = [src.sge(0, 8192).expect("sge")];
@@ -106,6 +116,16 @@ fn owned_objects_zero_copy_and_lifetimes() {
         let mut got = vec![0u8; 8192];
         dst.read(0, &mut got).expect("read");
         assert!(got.iter().enumerate().all(|(i, &v)| v == (i * 5) as u8), "WRITE did not land");
+        // zero copy: the engine's DMA read the 8 KiB from the source region's memory and
+        // wrote them into the lent Vec (no bounce buffer of the driver's in between)
+        // (the engine thread publishes its counters after the step that wrote the CQE)
+        let counts = || (engine.stats.user_dma_read.load(Relaxed), engine.stats.user_dma_written.load(Relaxed));
+        let end = Instant::now() + Duration::from_secs(2);
+        while counts().1 < 8192 && Instant::now() < end {
+            std::thread::yield_now();
+        }
+        let (rd, wr) = counts();
+        assert!(rd >= 8192 && wr >= 8192, "DMA from/to the application's memory: {rd} / {wr} B");
         // a CQ of another context is refused
         let other = context(dir.path(), Ipv4Addr::new(192, 0, 2, 51));
         let ocq = other.create_cq(4).expect("cq");

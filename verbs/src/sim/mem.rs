@@ -37,6 +37,8 @@ pub struct Window {
     pub start: u64,
     /// Length in bytes.
     pub len: u64,
+    /// Application memory (a registered region), not one of the driver's rings.
+    pub user: bool,
 }
 
 /// The mapped windows (owned by the engine thread).
@@ -45,6 +47,10 @@ pub struct Windows {
     list: Vec<Window>,
     /// DMA accesses that fell outside every window (IOMMU faults).
     pub faults: u64,
+    /// Bytes the engine's DMA read from application memory.
+    pub user_read: u64,
+    /// Bytes the engine's DMA wrote into application memory.
+    pub user_written: u64,
 }
 
 impl Windows {
@@ -58,10 +64,29 @@ impl Windows {
         self.list.retain(|w| w.id != id);
     }
 
-    /// Whether `[addr, addr + len)` lies inside one window.
-    fn covers(&self, addr: u64, len: usize) -> bool {
-        let Some(end) = addr.checked_add(len as u64) else { return false };
-        self.list.iter().any(|w| addr >= w.start && end <= w.start + w.len)
+    /// The window `[addr, addr + len)` lies inside, if any.
+    fn covering(&self, addr: u64, len: usize) -> Option<&Window> {
+        let end = addr.checked_add(len as u64)?;
+        self.list.iter().find(|w| addr >= w.start && end <= w.start + w.len)
+    }
+
+    /// Check an access: false (and a fault counted) outside every window; bytes to or from
+    /// application memory counted.
+    fn access(&mut self, addr: u64, len: usize, write: bool) -> bool {
+        match self.covering(addr, len).map(|w| w.user) {
+            None => {
+                self.faults += 1;
+                false
+            }
+            Some(user) => {
+                if user && write {
+                    self.user_written += len as u64;
+                } else if user {
+                    self.user_read += len as u64;
+                }
+                true
+            }
+        }
     }
 
     /// The engine's DMA port over these windows.
@@ -78,8 +103,7 @@ pub struct ProcDma<'a> {
 
 impl Dma for ProcDma<'_> {
     fn dma_read(&mut self, addr: u64, buf: &mut [u8]) -> Result<(), DmaError> {
-        if !self.w.covers(addr, buf.len()) {
-            self.w.faults += 1;
+        if !self.w.access(addr, buf.len(), false) {
             return Err(DmaError::Unmapped { op: "read", addr, len: buf.len() });
         }
         let _g = self.coherence.lock();
@@ -92,8 +116,7 @@ impl Dma for ProcDma<'_> {
     }
 
     fn dma_write(&mut self, addr: u64, data: &[u8]) -> Result<(), DmaError> {
-        if !self.w.covers(addr, data.len()) {
-            self.w.faults += 1;
+        if !self.w.access(addr, data.len(), true) {
             return Err(DmaError::Unmapped { op: "write", addr, len: data.len() });
         }
         let _g = self.coherence.lock();
@@ -175,7 +198,7 @@ mod tests {
         let r = RingMem::new(100).unwrap();
         assert_eq!(r.size(), PAGE);
         let mut w = Windows::default();
-        w.map(Window { id: 1, start: r.addr(), len: 128 });
+        w.map(Window { id: 1, start: r.addr(), len: 128, user: false });
         let mut d = w.dma(&c);
         d.dma_write(r.addr() + 8, &[1, 2, 3]).unwrap();
         assert!(d.dma_write(r.addr() + 126, &[1, 2, 3]).is_err());
@@ -185,7 +208,16 @@ mod tests {
         w.unmap(1);
         let mut d = w.dma(&c);
         assert!(d.dma_read(r.addr(), &mut b).is_err());
-        assert_eq!(w.faults, 2);
+        assert_eq!((w.faults, w.user_read, w.user_written), (2, 0, 0));
+        // an application's window: its bytes are counted
+        let mut app = vec![0u8; 64];
+        w.map(Window { id: 2, start: app.as_mut_ptr() as u64, len: 64, user: true });
+        let mut d = w.dma(&c);
+        d.dma_write(app.as_ptr() as u64 + 4, &[9; 8]).unwrap();
+        d.dma_read(app.as_ptr() as u64, &mut b).unwrap();
+        assert_eq!((w.user_read, w.user_written), (4, 8));
+        w.unmap(2);
+        assert_eq!(app[4..12], [9; 8]);
         assert!(!r.read(&c, PAGE - 2, &mut b));
     }
 }

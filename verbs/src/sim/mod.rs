@@ -93,6 +93,10 @@ pub struct SimStats {
     pub cycles: AtomicU64,
     /// DMA accesses outside the mapped windows.
     pub dma_faults: AtomicU64,
+    /// Bytes the engine's DMA read straight from the application's registered memory.
+    pub user_dma_read: AtomicU64,
+    /// Bytes the engine's DMA wrote straight into the application's registered memory.
+    pub user_dma_written: AtomicU64,
 }
 
 /// State shared by the backend and the engine thread.
@@ -118,7 +122,33 @@ enum Req {
     Map(Window),
     Unmap(usize, SyncSender<()>),
     Arp(Ipv4Addr),
+    /// Print the figures now (`ROCE_VERBS_STATS=1`, at process exit).
+    Report(SyncSender<()>),
     Stop,
+}
+
+/// The engines of this process that print their figures (`ROCE_VERBS_STATS=1`): at exit,
+/// those whose device was never closed (a program that exits with objects still open) print
+/// theirs from an `atexit` handler.
+static REPORTERS: std::sync::Mutex<Vec<(usize, Sender<Req>, Arc<Shared>)>> = std::sync::Mutex::new(Vec::new());
+
+fn reporters() -> std::sync::MutexGuard<'static, Vec<(usize, Sender<Req>, Arc<Shared>)>> {
+    REPORTERS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+extern "C" fn report_at_exit() {
+    let list: Vec<_> = reporters().drain(..).collect();
+    for (_, tx, shared) in list {
+        let (t, r) = mpsc::sync_channel(1);
+        if tx.send(Req::Report(t)).is_ok() {
+            shared.wake.signal();
+            let _ = r.recv_timeout(Duration::from_secs(2));
+        }
+    }
+}
+
+fn stats_wanted() -> bool {
+    std::env::var(STATS_ENV).is_ok_and(|v| v == "1")
 }
 
 /// The `roce-driver` backend of a simulated engine; dropping it stops the engine thread.
@@ -196,6 +226,7 @@ impl SimBackend {
                     irq_line: false,
                     idle_at: Instant::now(),
                     window: None,
+                    busy_cycles: 0,
                 };
                 node.run(rx);
             })
@@ -210,6 +241,15 @@ impl SimBackend {
                 let _ = thread.join();
                 return Err(SimError::Thread);
             }
+        }
+        if stats_wanted() {
+            static HOOKED: std::sync::Once = std::sync::Once::new();
+            // SAFETY: registers a handler that only sends on channels and waits with a
+            // timeout; it is an `extern "C" fn()` of this library, which stays loaded.
+            HOOKED.call_once(|| unsafe {
+                libc::atexit(report_at_exit);
+            });
+            reporters().push((Arc::as_ptr(&shared) as usize, tx.clone(), Arc::clone(&shared)));
         }
         Ok(SimBackend { tx, shared, rings: HashMap::new(), users: HashMap::new(), next_id: 1, thread: Some(thread) })
     }
@@ -256,7 +296,7 @@ impl Backend for SimBackend {
         let id = self.next_id;
         self.next_id += 1;
         let buf = DmaBuf { iova: m.addr(), len, id };
-        self.send(Req::Map(Window { id, start: m.addr(), len: m.size() as u64 }));
+        self.send(Req::Map(Window { id, start: m.addr(), len: m.size() as u64, user: false }));
         self.rings.insert(id, m);
         Ok(buf)
     }
@@ -289,12 +329,17 @@ impl Backend for SimBackend {
 
     unsafe fn map_user(&mut self, addr: *mut u8, len: usize) -> roce_driver::error::Result<DmaBuf> {
         if (addr as u64).checked_add(len as u64).is_none() {
-            return Err(DriverError::Invalid(format!("[{addr:p}, +{len}) wraps the address space")));
+            return Err(DriverError::OutOfBounds {
+                what: "application memory",
+                off: addr as u64,
+                len: len as u64,
+                size: u64::MAX,
+            });
         }
         let id = self.next_id;
         self.next_id += 1;
         let buf = DmaBuf { iova: addr as u64, len, id };
-        self.send(Req::Map(Window { id, start: addr as u64, len: len as u64 }));
+        self.send(Req::Map(Window { id, start: addr as u64, len: len as u64, user: true }));
         self.users.insert(id, buf);
         Ok(buf)
     }
@@ -309,6 +354,8 @@ impl Backend for SimBackend {
 
 impl Drop for SimBackend {
     fn drop(&mut self) {
+        let me = Arc::as_ptr(&self.shared) as usize;
+        reporters().retain(|(id, ..)| *id != me);
         let _ = self.tx.send(Req::Stop);
         self.shared.wake.signal();
         if let Some(t) = self.thread.take() {
@@ -346,6 +393,9 @@ struct Node {
     idle_at: Instant,
     /// Engine cycles of the first and the last RoCE frame in or out.
     window: Option<(u64, u64)>,
+    /// HDL cycles run while the engine had work (its harness busy), without the settling
+    /// and idle cycles run to let its timers advance.
+    busy_cycles: u64,
 }
 
 /// Print a simulated engine's figures when it stops (`ROCE_VERBS_STATS=1`).
@@ -367,10 +417,14 @@ impl Node {
             loop {
                 match rx.try_recv() {
                     Ok(Req::Stop) | Err(TryRecvError::Disconnected) => {
-                        if std::env::var(STATS_ENV).is_ok_and(|v| v == "1") {
+                        if stats_wanted() {
                             self.report();
                         }
                         return;
+                    }
+                    Ok(Req::Report(done)) => {
+                        self.report();
+                        let _ = done.send(());
                     }
                     Ok(r) => {
                         self.request(r);
@@ -396,6 +450,8 @@ impl Node {
             }
             self.shared.stats.cycles.store(self.now(), Ordering::Relaxed);
             self.shared.stats.dma_faults.store(self.win.faults, Ordering::Relaxed);
+            self.shared.stats.user_dma_read.store(self.win.user_read, Ordering::Relaxed);
+            self.shared.stats.user_dma_written.store(self.win.user_written, Ordering::Relaxed);
             let wait = if active { Duration::ZERO } else { self.idle_wait() };
             if !wait.is_zero() {
                 poll_in(&[self.sock.as_raw_fd(), self.shared.wake.fd()], Some(wait));
@@ -420,10 +476,25 @@ impl Node {
         };
         let cycles = self.window.map_or(0, |(a, b)| b - a);
         let us = cycles as f64 / self.clock_mhz;
+        let busy = match core {
+            Core::Model(_) => String::new(),
+            Core::Hdl(_) => format!(" ({} of them busy)", self.busy_cycles),
+        };
         eprintln!(
-            "roce-verbs stats: {kind} engine {}: {cycles} cycles from first to last RoCE frame ({us:.1} us at {} MHz), \
-             tx {} frames {} B, rx {} frames {} B, retransmits {}, timeouts {}, CQEs {}, wall {wall:.2} s",
-            self.shared.ip, self.clock_mhz, c.tx_frames, c.tx_bytes, c.rx_frames, c.rx_bytes, c.retransmits, c.timeouts, c.cqes
+            "roce-verbs stats: {kind} engine {}: {cycles} cycles from first to last RoCE frame{busy} ({us:.1} us at {} MHz), \
+             tx {} frames {} B, rx {} frames {} B, retransmits {}, timeouts {}, CQEs {}, \
+             DMA from app memory {} B, into app memory {} B, wall {wall:.2} s",
+            self.shared.ip,
+            self.clock_mhz,
+            c.tx_frames,
+            c.tx_bytes,
+            c.rx_frames,
+            c.rx_bytes,
+            c.retransmits,
+            c.timeouts,
+            c.cqes,
+            self.win.user_read,
+            self.win.user_written,
         );
     }
 
@@ -460,7 +531,7 @@ impl Node {
                 let f = Arp::request(shared.mac, shared.ip, ip);
                 self.send_frame(&f);
             }
-            Req::Stop => {}
+            Req::Stop | Req::Report(_) => {}
         }
     }
 
@@ -507,6 +578,7 @@ impl Node {
                 let mut dma = self.win.dma(&self.shared.coherence);
                 let idle_due = self.idle_at.elapsed() >= HDL_IDLE_PERIOD;
                 if active || h.busy() {
+                    let c0 = h.cycle;
                     h.run_to(h.cycle + HDL_CHUNK, &mut dma);
                     while h.busy() {
                         h.run_to(h.cycle + HDL_CHUNK, &mut dma);
@@ -514,6 +586,7 @@ impl Node {
                             out.push(f);
                         }
                     }
+                    self.busy_cycles += h.cycle - c0;
                     h.run_to(h.cycle + HDL_SETTLE, &mut dma);
                     self.idle_at = Instant::now();
                 } else if idle_due {

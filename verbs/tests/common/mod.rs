@@ -119,6 +119,14 @@ impl Side {
     }
 }
 
+/// The bytes a side's engine moved by DMA straight from and into the application's
+/// registered memory, from the figures it printed (`ROCE_VERBS_STATS=1`).
+pub fn app_dma(text: &str) -> Option<(u64, u64)> {
+    let l = text.lines().find(|l| l.starts_with("roce-verbs stats:"))?;
+    let num = |key: &str| -> Option<u64> { l.split(key).nth(1)?.split_whitespace().next()?.parse().ok() };
+    Some((num("DMA from app memory ")?, num("into app memory ")?))
+}
+
 /// The `ROCE_VERBS_DEVICE` value of an engine kind (`sim` or `sim-hdl`).
 pub fn device(kind: &str, local: &Path, peer: &Path, ip: &str) -> String {
     format!("{kind}:{}:{}:{ip}", local.display(), peer.display())
@@ -126,7 +134,8 @@ pub fn device(kind: &str, local: &Path, peer: &Path, ip: &str) -> String {
 
 /// Run `prog args` as a server on engine `kinds.0` (192.0.2.1) and as a client on `kinds.1`
 /// (192.0.2.2) connecting to it, two processes on this run's library whose engines are
-/// linked by unix datagram sockets; each is killed after `secs` seconds.
+/// linked by unix datagram sockets; each is killed after `secs` seconds. Each engine prints
+/// its figures at the end (`ROCE_VERBS_STATS=1`, see [`app_dma`]).
 pub fn pair(prog: &str, args: &[&str], kinds: (&str, &str), secs: u32) -> (Side, Side) {
     let dir = tempfile::tempdir().expect("tempdir");
     let (a, b) = (dir.path().join("a.sock"), dir.path().join("b.sock"));
@@ -137,7 +146,7 @@ pub fn pair(prog: &str, args: &[&str], kinds: (&str, &str), secs: u32) -> (Side,
         if client {
             c.arg("127.0.0.1");
         }
-        c.env("LD_LIBRARY_PATH", libdir()).env("ROCE_VERBS_DEVICE", dev);
+        c.env("LD_LIBRARY_PATH", libdir()).env("ROCE_VERBS_DEVICE", dev).env("ROCE_VERBS_STATS", "1");
         c.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
         c.spawn().expect("spawn")
     };
