@@ -21,7 +21,7 @@
 pub mod mem;
 pub mod net;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::net::Ipv4Addr;
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixDatagram;
@@ -130,9 +130,12 @@ enum Req {
 /// The engines of this process that print their figures (`ROCE_VERBS_STATS=1`): at exit,
 /// those whose device was never closed (a program that exits with objects still open) print
 /// theirs from an `atexit` handler.
-static REPORTERS: std::sync::Mutex<Vec<(usize, Sender<Req>, Arc<Shared>)>> = std::sync::Mutex::new(Vec::new());
+static REPORTERS: std::sync::Mutex<Vec<Reporter>> = std::sync::Mutex::new(Vec::new());
 
-fn reporters() -> std::sync::MutexGuard<'static, Vec<(usize, Sender<Req>, Arc<Shared>)>> {
+/// An engine that prints its figures: its id, its request queue and its wake-up.
+type Reporter = (usize, Sender<Req>, Arc<Shared>);
+
+fn reporters() -> std::sync::MutexGuard<'static, Vec<Reporter>> {
     REPORTERS.lock().unwrap_or_else(|p| p.into_inner())
 }
 
@@ -174,6 +177,10 @@ impl SimBackend {
         let _ = std::fs::remove_file(&cfg.local);
         let sock =
             UnixDatagram::bind(&cfg.local).map_err(|source| SimError::Bind { path: cfg.local.clone(), source })?;
+        // Sends must not block: a peer's queue holds only net.unix.max_dgram_qlen (10)
+        // datagrams, and two engines each blocked sending to the other's full queue would
+        // never read their own (see Node::flush).
+        sock.set_nonblocking(true).map_err(|e| SimError::Os("set_nonblocking", e))?;
         let shared = Arc::new(Shared {
             coherence: Coherence::default(),
             neigh: Neighbours::default(),
@@ -227,6 +234,8 @@ impl SimBackend {
                     idle_at: Instant::now(),
                     window: None,
                     busy_cycles: 0,
+                    rx_pending: false,
+                    outq: VecDeque::new(),
                 };
                 node.run(rx);
             })
@@ -391,11 +400,16 @@ struct Node {
     clock_mhz: f64,
     irq_line: bool,
     idle_at: Instant,
-    /// Engine cycles of the first and the last RoCE frame in or out.
+    /// Engine cycles of the first and the last RoCE frame in or out (the Verilated engine:
+    /// of the first and last run of cycles that took or made one).
     window: Option<(u64, u64)>,
     /// HDL cycles run while the engine had work (its harness busy), without the settling
     /// and idle cycles run to let its timers advance.
     busy_cycles: u64,
+    /// A RoCE frame was queued into the Verilated engine since its last run.
+    rx_pending: bool,
+    /// Frames the peer's full socket queue has not taken yet, in order.
+    outq: VecDeque<Vec<u8>>,
 }
 
 /// Print a simulated engine's figures when it stops (`ROCE_VERBS_STATS=1`).
@@ -445,6 +459,7 @@ impl Node {
                 active = true;
             }
             active |= self.step(active);
+            self.flush();
             if active || matches!(self.core, Core::Model(_)) {
                 self.check_irq();
             }
@@ -452,7 +467,14 @@ impl Node {
             self.shared.stats.dma_faults.store(self.win.faults, Ordering::Relaxed);
             self.shared.stats.user_dma_read.store(self.win.user_read, Ordering::Relaxed);
             self.shared.stats.user_dma_written.store(self.win.user_written, Ordering::Relaxed);
-            let wait = if active { Duration::ZERO } else { self.idle_wait() };
+            let wait = if active {
+                Duration::ZERO
+            } else if !self.outq.is_empty() {
+                // the peer's queue is full: look again soon (its reads make room)
+                self.idle_wait().min(Duration::from_micros(200))
+            } else {
+                self.idle_wait()
+            };
             if !wait.is_zero() {
                 poll_in(&[self.sock.as_raw_fd(), self.shared.wake.fd()], Some(wait));
             }
@@ -535,11 +557,42 @@ impl Node {
         }
     }
 
-    fn send_frame(&self, f: &[u8]) {
+    /// Send a frame to the peer, or queue it behind those its full queue has not taken.
+    fn send_frame(&mut self, f: &[u8]) {
+        if self.outq.is_empty() && self.try_send(f) {
+            return;
+        }
+        self.outq.push_back(f.to_vec());
+    }
+
+    /// One send; false if the peer's queue is full (the frame is to be sent again). Any
+    /// other error (no peer bound yet, or gone) loses the frame, as a link without a
+    /// partner would.
+    fn try_send(&self, f: &[u8]) -> bool {
         match self.sock.send_to(f, &self.peer) {
-            Ok(_) => self.shared.stats.frames_out.fetch_add(1, Ordering::Relaxed),
-            Err(_) => self.shared.stats.frames_dropped.fetch_add(1, Ordering::Relaxed),
-        };
+            Ok(_) => {
+                self.shared.stats.frames_out.fetch_add(1, Ordering::Relaxed);
+                true
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => false,
+            Err(_) => {
+                self.shared.stats.frames_dropped.fetch_add(1, Ordering::Relaxed);
+                true
+            }
+        }
+    }
+
+    /// Send the queued frames the peer takes now. The engine thread keeps reading its own
+    /// socket between attempts, so two engines sending to each other never wait for each
+    /// other (with blocking sends both ended in unix_wait_for_peer: ib_send_bw and
+    /// ib_read_bw of 30 x 64 KiB hung).
+    fn flush(&mut self) {
+        while let Some(f) = self.outq.front() {
+            if !self.try_send(f) {
+                return;
+            }
+            self.outq.pop_front();
+        }
     }
 
     fn frame_in(&mut self, f: &[u8]) {
@@ -554,7 +607,12 @@ impl Node {
         if f.len() < 14 || f[..6] != self.shared.mac {
             return;
         }
-        self.mark();
+        // the model takes the frame now; the Verilated engine queues it for its next cycles
+        // (marked when it runs them)
+        match self.core {
+            Core::Model(_) => self.mark(),
+            Core::Hdl(_) => self.rx_pending = true,
+        }
         let now = self.now();
         let Node { core, win, shared, .. } = self;
         match core {
@@ -579,6 +637,7 @@ impl Node {
                 let idle_due = self.idle_at.elapsed() >= HDL_IDLE_PERIOD;
                 if active || h.busy() {
                     let c0 = h.cycle;
+                    let had_rx = std::mem::take(&mut self.rx_pending);
                     h.run_to(h.cycle + HDL_CHUNK, &mut dma);
                     while h.busy() {
                         h.run_to(h.cycle + HDL_CHUNK, &mut dma);
@@ -587,6 +646,11 @@ impl Node {
                         }
                     }
                     self.busy_cycles += h.cycle - c0;
+                    if had_rx || !out.is_empty() {
+                        // the frames were taken and made in [c0, now]
+                        let w = self.window.map_or((c0, h.cycle), |(a, _)| (a, h.cycle));
+                        self.window = Some(w);
+                    }
                     h.run_to(h.cycle + HDL_SETTLE, &mut dma);
                     self.idle_at = Instant::now();
                 } else if idle_due {
@@ -598,7 +662,7 @@ impl Node {
                 }
             }
         }
-        if !out.is_empty() {
+        if !out.is_empty() && matches!(self.core, Core::Model(_)) {
             self.mark();
         }
         for f in &out {
