@@ -113,6 +113,9 @@ fn rc_pingpong_two_processes_on_the_model() {
 fn rc_pingpong_two_processes_on_the_verilated_engine() {
     // both sides HDL: its requester, completer and responder, 2 packets per message
     pingpong(("sim-hdl", "sim-hdl"), &["-s", "2000", "-m", "1024"], 3, 120);
+    // 20 packets per message at MTU 256, waiting with completion events (the HDL's CQ arm
+    // and interrupt)
+    pingpong(("sim-hdl", "sim-hdl"), &["-s", "5000", "-m", "256", "-e"], 3, 120);
     if matrix() {
         pingpong(("sim-hdl", "sim"), &["-s", "4096", "-m", "256", "-e"], 5, 300);
         pingpong(("sim", "sim-hdl"), &["-s", "65536", "-m", "4096"], 3, 300);
