@@ -5,10 +5,12 @@
 #   scripts/interop.sh [--op ping-vm-client|ping-vm-server|write|read|send|all]...
 #                      [--size N[,N...]] [--iters N] [--mtu M[,M...]] [--engine model|hdl|cosim|both]
 #                      [--netem "loss 3% reorder 2% delay 50us"] [--pcap DIR]
-#   scripts/interop.sh --short | --full
+#                      [--drop-out N[,N...]] [--drop-in N[,N...]]
+#   scripts/interop.sh --short | --full [--engine model|hdl|cosim|both]
 # Every combination of the ops, MTUs and sizes given runs, in one VM boot per engine (defaults:
 # all ops, MTU 1024, sizes 64,5000, 5 iterations, both engines). --netem impairs the VM's
-# side of the link; --pcap writes the VM's capture and the engine's own (engine cycles) per
+# side of the link; --drop-out/--drop-in lose the engine's / the VM's Nth frames of each case
+# on the host side; --pcap writes the VM's capture and the engine's own (engine cycles) per
 # case. --short is the default suite's matrix, --full the whole one (README of tests/rxevm).
 # Needs scripts/setup.sh (QEMU, VM packages).
 set -euo pipefail
@@ -27,10 +29,12 @@ while [ $# -gt 0 ]; do
     --mtu) mtus=$2; shift 2 ;;
     --engine) engine=$2; shift 2 ;;
     --netem) export ROCE_INTEROP_NETEM=$2; shift 2 ;;
+    --drop-out) export ROCE_INTEROP_DROP_OUT=$2; shift 2 ;;
+    --drop-in) export ROCE_INTEROP_DROP_IN=$2; shift 2 ;;
     --pcap) mkdir -p "$2"; ROCE_INTEROP_PCAP=$(realpath "$2"); export ROCE_INTEROP_PCAP; shift 2 ;;
     --short) test=interop_short; shift ;;
     --full) test=interop_full_matrix; export ROCE_INTEROP_FULL=1; shift ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "interop: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done

@@ -830,16 +830,7 @@ mod tests {
             ..Cqe::default()
         };
         dev.write_buf(&ring, 0, &e.encode());
-        let mut wc = [WorkCompletion {
-            wr_id: 0,
-            status: CqeStatus::Success,
-            opcode: CqeOpcode::Send,
-            byte_len: 0,
-            imm: None,
-            invalidated: None,
-            qpn: 0,
-            src_qp: 0,
-        }; 2];
+        let mut wc = [WorkCompletion::EMPTY; 2];
         assert_eq!(dev.poll_cq(cq, &mut wc).unwrap(), 1);
 
         // a bad request late in a batch: an error, no doorbell, the producer index unchanged

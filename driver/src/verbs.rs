@@ -188,6 +188,20 @@ pub struct WorkCompletion {
     pub src_qp: u32,
 }
 
+impl WorkCompletion {
+    /// A blank completion, to fill a `poll_cq` array with.
+    pub const EMPTY: WorkCompletion = WorkCompletion {
+        wr_id: 0,
+        status: CqeStatus::Success,
+        opcode: CqeOpcode::Send,
+        byte_len: 0,
+        imm: None,
+        invalidated: None,
+        qpn: 0,
+        src_qp: 0,
+    };
+}
+
 /// Attributes for [`crate::Device::modify_qp`]; the mask says which apply.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct QpAttr {

@@ -13,7 +13,7 @@
 //! measured goes straight from one node to the other (no link), the rest (further packets,
 //! ACKs) over the pair's links before the next sample.
 
-use roce_driver::{CqeOpcode, CqeStatus, RecvWr, SendWr, WorkCompletion, WrOp};
+use roce_driver::{CqeStatus, RecvWr, SendWr, WorkCompletion, WrOp};
 use roce_model::contract::regs::SQ_DB;
 
 use crate::fabric::LinkConfig;
@@ -169,16 +169,7 @@ fn settle(p: &mut Pair) -> Result<(), SimError> {
             n.borrow_mut().advance(p.now);
         }
     }
-    let mut wcs = [WorkCompletion {
-        wr_id: 0,
-        status: CqeStatus::Success,
-        opcode: CqeOpcode::Send,
-        byte_len: 0,
-        imm: None,
-        invalidated: None,
-        qpn: 0,
-        src_qp: 0,
-    }; 8];
+    let mut wcs = [WorkCompletion::EMPTY; 8];
     for e in [&mut p.a, &mut p.b] {
         loop {
             let k = e.dev.poll_cq(e.cq, &mut wcs).map_err(drv)?;

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
+use roce_model::engine::Profile;
 use roce_sim::stream::Traffic;
 use roce_sim::{cosim, pcapio, SimError};
 
@@ -109,6 +110,21 @@ enum EngineArg {
     /// the Verilated engine. (A requester's packets depend on when responses arrive, so
     /// over lossy links a divergence at A can be timing rather than a defect.)
     Cosim2,
+    /// Node A (the requester: roce_req, roce_comp) runs the Verilated engine, node B the
+    /// model (with --peer rxe: the requester against Soft-RoCE's responder).
+    HdlReq,
+    /// As `hdl-req`, with the model beside the Verilated engine on node A (cosim).
+    CosimReq,
+}
+
+/// Whose choices the model makes where the specification leaves room.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum PeerArg {
+    /// This engine's (the HDL's).
+    Engine,
+    /// Linux Soft-RoCE's (rdma_rxe): AckReq every 65 packets and on a message's last, 129
+    /// packets outstanding, one ACK per AckReq packet and per duplicate (no coalescing).
+    Rxe,
 }
 
 #[derive(Args)]
@@ -176,6 +192,13 @@ struct TransferArgs {
     /// Write every frame on the link to a pcap.
     #[arg(long, value_name = "OUT.pcap")]
     pcap: Option<PathBuf>,
+    /// Whose choices the nodes that run the model alone make: `rxe` makes them a stand-in
+    /// for Linux Soft-RoCE (the Verilated engine, and the model beside it, stay the engine).
+    #[arg(long, value_enum, default_value = "engine")]
+    peer: PeerArg,
+    /// Local ACK timeout of both QPs (4.096 us x 2^N, 1..31).
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u8).range(1..32))]
+    timeout: u8,
 }
 
 #[derive(Args)]
@@ -392,13 +415,23 @@ fn run_transfer(a: &TransferArgs, out: &mut impl Write) -> Result<u64, SimError>
         ipv6: a.ipv6,
         rocev1: a.rocev1,
         capture: a.pcap.is_some(),
-        hdl: [matches!(a.engine, EngineArg::Hdl2 | EngineArg::Cosim2), !matches!(a.engine, EngineArg::Model)],
-        cosim: matches!(a.engine, EngineArg::Cosim | EngineArg::Cosim2).then(HdlConfig::default),
+        hdl: match a.engine {
+            EngineArg::Model => [false, false],
+            EngineArg::Hdl | EngineArg::Cosim => [false, true],
+            EngineArg::Hdl2 | EngineArg::Cosim2 => [true, true],
+            EngineArg::HdlReq | EngineArg::CosimReq => [true, false],
+        },
+        cosim: matches!(a.engine, EngineArg::Cosim | EngineArg::Cosim2 | EngineArg::CosimReq).then(HdlConfig::default),
+        peer: match a.peer {
+            PeerArg::Engine => Profile::Engine,
+            PeerArg::Rxe => Profile::Rxe,
+        },
+        timeout: a.timeout,
         model_fault: a.cosim_self_check,
         stall: a.stall,
         ..TransferConfig::default()
     };
-    if a.fst.is_some() && !matches!(a.engine, EngineArg::Cosim | EngineArg::Cosim2) {
+    if a.fst.is_some() && !matches!(a.engine, EngineArg::Cosim | EngineArg::Cosim2 | EngineArg::CosimReq) {
         return Err(SimError::Config("--fst is for --engine cosim (the window around a divergence)".into()));
     }
     let bar = indicatif::ProgressBar::new(a.messages);
@@ -417,6 +450,7 @@ fn run_transfer(a: &TransferArgs, out: &mut impl Write) -> Result<u64, SimError>
     )
     .map_err(io)?;
     let kind = |h: bool| match (h, cfg.cosim.is_some()) {
+        (false, _) if cfg.peer == Profile::Rxe => "model (rxe profile)",
         (false, _) => "model",
         (true, false) => "Verilated HDL",
         (true, true) => "Verilated HDL + model (cosim)",
@@ -541,9 +575,10 @@ fn run_transfer(a: &TransferArgs, out: &mut impl Write) -> Result<u64, SimError>
 fn run_sweep(a: &SweepArgs, out: &mut impl Write) -> Result<u64, SimError> {
     use roce_sim::transfer::Op;
     let io = |e| SimError::Io("stdout".into(), e);
-    if a.engine.iter().any(|e| matches!(e, EngineArg::Cosim | EngineArg::Cosim2)) {
+    if a.engine.iter().any(|e| !matches!(e, EngineArg::Model | EngineArg::Hdl | EngineArg::Hdl2)) {
         return Err(SimError::Config(
-            "sweep measures goodput of model, hdl (node B) and hdl2 (both nodes); cosim and cosim2 are transfer modes"
+            "sweep measures goodput of model, hdl (node B) and hdl2 (both nodes); cosim, cosim2, hdl-req and \
+             cosim-req are transfer modes"
                 .into(),
         ));
     }

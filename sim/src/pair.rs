@@ -11,7 +11,7 @@ use roce_driver::device::Features;
 use roce_driver::{
     masks, AccessFlags, CompletionQueue, Device, DmaBuf, Encap, MemoryRegion, PathMtu, QpAttr, QpState, QueuePair,
 };
-use roce_model::engine::EngineConfig;
+use roce_model::engine::{EngineConfig, Profile};
 
 use crate::fabric::{Link, LinkConfig};
 use crate::hdl::HdlConfig;
@@ -54,6 +54,9 @@ pub struct PairConfig {
     /// Random backpressure on every MAC and DMA port of the HDL nodes (probability per
     /// cycle and port; see [`HdlConfig::stall`]).
     pub stall: f64,
+    /// Whose choices the nodes that run the model alone make ([`Profile::Rxe`]: a stand-in
+    /// for Linux Soft-RoCE); the Verilated engine and the model beside it are the engine's.
+    pub peer: Profile,
 }
 
 impl Default for PairConfig {
@@ -74,6 +77,7 @@ impl Default for PairConfig {
             hdl: [false, false],
             cosim: None,
             stall: 0.0,
+            peer: Profile::Engine,
         }
     }
 }
@@ -137,7 +141,11 @@ pub fn endpoint_on(
     gid: Ipv6Addr,
     psn: u32,
 ) -> Result<Endpoint, SimError> {
-    let ecfg = EngineConfig { mac, ipv4: ip4, gid, ..EngineConfig::default() };
+    let base = match (hdl, cfg.peer) {
+        (false, Profile::Rxe) => EngineConfig::rxe(),
+        _ => EngineConfig::default(),
+    };
+    let ecfg = EngineConfig { mac, ipv4: ip4, gid, ..base };
     let h = HdlConfig {
         stall: cfg.stall,
         stall_seed: cfg.seed ^ u64::from(mac[5]) << 32,

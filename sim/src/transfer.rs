@@ -11,7 +11,7 @@
 use std::collections::VecDeque;
 
 use roce_driver::{CqeStatus, RecvWr, SendWr, WorkCompletion, WrOp};
-use roce_model::engine::Counters;
+use roce_model::engine::{Counters, Profile};
 
 use crate::fabric::{LinkConfig, LinkStats};
 use crate::hdl::HdlConfig;
@@ -68,6 +68,9 @@ pub struct TransferConfig {
     pub model_fault: Option<u64>,
     /// Random backpressure on every MAC and DMA port of the HDL nodes.
     pub stall: f64,
+    /// Whose choices the nodes running the model alone make (`Profile::Rxe`: like Linux
+    /// Soft-RoCE, the peer users meet).
+    pub peer: Profile,
 }
 
 impl Default for TransferConfig {
@@ -89,6 +92,7 @@ impl Default for TransferConfig {
             model_fault: None,
             stall: 0.0,
             capture: false,
+            peer: Profile::Engine,
         }
     }
 }
@@ -208,6 +212,7 @@ pub fn run(cfg: &TransferConfig, mut progress: impl FnMut(u64, u64)) -> Result<T
         hdl: cfg.hdl,
         cosim: cfg.cosim.clone(),
         stall: cfg.stall,
+        peer: cfg.peer,
         ..PairConfig::default()
     };
     let mut pair = Pair::new(&pcfg)?;

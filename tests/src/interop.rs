@@ -75,6 +75,11 @@ pub struct HostEngine {
     pub capture: Vec<Captured>,
     /// Record frames into `capture`.
     pub capture_frames: bool,
+    /// Frames the engine sends that the link loses: numbers in `frames_out`'s count (1 =
+    /// the first frame); they are neither sent nor recorded.
+    pub drop_out: Vec<u64>,
+    /// Frames from the VM (not ARP) that the link loses, numbered as `frames_in` counts them.
+    pub drop_in: Vec<u64>,
     /// Which engine this is. The Verilated engine's time is its own cycle count: it runs as
     /// fast as the simulator can (about 10^5 cycles a second), continuously, with frames
     /// handed in as they arrive; its timers are scaled to that rate (see [`HostEngine::new_on`]).
@@ -120,6 +125,8 @@ impl HostEngine {
             frames_out: 0,
             capture: Vec::new(),
             capture_frames: false,
+            drop_out: Vec::new(),
+            drop_in: Vec::new(),
             kind,
         }
     }
@@ -198,6 +205,9 @@ impl HostEngine {
             return;
         }
         self.frames_in += 1;
+        if self.drop_in.contains(&self.frames_in) {
+            return;
+        }
         if !self.kind.is_hdl() {
             self.model_catch_up(vm);
         }
@@ -302,6 +312,9 @@ impl HostEngine {
             let Some(f) = self.ep.node.borrow_mut().tx() else { break };
             self.frames_out += 1;
             any = true;
+            if self.drop_out.contains(&self.frames_out) {
+                continue;
+            }
             self.record(&f);
             vm.send_frame(&f);
         }
@@ -320,6 +333,8 @@ pub struct PingpongResult {
     pub bad_payload: u32,
     /// Completions with an error status.
     pub errors: Vec<CqeStatus>,
+    /// The work request of each of `errors` (a SEND's number, from 0; receives 1000000 + n).
+    pub error_wr_ids: Vec<u64>,
 }
 
 /// ibv_rc_pingpong's loop on the engine: keep receives posted; whenever nothing is pending
@@ -361,16 +376,7 @@ pub fn pingpong(
         pending |= SEND;
     }
     let end = Instant::now() + timeout;
-    let mut wcs = [WorkCompletion {
-        wr_id: 0,
-        status: CqeStatus::Success,
-        opcode: CqeOpcode::Send,
-        byte_len: 0,
-        imm: None,
-        invalidated: None,
-        qpn: 0,
-        src_qp: 0,
-    }; 8];
+    let mut wcs = [WorkCompletion::EMPTY; 8];
     let mut got = vec![0u8; size];
     while (r.received < iters || r.sent < iters) && Instant::now() < end && r.errors.is_empty() {
         h.pump(vm, Duration::from_micros(500));
@@ -378,6 +384,7 @@ pub fn pingpong(
         for wc in &wcs[..k] {
             if wc.status != CqeStatus::Success {
                 r.errors.push(wc.status);
+                r.error_wr_ids.push(wc.wr_id);
                 continue;
             }
             if wc.opcode == CqeOpcode::Recv {

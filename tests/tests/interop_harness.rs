@@ -15,7 +15,7 @@ use std::collections::VecDeque;
 use std::net::{IpAddr, Ipv4Addr};
 use std::time::Duration;
 
-use roce_driver::{CqeOpcode, CqeStatus, RecvWr, SendWr, WorkCompletion, WrOp};
+use roce_driver::{CqeStatus, RecvWr, SendWr, WorkCompletion, WrOp};
 use roce_model::wire::{parse_frame, Opcode};
 use roce_sim::pair::{connect, endpoint, Endpoint, PairConfig};
 use roce_tests::interop::{EngineKind, FrameLink, HostEngine};
@@ -78,16 +78,7 @@ fn peer_frames(peer: &Endpoint, t: u64) -> Vec<Vec<u8>> {
 }
 
 fn completions(h: &mut HostEngine) -> Vec<WorkCompletion> {
-    let mut wcs = [WorkCompletion {
-        wr_id: 0,
-        status: CqeStatus::Success,
-        opcode: CqeOpcode::Send,
-        byte_len: 0,
-        imm: None,
-        invalidated: None,
-        qpn: 0,
-        src_qp: 0,
-    }; 8];
+    let mut wcs = [WorkCompletion::EMPTY; 8];
     let k = h.ep.dev.poll_cq(h.ep.cq, &mut wcs).expect("poll_cq");
     wcs[..k].to_vec()
 }

@@ -83,7 +83,31 @@ pub struct EngineConfig {
     pub max_mtu: u32,
     /// The port's 802.1Q tag (VID, PCP), for QPs without their own (VLAN register).
     pub port_vlan: Option<(u16, u8)>,
+    /// Whose choices the engine makes where the specification leaves room.
+    pub profile: Profile,
 }
+
+/// Where InfiniBand leaves the choice to the implementation (when to ask for an ACK, how
+/// many packets may be outstanding, whether owed ACKs coalesce), whose choices to make.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Profile {
+    /// This engine's (the HDL's): AckReq every `ack_every` packets of a message and on its
+    /// last, `max_unacked` packets outstanding, an owed ACK replaced by a newer one.
+    #[default]
+    Engine,
+    /// Linux Soft-RoCE's (rdma_rxe, kernel 6.1): AckReq on a message's last packet and
+    /// after every [`RXE_MAX_PKT_PER_ACK`] + 1 packets without one, counted across messages;
+    /// at most [`RXE_MAX_UNACKED_PSNS`] + 1 packets outstanding; every AckReq packet, every
+    /// duplicate SEND/WRITE and every NAK answered by its own ACK, in order (no coalescing).
+    /// The peer of the lockstep tests that stands in for the kernel.
+    Rxe,
+}
+
+/// rxe's `RXE_MAX_PKT_PER_ACK` (rxe_param.h).
+pub const RXE_MAX_PKT_PER_ACK: u32 = 64;
+/// rxe's `RXE_MAX_UNACKED_PSNS` (rxe_param.h): the requester waits while its next PSN is
+/// more than this past the oldest unacknowledged one.
+pub const RXE_MAX_UNACKED_PSNS: u32 = 128;
 
 impl Default for EngineConfig {
     /// A 100 Gb/s engine at 250 MHz with 1024 QPs.
@@ -109,11 +133,18 @@ impl Default for EngineConfig {
             pfc_enable: true,
             max_mtu: 4096,
             port_vlan: None,
+            profile: Profile::Engine,
         }
     }
 }
 
 impl EngineConfig {
+    /// The model with Linux Soft-RoCE's choices ([`Profile::Rxe`]): a stand-in for the
+    /// kernel's rdma_rxe as the peer of a lockstep run.
+    pub fn rxe() -> Self {
+        EngineConfig { profile: Profile::Rxe, max_unacked: RXE_MAX_UNACKED_PSNS + 1, ..EngineConfig::default() }
+    }
+
     /// Line bytes per engine cycle.
     pub fn line_bytes_per_cycle(&self) -> f64 {
         self.line_gbps * 1000.0 / 8.0 / self.clock_mhz

@@ -140,6 +140,8 @@ pub struct ReqState {
     /// `sq_win`: the fetched, uncompleted WQEs, oldest (SQ index `Qp::sq.ci`) first; at most
     /// `2^LOG_SQ_WIN`.
     pub win: VecDeque<SqEntry>,
+    /// [`super::Profile::Rxe`]: packets sent since the last one with AckReq.
+    pub noack: u32,
 }
 
 /// A rewind the completer asks of the requester: go back to PSN `psn`, the packet `pkt` of
@@ -242,6 +244,8 @@ pub struct RespState {
     pub resources: VecDeque<RdResource>,
     /// ACK/NAK to send (coalesced: a newer one replaces an older ACK).
     pub ack: Option<AckOwed>,
+    /// [`super::Profile::Rxe`]: the ACK/NAKs owed after `ack`, in order (nothing coalesces).
+    pub acks_after: VecDeque<AckOwed>,
 }
 
 /// A change QP_WRITE, QP_MODIFY or a transport error makes to a QP's engine state (the

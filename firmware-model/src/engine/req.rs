@@ -21,7 +21,7 @@ use super::mem::Dma;
 use super::mr::walk_sges;
 use super::qp::{wqe_store_slot, Body, Qp, ReqState, RewindReq, SqEntry, StoreEntry, LOG_SQ_WIN, LOG_WQE_BATCH};
 use super::types::*;
-use super::{Engine, TxKind, TxPkt};
+use super::{Engine, Profile, TxKind, TxPkt, RXE_MAX_PKT_PER_ACK};
 
 /// Requester pipeline latency in cycles (WQE decode, header fields).
 pub const LATENCY: u64 = 3;
@@ -499,9 +499,19 @@ impl Engine {
                     // SE is defined on the last packet of SENDs and of WRITEs with immediate.
                     bth.solicited = wr.solicited && (!wr.op.is_rdma() || matches!(wr.op, SendOp::WriteImm(_)));
                 }
-                bth.ack_req = last || (i + 1) % self.cfg.ack_every.max(1) == 0;
+                bth.ack_req = match self.cfg.profile {
+                    Profile::Engine => last || (i + 1) % self.cfg.ack_every.max(1) == 0,
+                    Profile::Rxe => {
+                        let n = qp.req.noack;
+                        qp.req.noack += 1;
+                        last || n > RXE_MAX_PKT_PER_ACK
+                    }
+                };
                 next = psn_add(psn, 1);
             }
+        }
+        if bth.ack_req {
+            qp.req.noack = 0;
         }
         // the WQE starts: its PSNs go into the send window
         if start {

@@ -22,7 +22,7 @@ use super::mr::walk_sges;
 use super::qp::{AckOwed, InMsg, Qp, RdResource};
 use super::rx::RxPkt;
 use super::types::*;
-use super::{Engine, TxKind, TxPkt};
+use super::{Engine, Profile, TxKind, TxPkt};
 
 /// Responder pipeline latency in cycles.
 pub const LATENCY: u64 = 4;
@@ -197,7 +197,10 @@ impl Engine {
         if self.trace_events {
             self.events.push(super::EngineEvent::Ack { qpn: qp.qpn, psn: a.psn, syndrome: a.syndrome, msn: a.msn });
         }
-        qp.resp.ack = Some(ack_merge(qp.resp.ack, a));
+        match (self.cfg.profile, qp.resp.ack) {
+            (Profile::Rxe, Some(_)) => qp.resp.acks_after.push_back(a),
+            _ => qp.resp.ack = Some(ack_merge(qp.resp.ack, a)),
+        }
         if !self.ack_qps.contains(&qp.qpn) {
             self.ack_qps.push_back(qp.qpn);
         }

@@ -258,7 +258,10 @@ impl Engine {
             match owed {
                 Some(a) if a.ready + LATENCY <= now && !self.paused(qpn, now) => {
                     let mut qp = self.take_qp(qpn)?;
-                    qp.resp.ack = None;
+                    qp.resp.ack = qp.resp.acks_after.pop_front();
+                    if qp.resp.ack.is_some() {
+                        self.ack_qps.push_back(qpn);
+                    }
                     let bth = BthFields::new(Opcode::RcAcknowledge, qp.dest_qpn, a.psn);
                     let ext =
                         ExtHeaders { aeth: Some(AethFields { syndrome: a.syndrome, msn: a.msn }), ..ExtHeaders::NONE };
