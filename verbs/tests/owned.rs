@@ -57,22 +57,9 @@ fn connect(qp: &roce_driver::Qp<SimBackend>, dest: u32) {
     qp.modify(&a, masks::RTS).expect("RTS");
 }
 
-fn wc0() -> WorkCompletion {
-    WorkCompletion {
-        wr_id: 0,
-        status: CqeStatus::Success,
-        opcode: CqeOpcode::Send,
-        byte_len: 0,
-        imm: None,
-        invalidated: None,
-        qpn: 0,
-        src_qp: 0,
-    }
-}
-
 fn poll_one(cq: &Cq<SimBackend>) -> WorkCompletion {
     let end = Instant::now() + Duration::from_secs(5);
-    let mut w = [wc0()];
+    let mut w = [WorkCompletion::EMPTY];
     while Instant::now() < end {
         if cq.poll(&mut w).expect("poll") == 1 {
             return w[0];
@@ -164,7 +151,7 @@ fn posting_and_polling_from_different_threads() {
         let (cq, b, dst) = (Arc::clone(&cq), Arc::clone(&b), Arc::clone(&dst));
         std::thread::spawn(move || {
             let (mut sent, mut recvd, mut posted) = (0u64, 0u64, 32u64);
-            let mut w = [wc0(); 16];
+            let mut w = [WorkCompletion::EMPTY; 16];
             let end = Instant::now() + Duration::from_secs(30);
             while (sent < N || recvd < N) && Instant::now() < end {
                 let n = cq.poll(&mut w).expect("poll");

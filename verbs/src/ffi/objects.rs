@@ -476,16 +476,7 @@ pub unsafe extern "C" fn poll_cq(cq: *mut ibv_cq, n: c_int, wc: *mut ibv_wc) -> 
     guard(-1, || {
         // SAFETY: the caller passes a CQ of this library.
         let Some(h) = (unsafe { vcq(cq) }).and_then(|c| c.h.as_ref()) else { return -1 };
-        let mut buf = [WorkCompletion {
-            wr_id: 0,
-            status: roce_driver::CqeStatus::Success,
-            opcode: CqeOpcode::Send,
-            byte_len: 0,
-            imm: None,
-            invalidated: None,
-            qpn: 0,
-            src_qp: 0,
-        }; 16];
+        let mut buf = [WorkCompletion::EMPTY; 16];
         let mut done = 0usize;
         let want = n.max(0) as usize;
         while done < want {

@@ -285,8 +285,8 @@ int main(void)
 		      wc.status == IBV_WC_WR_FLUSH_ERR,
 	      "post in ERR: %s", ibv_wc_status_str(wc.status));
 	struct pollfd pf = { ctx->async_fd, POLLIN, 0 };
-	struct ibv_async_event ev;
-	CHECK(poll(&pf, 1, 2000) == 1 && !ibv_get_async_event(ctx, &ev) && ev.element.qp == x &&
+	struct ibv_async_event ev = { .event_type = (enum ibv_event_type)-1 }; /* "unknown" if none came */
+	CHECK(poll(&pf, 1, 10000) == 1 && !ibv_get_async_event(ctx, &ev) && ev.element.qp == x &&
 		      (ev.event_type == IBV_EVENT_QP_FATAL || ev.event_type == IBV_EVENT_QP_ACCESS_ERR || ev.event_type == IBV_EVENT_QP_REQ_ERR),
 	      "async event for the QP: %s", ibv_event_type_str(ev.event_type));
 	ibv_ack_async_event(&ev);
