@@ -31,6 +31,7 @@ fn run(kind: &str) {
         .arg(&exe)
         .env("LD_LIBRARY_PATH", libdir())
         .env("ROCE_VERBS_DEVICE", device(kind, &sock, &sock, "192.0.2.9"))
+        .env("ROCE_VERBS_DEBUG", "1")
         .output()
         .expect("run semantics");
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));

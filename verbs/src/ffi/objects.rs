@@ -22,8 +22,15 @@ use crate::fd;
 use crate::provider::{AnyBackend, OpenDevice};
 use crate::sys::*;
 
+/// Print the driver's error behind each errno on stderr (`ROCE_VERBS_DEBUG=1`).
+pub const DEBUG_ENV: &str = "ROCE_VERBS_DEBUG";
+
 /// The errno libibverbs reports for a driver error.
 pub fn errno_of(e: &DriverError) -> c_int {
+    static DEBUG: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if *DEBUG.get_or_init(|| std::env::var(DEBUG_ENV).is_ok_and(|v| v == "1")) {
+        eprintln!("roce-verbs: {e}");
+    }
     match e {
         DriverError::Exhausted(_) | DriverError::QueueFull(_) | DriverError::Dma { .. } => libc::ENOMEM,
         DriverError::Busy(_) => libc::EBUSY,
