@@ -196,3 +196,20 @@ fn perftest_on_the_verilated_engine() {
         perftest(p, ("sim-hdl", "sim"), 64, 10, 300);
     }
 }
+
+#[test]
+fn a_missing_vfio_board_fails_cleanly() {
+    // no board here: the device is listed (as libibverbs lists a kernel device) and opening
+    // it fails with the reason, the program's own error path, no crash
+    have("ibv_rc_pingpong");
+    let out = tool("ibv_rc_pingpong")
+        .args(["-g", "0"])
+        .env("ROCE_VERBS_DEVICE", "vfio:0000:00:1f.7")
+        .env("ROCE_VERBS_IPV4", "192.0.2.5")
+        .env("ROCE_VERBS_PEER_MAC", "02:00:c0:00:02:06")
+        .output()
+        .expect("ibv_rc_pingpong");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("no PCI device 0000:00:1f.7") && err.contains("Couldn't get context for roce0"), "{err}");
+}
