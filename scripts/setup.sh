@@ -3,14 +3,17 @@
 # dependencies. Safe to run again. Usage: scripts/setup.sh [--no-vm]
 #   Verilator 5.006 + Yosys 0.23 (Debian), tshark (test oracle), zlib (FST waveforms),
 #   Python scapy (test oracle), and for the interop tests with Linux Soft-RoCE: QEMU and the
-#   VM's packages (tests/rxevm/install-deps.sh; --no-vm skips them).
+#   VM's packages (tests/rxevm/install-deps.sh; --no-vm skips them). For roce-verbs (the
+#   drop-in libibverbs.so.1): libibverbs-dev (the headers its layout test compiles against),
+#   binutils (objdump, the symbol check), and Debian's own verbs programs it runs
+#   (ibverbs-utils, perftest).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO=sudo
 export DEBIAN_FRONTEND=noninteractive
 
-pkgs=(verilator yosys tshark zlib1g-dev g++ make python3 python3-pip)
+pkgs=(verilator yosys tshark zlib1g-dev g++ make python3 python3-pip libibverbs-dev binutils ibverbs-utils perftest)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

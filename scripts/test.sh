@@ -75,6 +75,8 @@ ROCE_RXEVM=0 cargo test --workspace
 if [ "$vm" = 1 ]; then
   step "interop with Linux Soft-RoCE in QEMU (one VM at a time)"
   ROCE_RXEVM=1 cargo test -p roce-tests --test interop_rxe --test rxevm_smoke --test vfio_vm -- --test-threads=1
+  step "Debian's verbs programs on roce-verbs' libibverbs.so.1 against Soft-RoCE in QEMU"
+  ROCE_RXEVM=1 cargo test -p roce-verbs --test vm -- --test-threads=1
 elif [ "$vm" = 0 ]; then
   step "interop with Linux Soft-RoCE: SKIPPED (ROCE_RXEVM=0)"
 else

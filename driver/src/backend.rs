@@ -1,7 +1,7 @@
 //! What the driver needs from the platform: 32-bit register access to BAR0 and DMA memory
 //! that both the CPU and the engine can reach.
 
-use crate::error::Result;
+use crate::error::{DriverError, Result};
 
 /// A buffer of DMA memory: the engine reaches it at `iova`, the CPU through the backend.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,4 +28,25 @@ pub trait Backend {
     fn mem_read(&self, buf: &DmaBuf, off: usize, out: &mut [u8]);
     /// CPU write of `data` at offset `off` of `buf`.
     fn mem_write(&mut self, buf: &DmaBuf, off: usize, data: &[u8]);
+
+    /// Make `len` bytes of the application's own memory at `addr` reachable by the engine's
+    /// DMA (on VFIO: pinned and mapped into the IOMMU), without copying: the returned
+    /// buffer's `iova` is the device address of `addr`. The CPU keeps using the memory
+    /// directly (it is not a buffer for [`Backend::mem_read`]). The default refuses.
+    ///
+    /// # Safety
+    ///
+    /// `addr..addr + len` must stay allocated, mapped and not reused for anything else until
+    /// [`Backend::unmap_user`] of the returned buffer has returned: the engine may read and
+    /// write it at any time until then.
+    unsafe fn map_user(&mut self, addr: *mut u8, len: usize) -> Result<DmaBuf> {
+        let _ = (addr, len);
+        Err(DriverError::Unsupported("mapping application memory for DMA"))
+    }
+
+    /// Undo [`Backend::map_user`]: when this returns, the engine can no longer reach the
+    /// memory.
+    fn unmap_user(&mut self, buf: DmaBuf) {
+        let _ = buf;
+    }
 }

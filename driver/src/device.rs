@@ -73,6 +73,9 @@ struct CqState {
     ring: DmaBuf,
     log_size: u8,
     ci: u32,
+    /// Armed by [`Device::arm_cq`] and not seen firing yet: (consumer index at the arm,
+    /// solicited only).
+    armed: Option<(u32, bool)>,
 }
 
 #[derive(Debug)]
@@ -87,6 +90,8 @@ struct QpRings {
     rq_pi: u32,
     rq_ci: u32,
     pd: u32,
+    send_cq: u32,
+    recv_cq: u32,
 }
 
 /// An opened engine.
@@ -245,7 +250,8 @@ impl<B: Backend> Device<B> {
         self.b.dma_alloc(len)
     }
 
-    /// Register `[off, off+len)` of `buf` with `access`.
+    /// Register `[off, off+len)` of `buf` with `access`; its virtual addresses are its DMA
+    /// addresses.
     pub fn reg_mr(
         &mut self,
         pd: ProtectionDomain,
@@ -254,24 +260,75 @@ impl<B: Backend> Device<B> {
         len: usize,
         access: AccessFlags,
     ) -> Result<MemoryRegion> {
+        self.reg_mr_at(pd, buf, off, len, buf.iova.wrapping_add(off as u64), access)
+    }
+
+    /// Register `[off, off+len)` of `buf` with `access`, addressed by work requests and
+    /// peers as `[va, va+len)` (`ibv_reg_mr_iova2`: the application's own pointer, or any
+    /// IOVA it chooses).
+    pub fn reg_mr_at(
+        &mut self,
+        pd: ProtectionDomain,
+        buf: &DmaBuf,
+        off: usize,
+        len: usize,
+        va: u64,
+        access: AccessFlags,
+    ) -> Result<MemoryRegion> {
         if off.checked_add(len).is_none_or(|e| e > buf.len) {
-            return Err(DriverError::Invalid(format!("MR [{off}, +{len}) outside a buffer of {}", buf.len)));
+            return Err(DriverError::OutOfBounds {
+                what: "MR",
+                off: off as u64,
+                len: len as u64,
+                size: buf.len as u64,
+            });
+        }
+        if va.checked_add(len as u64).is_none() {
+            return Err(DriverError::OutOfBounds { what: "MR address", off: va, len: len as u64, size: u64::MAX });
         }
         let max = 1u32 << regs::caps::LOG_MAX_MR.get(self.caps);
         let index = (1..max).find(|i| !self.mrs.contains_key(i)).ok_or(DriverError::Exhausted("MR"))?;
         self.mr_tag = self.mr_tag.wrapping_add(1);
         let key = (index << 8) | u32::from(self.mr_tag);
-        let va = buf.iova + off as u64;
-        let c = MrCtx { va, len: len as u64, iova: va, pd: pd.0, key, access, valid: true };
+        let iova = buf.iova + off as u64;
+        let c = MrCtx { va, len: len as u64, iova, pd: pd.0, key, access, valid: true };
         self.command(CmdOpcode::MrWrite, index, Some(&c.encode()), 0)?;
         let mr = MemoryRegion { buf: *buf, va, len: len as u64, lkey: key, rkey: key, access, pd };
         self.mrs.insert(index, mr);
         Ok(mr)
     }
 
+    /// Number of MRs the engine has (index 0 is never used).
+    pub fn max_mrs(&self) -> u32 {
+        1 << regs::caps::LOG_MAX_MR.get(self.caps)
+    }
+
+    /// Number of CQs the engine has.
+    pub fn max_cqs(&self) -> u32 {
+        1 << regs::caps::LOG_MAX_CQ.get(self.caps)
+    }
+
+    /// RDMA READ / atomic requests a QP may have outstanding, as requester or responder.
+    pub fn max_rd_atomic(&self) -> u32 {
+        1 << regs::caps::LOG_MAX_RD_ATOMIC.get(self.caps)
+    }
+
+    /// Largest path MTU the engine accepts.
+    pub fn max_mtu(&self) -> PathMtu {
+        PathMtu::try_from(regs::caps::MAX_MTU.get(self.caps) as u8).unwrap_or(PathMtu::Mtu1024)
+    }
+
+    /// The CAPS register as read at open.
+    pub fn caps(&self) -> u32 {
+        self.caps
+    }
+
     /// Deregister a memory region.
     pub fn dereg_mr(&mut self, mr: &MemoryRegion) -> Result<()> {
         let index = mr.lkey >> 8;
+        if self.mrs.get(&index).is_none_or(|m| m.lkey != mr.lkey) {
+            return Err(DriverError::UnknownMr(mr.lkey));
+        }
         self.command(CmdOpcode::MrInvalidate, index, None, 0)?;
         self.mrs.remove(&index);
         Ok(())
@@ -287,9 +344,104 @@ impl<B: Backend> Device<B> {
         }
         let ring = self.b.dma_alloc(Cqe::SIZE << log_size)?;
         let c = CqCtx { base: ring.iova, log_size, flags: CqFlags::IRQ_ENABLE, valid: true, ..CqCtx::default() };
-        self.command(CmdOpcode::CqWrite, cqn, Some(&c.encode()), 0)?;
-        self.cqs.insert(cqn, CqState { ring, log_size, ci: 0 });
+        if let Err(e) = self.command(CmdOpcode::CqWrite, cqn, Some(&c.encode()), 0) {
+            self.b.dma_free(ring);
+            return Err(e);
+        }
+        self.cqs.insert(cqn, CqState { ring, log_size, ci: 0, armed: None });
         Ok(CompletionQueue(cqn))
+    }
+
+    /// Number of entries of a CQ's ring.
+    pub fn cq_size(&self, cq: CompletionQueue) -> Result<u32> {
+        self.cqs.get(&cq.0).map(|c| 1 << c.log_size).ok_or(DriverError::UnknownCq(cq.0))
+    }
+
+    /// Destroy a CQ: invalidate it in the engine and free its ring. A CQ that a QP still
+    /// completes into is [`DriverError::Busy`].
+    pub fn destroy_cq(&mut self, cq: CompletionQueue) -> Result<()> {
+        if !self.cqs.contains_key(&cq.0) {
+            return Err(DriverError::UnknownCq(cq.0));
+        }
+        if self.qps.values().any(|q| q.send_cq == cq.0 || q.recv_cq == cq.0) {
+            return Err(DriverError::Busy("CQ"));
+        }
+        self.command(CmdOpcode::CqWrite, cq.0, Some(&CqCtx::default().encode()), 0)?;
+        if let Some(c) = self.cqs.remove(&cq.0) {
+            self.b.dma_free(c.ring);
+        }
+        Ok(())
+    }
+
+    /// Request one completion event (`ibv_req_notify_cq`): the engine raises
+    /// `IRQ_STATUS.CQ_EVENT` at the next completion (`solicited_only`: the next solicited or
+    /// failed one), or at once if completions are waiting. [`Device::take_cq_events`] then
+    /// names the CQs that fired.
+    pub fn arm_cq(&mut self, cq: CompletionQueue, solicited_only: bool) -> Result<()> {
+        let c = self.cqs.get_mut(&cq.0).ok_or(DriverError::UnknownCq(cq.0))?;
+        c.armed = Some((c.ci, solicited_only));
+        let mut db = regs::cq_db::CI.val(c.ci & 0xFFFF).unwrap_or(0)
+            | regs::cq_db::CQ.val(cq.0).unwrap_or(0)
+            | regs::cq_db::ARM.mask();
+        if solicited_only {
+            db |= regs::cq_db::SOLICITED.mask();
+        }
+        self.b.write32(regs::CQ_DB, db);
+        Ok(())
+    }
+
+    /// The armed CQs that have fired (a new completion, or for a solicited-only arm a
+    /// solicited or failed one, since the arm), found from the rings as the register map's
+    /// interrupt protocol says; they are disarmed.
+    pub fn take_cq_events(&mut self) -> Vec<CompletionQueue> {
+        let mut fired = Vec::new();
+        for (&cqn, c) in self.cqs.iter_mut() {
+            let Some((from, solicited)) = c.armed else { continue };
+            let mut ci = from;
+            let mut hit = false;
+            // at most one ring's worth of entries can be new
+            for _ in 0..(1u32 << c.log_size) {
+                let mut img = [0u8; Cqe::SIZE];
+                let slot = (ci & ((1 << c.log_size) - 1)) as usize * Cqe::SIZE;
+                self.b.mem_read(&c.ring, slot, &mut img);
+                let want = ((ci >> c.log_size) & 1) ^ 1;
+                if u32::from(img[23] & CqeOwner::PHASE.bits()) != want {
+                    break;
+                }
+                let Ok(e) = Cqe::decode(&img) else { break };
+                if !solicited || e.flags.contains(CqeFlags::SOLICITED) || e.status != CqeStatus::Success {
+                    hit = true;
+                    break;
+                }
+                ci = ci.wrapping_add(1);
+            }
+            if hit {
+                c.armed = None;
+                fired.push(CompletionQueue(cqn));
+            }
+        }
+        fired
+    }
+
+    /// Read and clear the interrupt causes (`IRQ_STATUS`, write one to clear).
+    pub fn take_irq_status(&mut self) -> u32 {
+        let st = self.b.read32(regs::IRQ_STATUS);
+        if st != 0 {
+            self.b.write32(regs::IRQ_STATUS, st);
+        }
+        st
+    }
+
+    /// Set `IRQ_MASK` (1 = the cause does not interrupt).
+    pub fn set_irq_mask(&mut self, mask: u32) {
+        self.b.write32(regs::IRQ_MASK, mask);
+    }
+
+    /// `QP_ERR_INFO`: the first QP the engine moved to the error state since
+    /// `IRQ_STATUS.QP_ERROR` was last cleared, and the CqeStatus code of why.
+    pub fn qp_err_info(&mut self) -> (u32, u8) {
+        let v = self.b.read32(regs::QP_ERR_INFO);
+        (regs::qp_err_info::QPN.get(v), regs::qp_err_info::CAUSE.get(v) as u8)
     }
 
     /// Create an RC queue pair (state INIT is reached with [`Device::modify_qp`]).
@@ -309,7 +461,7 @@ impl<B: Backend> Device<B> {
         }
         for cq in [send_cq, recv_cq] {
             if !self.cqs.contains_key(&cq.0) {
-                return Err(DriverError::Invalid(format!("CQ {} does not exist", cq.0)));
+                return Err(DriverError::UnknownCq(cq.0));
             }
         }
         let sq = self.b.dma_alloc(SqWqe::SIZE << sq_log)?;
@@ -326,17 +478,51 @@ impl<B: Backend> Device<B> {
             recv_cq: recv_cq.0 as u16,
             ..QpCtx::default()
         };
-        self.command(CmdOpcode::QpWrite, qpn, Some(&c.encode()), 0)?;
+        if let Err(e) = self.command(CmdOpcode::QpWrite, qpn, Some(&c.encode()), 0) {
+            self.b.dma_free(sq);
+            self.b.dma_free(rq);
+            return Err(e);
+        }
         self.qps.insert(
             qpn,
-            QpRings { sq, sq_log, sq_pi: 0, sq_shadow: VecDeque::new(), rq, rq_log, rq_pi: 0, rq_ci: 0, pd: pd.0 },
+            QpRings {
+                sq,
+                sq_log,
+                sq_pi: 0,
+                sq_shadow: VecDeque::new(),
+                rq,
+                rq_log,
+                rq_pi: 0,
+                rq_ci: 0,
+                pd: pd.0,
+                send_cq: send_cq.0,
+                recv_cq: recv_cq.0,
+            },
         );
         Ok(QueuePair(qpn))
     }
 
+    /// Send and receive queue sizes of a QP (entries).
+    pub fn qp_depths(&self, qp: QueuePair) -> Result<(u32, u32)> {
+        let q = self.qps.get(&qp.0).ok_or(DriverError::UnknownQp(qp.0))?;
+        Ok((1 << q.sq_log, 1 << q.rq_log))
+    }
+
+    /// Send work requests posted to a QP and not retired yet, and free send queue slots.
+    pub fn sq_space(&self, qp: QueuePair) -> Result<usize> {
+        let q = self.qps.get(&qp.0).ok_or(DriverError::UnknownQp(qp.0))?;
+        Ok((1usize << q.sq_log) - q.sq_shadow.len())
+    }
+
+    /// Free receive queue slots of a QP.
+    pub fn rq_space(&self, qp: QueuePair) -> Result<usize> {
+        let q = self.qps.get(&qp.0).ok_or(DriverError::UnknownQp(qp.0))?;
+        Ok((1usize << q.rq_log) - q.rq_pi.wrapping_sub(q.rq_ci) as usize)
+    }
+
     /// Modify a QP: apply the attributes `mask` selects (see [`masks`]).
     pub fn modify_qp(&mut self, qp: QueuePair, a: &QpAttr, mask: QpAttrMask) -> Result<()> {
-        let pd = self.qps.get(&qp.0).ok_or_else(|| DriverError::Invalid(format!("QP {} does not exist", qp.0)))?.pd;
+        let pd = self.qps.get(&qp.0).ok_or(DriverError::UnknownQp(qp.0))?.pd;
         let dest_ip = match a.dest_ip {
             IpAddr::V4(v) => v.to_ipv6_mapped().octets(),
             IpAddr::V6(v) => v.octets(),
@@ -365,14 +551,24 @@ impl<B: Backend> Device<B> {
             ..QpCtx::default()
         };
         c.validate()?;
-        self.command(CmdOpcode::QpModify, qp.0, Some(&c.encode()), mask.bits())
+        self.command(CmdOpcode::QpModify, qp.0, Some(&c.encode()), mask.bits())?;
+        if a.state == QpState::Reset && mask.contains(QpAttrMask::STATE) {
+            // the engine restarts the QP's ring indices at 0 in Reset
+            if let Some(q) = self.qps.get_mut(&qp.0) {
+                q.sq_pi = 0;
+                q.sq_shadow.clear();
+                q.rq_pi = 0;
+                q.rq_ci = 0;
+            }
+        }
+        Ok(())
     }
 
     /// Destroy a QP: move it to RESET in the engine (outstanding work is discarded) and free
     /// its rings.
     pub fn destroy_qp(&mut self, qp: QueuePair) -> Result<()> {
         if !self.qps.contains_key(&qp.0) {
-            return Err(DriverError::Invalid(format!("QP {} does not exist", qp.0)));
+            return Err(DriverError::UnknownQp(qp.0));
         }
         let reset = QpAttr { state: QpState::Reset, ..QpAttr::default() };
         self.modify_qp(qp, &reset, QpAttrMask::STATE)?;
@@ -385,6 +581,9 @@ impl<B: Backend> Device<B> {
 
     /// Read a QP's context back from the engine.
     pub fn query_qp(&mut self, qp: QueuePair) -> Result<QpCtx> {
+        if !self.qps.contains_key(&qp.0) {
+            return Err(DriverError::UnknownQp(qp.0));
+        }
         self.command(CmdOpcode::QpRead, qp.0, None, 0)?;
         Ok(QpCtx::decode(&self.read_back())?)
     }
@@ -392,7 +591,7 @@ impl<B: Backend> Device<B> {
     /// Post send work requests (one doorbell for the batch).
     pub fn post_send(&mut self, qp: QueuePair, wrs: &[SendWr<'_>]) -> Result<()> {
         let Device { b, qps, sq_stage: SqStage(stage), .. } = self;
-        let q = qps.get_mut(&qp.0).ok_or_else(|| DriverError::Invalid(format!("QP {} does not exist", qp.0)))?;
+        let q = qps.get_mut(&qp.0).ok_or(DriverError::UnknownQp(qp.0))?;
         let size = 1u32 << q.sq_log;
         if q.sq_shadow.len() + wrs.len() > size as usize {
             return Err(DriverError::QueueFull("send queue"));
@@ -422,7 +621,7 @@ impl<B: Backend> Device<B> {
 
     /// Post receive work requests (one doorbell for the batch).
     pub fn post_recv(&mut self, qp: QueuePair, wrs: &[RecvWr<'_>]) -> Result<()> {
-        let q = self.qps.get_mut(&qp.0).ok_or_else(|| DriverError::Invalid(format!("QP {} does not exist", qp.0)))?;
+        let q = self.qps.get_mut(&qp.0).ok_or(DriverError::UnknownQp(qp.0))?;
         let size = 1u32 << q.rq_log;
         if q.rq_pi.wrapping_sub(q.rq_ci) as usize + wrs.len() > size as usize {
             return Err(DriverError::QueueFull("receive queue"));
@@ -452,7 +651,7 @@ impl<B: Backend> Device<B> {
     /// Poll up to `out.len()` completions; returns how many were written. One CQ doorbell
     /// per call returns the consumed entries to the engine.
     pub fn poll_cq(&mut self, cq: CompletionQueue, out: &mut [WorkCompletion]) -> Result<usize> {
-        let c = self.cqs.get(&cq.0).ok_or_else(|| DriverError::Invalid(format!("CQ {} does not exist", cq.0)))?;
+        let c = self.cqs.get(&cq.0).ok_or(DriverError::UnknownCq(cq.0))?;
         let (ring, log, mut ci) = (c.ring, c.log_size, c.ci);
         let mut n = 0;
         while n < out.len() {
@@ -652,7 +851,7 @@ mod tests {
         // more than the ring has free
         let c: Vec<SendWr> = (0..15).map(wr).collect();
         assert!(matches!(dev.post_send(qp, &c), Err(DriverError::QueueFull(_))));
-        assert!(matches!(dev.post_send(QueuePair(999), &c), Err(DriverError::Invalid(_))));
+        assert!(matches!(dev.post_send(QueuePair(999), &c), Err(DriverError::UnknownQp(999))));
         assert_eq!(sq_doorbells(&mut dev).len(), 2);
     }
 }

@@ -44,6 +44,38 @@ pub enum DriverError {
     /// An argument is out of range.
     #[error("invalid argument: {0}")]
     Invalid(String),
+    /// A range of bytes outside the memory it must lie in (an SGE or an access beyond its
+    /// region, a region beyond its buffer or wrapping the address space).
+    #[error("{what} [{off:#x}, +{len}) outside {size} bytes")]
+    OutOfBounds {
+        /// What the range is.
+        what: &'static str,
+        /// First byte.
+        off: u64,
+        /// Length.
+        len: u64,
+        /// Size of the memory it must lie in.
+        size: u64,
+    },
+    /// A QP number this device has no QP for.
+    #[error("QP {0} does not exist")]
+    UnknownQp(u32),
+    /// A CQ number this device has no CQ for.
+    #[error("CQ {0} does not exist")]
+    UnknownCq(u32),
+    /// An MR key this device has no region for.
+    #[error("MR key {0:#x} does not exist")]
+    UnknownMr(u32),
+    /// An object still in use by others cannot be destroyed (a CQ a QP completes into, a
+    /// PD with regions or QPs).
+    #[error("{0} is in use")]
+    Busy(&'static str),
+    /// A handle of another device (context) was passed.
+    #[error("the {0} belongs to another device")]
+    ForeignHandle(&'static str),
+    /// The backend cannot do this (e.g. map application memory for DMA).
+    #[error("not supported by this backend: {0}")]
+    Unsupported(&'static str),
     /// A descriptor from the device did not decode.
     #[error("bad descriptor from the device: {0}")]
     Descriptor(#[from] ContractError),

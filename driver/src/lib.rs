@@ -13,6 +13,7 @@
 #![warn(missing_docs)]
 
 pub mod backend;
+pub mod context;
 pub mod device;
 pub mod error;
 pub mod verbs;
@@ -21,6 +22,7 @@ pub mod vfio;
 mod wqe;
 
 pub use backend::{Backend, DmaBuf};
+pub use context::{Context, Cq, Mr, Pd, Qp};
 pub use device::Device;
 pub use error::DriverError;
 pub use verbs::*;

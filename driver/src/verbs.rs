@@ -6,9 +6,17 @@ pub use roce_model::contract::{AccessFlags, CqeOpcode, CqeStatus, Encap, PathMtu
 
 use crate::backend::DmaBuf;
 
-/// A protection domain.
+/// A protection domain. Handles are made by [`crate::Device`] only (their number cannot be
+/// turned into a handle), so a call can only name an object that device made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct ProtectionDomain(pub u32);
+pub struct ProtectionDomain(pub(crate) u32);
+
+impl ProtectionDomain {
+    /// The PD number.
+    pub fn number(self) -> u32 {
+        self.0
+    }
+}
 
 /// A registered memory region. Its virtual addresses are the DMA addresses of the buffer
 /// (`va = iova`), so local SGEs and remote RDMA addresses are both `buf.iova + offset`.
@@ -37,13 +45,20 @@ impl MemoryRegion {
     }
 }
 
-/// A completion queue handle.
+/// A completion queue handle (made by [`crate::Device::create_cq`] only).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct CompletionQueue(pub u32);
+pub struct CompletionQueue(pub(crate) u32);
 
-/// A queue pair handle.
+impl CompletionQueue {
+    /// The CQ number (its index in the engine).
+    pub fn number(self) -> u32 {
+        self.0
+    }
+}
+
+/// A queue pair handle (made by [`crate::Device::create_qp`] only).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct QueuePair(pub u32);
+pub struct QueuePair(pub(crate) u32);
 
 impl QueuePair {
     /// The QP number.

@@ -110,7 +110,7 @@ fn arbitrary_packets_never_write_outside_registered_memory() {
         }
         let cq_ring = {
             let n = pair.b.node.borrow();
-            let c = n.engine.cq(pair.b.cq.0).expect("cq").ring;
+            let c = n.engine.cq(pair.b.cq.number()).expect("cq").ring;
             (c.base, (32u64) << c.log_size)
         };
         pair.b.node.borrow_mut().mem.track_writes = true;

@@ -108,8 +108,13 @@ pub struct VfioStats {
 
 #[derive(Debug)]
 struct DmaEntry {
-    mem: DmaMemory,
+    /// The backend's own memory (`dma_alloc`); `None` for application memory mapped with
+    /// `map_user`, which the CPU accesses directly, not through the backend.
+    mem: Option<DmaMemory>,
+    /// Device address of the buffer's first byte.
     iova: u64,
+    /// Start of the IOMMU mapping (page aligned; `iova` for `dma_alloc` buffers).
+    map_iova: u64,
     /// Bytes the user asked for (the `DmaBuf` length).
     len: usize,
     /// Bytes mapped (page multiple).
@@ -376,9 +381,9 @@ impl<S: VfioSys> VfioBackend<S> {
     }
 
     fn unmap_entry(&mut self, e: DmaEntry) {
-        match self.sys.dma_unmap(&self.container, e.iova, e.size) {
+        match self.sys.dma_unmap(&self.container, e.map_iova, e.size) {
             Ok(n) if n == e.size => {
-                self.iova.free(e.iova);
+                self.iova.free(e.map_iova);
                 drop(e.mem);
             }
             _ => {
@@ -429,7 +434,7 @@ impl<S: VfioSys> Backend for VfioBackend<S> {
         }
         let id = self.next_id;
         self.next_id += 1;
-        self.dma.insert(id, DmaEntry { mem, iova, len, size });
+        self.dma.insert(id, DmaEntry { mem: Some(mem), iova, map_iova: iova, len, size });
         Ok(DmaBuf { iova, len, id })
     }
 
@@ -446,15 +451,44 @@ impl<S: VfioSys> Backend for VfioBackend<S> {
     }
 
     fn mem_read(&self, buf: &DmaBuf, off: usize, out: &mut [u8]) {
-        let ok = self.entry(buf, off, out.len()).is_some_and(|e| e.mem.read(off, out));
+        let ok = self.entry(buf, off, out.len()).is_some_and(|e| e.mem.as_ref().is_some_and(|m| m.read(off, out)));
         if !ok {
             out.fill(0);
             self.bad_mem.fetch_add(1, Ordering::Relaxed);
         }
     }
 
+    unsafe fn map_user(&mut self, addr: *mut u8, len: usize) -> Result<DmaBuf> {
+        // The IOMMU maps whole pages: the pages covering [addr, addr + len), at an IOVA whose
+        // offset in its page is addr's.
+        let page = self.iova.page();
+        let start = (addr as u64) & !(page - 1);
+        let exhausted = |s: &Self| VfioError::IovaExhausted { len, base: s.iova.base(), limit: s.iova.limit() };
+        let span = (addr as u64 - start).checked_add(len as u64).ok_or_else(|| exhausted(self))?;
+        let span = usize::try_from(span).map_err(|_| exhausted(self))?;
+        let size = self.iova.map_size(span).ok_or_else(|| exhausted(self))?;
+        let iova = self.iova.alloc(span).ok_or_else(|| exhausted(self))?;
+        // SAFETY: the caller guarantees [addr, addr + len) stays allocated until unmap_user;
+        // the rest of the first and last page belongs to the same mappings (pages are the
+        // unit of memory mapping), and the kernel pins them for the device.
+        let r = unsafe { self.sys.dma_map(&self.container, iova, size, start as *mut u8) };
+        if let Err(source) = r {
+            self.iova.free(iova);
+            return Err(VfioError::DmaMap { iova, size, source }.into());
+        }
+        let id = self.next_id;
+        self.next_id += 1;
+        let dev = iova + (addr as u64 - start);
+        self.dma.insert(id, DmaEntry { mem: None, iova: dev, map_iova: iova, len, size });
+        Ok(DmaBuf { iova: dev, len, id })
+    }
+
+    fn unmap_user(&mut self, buf: DmaBuf) {
+        self.dma_free(buf);
+    }
+
     fn mem_write(&mut self, buf: &DmaBuf, off: usize, data: &[u8]) {
-        let ok = self.entry(buf, off, data.len()).is_some_and(|e| e.mem.write(off, data));
+        let ok = self.entry(buf, off, data.len()).is_some_and(|e| e.mem.as_ref().is_some_and(|m| m.write(off, data)));
         if !ok {
             self.bad_mem.fetch_add(1, Ordering::Relaxed);
         }

@@ -1,14 +1,15 @@
 //! The Verilated engine (`hdl/rtl/roce_engine.sv`) as a node of the simulator: its MAC
 //! ports fed from and drained to frame queues at the line rate, its DMA ports served from
-//! host memory (a [`HostMem`], the same model the engine model uses) with a read latency,
-//! and its AXI4-Lite register port driven by blocking MMIO reads and writes, so
-//! `roce-driver` programs it exactly as it programs the model or a board.
+//! host memory (any [`Dma`]: the [`roce_model::engine::HostMem`] the engine model uses, or
+//! an application's own memory) with a read latency, and its AXI4-Lite register port
+//! driven by blocking MMIO reads and writes, so `roce-driver` programs it exactly as it
+//! programs the model or a board.
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
 
 use roce_model::engine::regs::counter_field;
-use roce_model::engine::{Counters, Dma, HostMem};
+use roce_model::engine::{Counters, Dma};
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -271,7 +272,7 @@ impl HdlEngine {
 
     /// One clock cycle with every port serviced, host memory `mem` behind the DMA ports
     /// (AXI4-Lite inputs as set by the caller).
-    pub fn cycle(&mut self, mem: &mut HostMem) {
+    pub fn cycle(&mut self, mem: &mut impl Dma) {
         let now = self.cycle;
         if self.cfg.fst.is_some() && self.tracing != self.cfg.fst_window.contains(&now) {
             self.tracing = !self.tracing;
@@ -423,14 +424,14 @@ impl HdlEngine {
     }
 
     /// Run until cycle `t`.
-    pub fn run_to(&mut self, t: u64, mem: &mut HostMem) {
+    pub fn run_to(&mut self, t: u64, mem: &mut impl Dma) {
         while self.cycle < t {
             self.cycle(mem);
         }
     }
 
     /// The event counters, read back through their registers.
-    pub fn counters(&mut self, mem: &mut HostMem) -> Result<Counters, SimError> {
+    pub fn counters(&mut self, mem: &mut impl Dma) -> Result<Counters, SimError> {
         let mut c = Counters::default();
         for off in (0x400u32..0x500).step_by(8) {
             let lo = self.read32(off, mem)?;
@@ -443,7 +444,7 @@ impl HdlEngine {
     }
 
     /// A blocking 32-bit register write (AXI4-Lite), the engine running meanwhile.
-    pub fn write32(&mut self, off: u32, val: u32, mem: &mut HostMem) -> Result<(), SimError> {
+    pub fn write32(&mut self, off: u32, val: u32, mem: &mut impl Dma) -> Result<(), SimError> {
         let a = self.p.axil;
         self.dut.set_u64(a[0], u64::from(off));
         self.dut.set_u64(a[3], u64::from(val));
@@ -470,7 +471,7 @@ impl HdlEngine {
     }
 
     /// A blocking 32-bit register read (AXI4-Lite), the engine running meanwhile.
-    pub fn read32(&mut self, off: u32, mem: &mut HostMem) -> Result<u32, SimError> {
+    pub fn read32(&mut self, off: u32, mem: &mut impl Dma) -> Result<u32, SimError> {
         let a = self.p.axil;
         self.dut.set_u64(a[10], u64::from(off));
         let mut ar = false;
