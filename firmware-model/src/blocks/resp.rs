@@ -7,40 +7,8 @@
 //! into one [`Response`] per request as the HDL's `rd_rsp_t` describes them) and the
 //! receive completions (`Engine::completion_log`). Operation-level, not cycle-level.
 
-use crate::contract::records::QpAttr;
-use crate::contract::QpCtx;
 use crate::engine::{Dma, DmaError, TxPkt};
 use crate::wire::Opcode;
-
-/// The QP attribute record (`roce_rec_pkg::qp_attr_t`) of a QP context as `QP_READ` gives it.
-pub fn qp_attr(c: &QpCtx) -> QpAttr {
-    QpAttr {
-        path_mtu: c.path_mtu,
-        encap: c.encap,
-        timeout: c.timeout,
-        retry_cnt: c.retry_cnt,
-        rnr_retry: c.rnr_retry,
-        min_rnr_timer: c.min_rnr_timer,
-        max_rd_atomic: c.max_rd_atomic,
-        max_dest_rd_atomic: c.max_dest_rd_atomic,
-        pd: c.pd,
-        access: c.access,
-        dest_qpn: c.dest_qpn,
-        send_cq: c.send_cq,
-        recv_cq: c.recv_cq,
-        sq_base: c.sq_base,
-        rq_base: c.rq_base,
-        sq_log_size: c.sq_log_size,
-        rq_log_size: c.rq_log_size,
-        dscp: c.dscp,
-        hop_limit: c.hop_limit,
-        udp_sport: c.udp_sport,
-        vlan: c.vlan,
-        dest_mac: c.dest_mac,
-        flow_label: c.flow_label,
-        dest_ip: c.dest_ip,
-    }
-}
 
 /// A response the responder asked the TX side to send, as `rd_rsp_t` states it: READ
 /// responses (`orig` None; `data` = every response payload in order) or an ATOMIC

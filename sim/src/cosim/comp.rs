@@ -29,7 +29,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use roce_model::blocks::comp;
 use roce_model::blocks::req::{self, comp_rd, req_rd};
-use roce_model::blocks::resp::{qp_attr, Recorder};
+use roce_model::blocks::resp::Recorder;
 use roce_model::blocks::rx_parse;
 use roce_model::contract::records::{CompRd, QpAttr, RxFlags, SqWin};
 use roce_model::contract::{Cqe, QpState};
@@ -96,7 +96,7 @@ fn snap(eng: &Engine, q: u32) -> Snap {
             q,
             rv: ReqView::of(qp),
             win: req::window(qp).into_iter().collect(),
-            attr: words_of(&qp_attr(&qp.to_ctx()).encode()),
+            attr: words_of(&qp.to_attr().encode()),
             state: u64::from(qp.state.code()),
         },
         None => {
@@ -325,9 +325,9 @@ pub fn comp_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<CompReport, SimError
         if let Some(f) = &offer {
             let h = rx_parse::parse(f);
             dut.set(p.rsp_h, &words_of(&h.encode()));
-            let (a, st) = eng.qp(h.dest_qp).map_or((vec![0u8; QpAttr::SIZE], 0), |q| {
-                (qp_attr(&q.to_ctx()).encode().to_vec(), u64::from(q.state.code()))
-            });
+            let (a, st) = eng
+                .qp(h.dest_qp)
+                .map_or((vec![0u8; QpAttr::SIZE], 0), |q| (q.to_attr().encode().to_vec(), u64::from(q.state.code())));
             dut.set(p.rsp_a, &words_of(&a));
             dut.set_u64(p.rsp_s, st);
         }

@@ -30,7 +30,6 @@ use std::collections::{BTreeMap, VecDeque};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use roce_model::blocks::req::{self, comp_rd, desc_of, headers_of, req_rd};
-use roce_model::blocks::resp::qp_attr;
 use roce_model::contract::records::{ReqRd, SqWin, TxDesc};
 use roce_model::contract::{QpState, SqWqe};
 use roce_model::engine::comp::ReqView;
@@ -427,7 +426,7 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
             }
             rep.visits += 1;
             let (cv, attr, state) = match eng.qp(q) {
-                Some(qp) => (CompView::of(qp), qp_attr(&qp.to_ctx()).encode().to_vec(), qp.state.code()),
+                Some(qp) => (CompView::of(qp), qp.to_attr().encode().to_vec(), qp.state.code()),
                 None => (CompView::default(), vec![0u8; 80], 0),
             };
             comp_q.push_back((now + 2, words_of(&comp_rd(&cv).encode())));

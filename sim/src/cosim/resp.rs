@@ -22,7 +22,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use roce_model::blocks::resp::{qp_attr, responses, Recorder, Response};
+use roce_model::blocks::resp::{responses, Recorder, Response};
 use roce_model::blocks::rx_parse;
 use roce_model::contract::records::{QpAttr, RxFlags, RxHdr};
 use roce_model::contract::Cqe;
@@ -230,7 +230,7 @@ pub fn resp_lockstep(
     let mut attrs: BTreeMap<u32, QpAttr> = BTreeMap::new();
     for &q in qpns {
         let qp = eng.qp(q).ok_or_else(|| SimError::Config(format!("QP {q} does not exist")))?;
-        attrs.insert(q, qp_attr(&qp.to_ctx()));
+        attrs.insert(q, qp.to_attr());
     }
     let mut mmem = mem;
     eng.trace_events = true;
