@@ -223,8 +223,7 @@ module roce_u250_top #(
   logic         tx_tvalid, tx_tready, tx_tlast, tx_tuser;
 
   logic                 rdq_valid, rdq_ready, rd_tvalid, rd_tready, rd_tlast, rd_tuser;
-  logic [63:0]          rdq_addr, wrq_addr;
-  logic [15:0]          rdq_len, wrq_len;
+  roce_rec_pkg::dma_req_t rdq, wrq;
   logic [DMA_TAG_W-1:0] rdq_tag, rd_tid;
   logic [511:0]         rd_tdata, wr_tdata;
   logic                 wrq_valid, wrq_ready, wr_tvalid, wr_tready, wr_tlast;
@@ -247,12 +246,11 @@ module roce_u250_top #(
     .s_axis_rx_tready(rx_tready), .s_axis_rx_tlast(rx_tlast), .s_axis_rx_tuser(rx_tuser),
     .m_axis_tx_tdata(tx_tdata), .m_axis_tx_tkeep(tx_tkeep), .m_axis_tx_tvalid(tx_tvalid),
     .m_axis_tx_tready(tx_tready), .m_axis_tx_tlast(tx_tlast), .m_axis_tx_tuser(tx_tuser),
-    .m_dma_rd_valid(rdq_valid), .m_dma_rd_ready(rdq_ready), .m_dma_rd_addr(rdq_addr),
-    .m_dma_rd_len(rdq_len), .m_dma_rd_tag(rdq_tag),
+    .m_dma_rd_valid(rdq_valid), .m_dma_rd_ready(rdq_ready), .m_dma_rd(rdq),
+    .m_dma_rd_tag(rdq_tag),
     .s_dma_rd_tdata(rd_tdata), .s_dma_rd_tvalid(rd_tvalid), .s_dma_rd_tready(rd_tready),
     .s_dma_rd_tlast(rd_tlast), .s_dma_rd_tuser(rd_tuser), .s_dma_rd_tid(rd_tid),
-    .m_dma_wr_valid(wrq_valid), .m_dma_wr_ready(wrq_ready), .m_dma_wr_addr(wrq_addr),
-    .m_dma_wr_len(wrq_len),
+    .m_dma_wr_valid(wrq_valid), .m_dma_wr_ready(wrq_ready), .m_dma_wr(wrq),
     .m_axis_dma_wr_tdata(wr_tdata), .m_axis_dma_wr_tkeep(wr_tkeep),
     .m_axis_dma_wr_tvalid(wr_tvalid), .m_axis_dma_wr_tready(wr_tready),
     .m_axis_dma_wr_tlast(wr_tlast),
@@ -264,12 +262,11 @@ module roce_u250_top #(
   roce_dma_axi #(.TAG_W(DMA_TAG_W), .ID_W(AXI_ID_W), .MAX_BURST(64), .RD_QUEUE(16),
                  .WR_QUEUE(4), .WR_ID(0)) u_dma (
     .clk, .rst(core_rst),
-    .s_dma_rd_valid(rdq_valid), .s_dma_rd_ready(rdq_ready), .s_dma_rd_addr(rdq_addr),
-    .s_dma_rd_len(rdq_len), .s_dma_rd_tag(rdq_tag),
+    .s_dma_rd_valid(rdq_valid), .s_dma_rd_ready(rdq_ready), .s_dma_rd(rdq),
+    .s_dma_rd_tag(rdq_tag),
     .m_dma_rd_tdata(rd_tdata), .m_dma_rd_tvalid(rd_tvalid), .m_dma_rd_tready(rd_tready),
     .m_dma_rd_tlast(rd_tlast), .m_dma_rd_tuser(rd_tuser), .m_dma_rd_tid(rd_tid),
-    .s_dma_wr_valid(wrq_valid), .s_dma_wr_ready(wrq_ready), .s_dma_wr_addr(wrq_addr),
-    .s_dma_wr_len(wrq_len),
+    .s_dma_wr_valid(wrq_valid), .s_dma_wr_ready(wrq_ready), .s_dma_wr(wrq),
     .s_axis_dma_wr_tdata(wr_tdata), .s_axis_dma_wr_tkeep(wr_tkeep),
     .s_axis_dma_wr_tvalid(wr_tvalid), .s_axis_dma_wr_tready(wr_tready),
     .s_axis_dma_wr_tlast(wr_tlast),

@@ -70,9 +70,7 @@ module roce_comp #(
   // context ops (roce_qp_ctx)
   input  wire logic              s_ctx_valid,
   output      logic              s_ctx_ready,
-  input  wire logic [7:0]        s_ctx_op,
-  input  wire logic [23:0]       s_ctx_qpn,
-  input  wire logic [31:0]       s_ctx_arg,
+  input  wire roce_rec_pkg::ctx_op_req_t s_ctx,
   output      logic              ctx_done,
 
   // state reads (QP_READ)
@@ -120,22 +118,16 @@ module roce_comp #(
   // L_Key checks (roce_mr_check; results in order)
   output      logic              m_mr_valid,
   input  wire logic              m_mr_ready,
-  output      logic [31:0]       m_mr_key,
-  output      logic [31:0]       m_mr_pd,
-  output      logic [63:0]       m_mr_va,
-  output      logic [31:0]       m_mr_len,
-  output      logic [3:0]        m_mr_need,
+  output      roce_rec_pkg::mr_req_t m_mr,
   output      logic [1:0]        m_mr_user,
   input  wire logic              s_mr_valid,
-  input  wire logic [2:0]        s_mr_status,
-  input  wire logic [63:0]       s_mr_dma,
+  input  wire roce_rec_pkg::mr_res_t s_mr,
   input  wire logic [1:0]        s_mr_user,
 
   // DMA reads (WQEs again, wr_id of flushed WQEs): lane-0 aligned data, tuser = failed
   output      logic              m_dma_rd_valid,
   input  wire logic              m_dma_rd_ready,
-  output      logic [63:0]       m_dma_rd_addr,
-  output      logic [15:0]       m_dma_rd_len,
+  output      roce_rec_pkg::dma_req_t m_dma_rd,
   input  wire logic [511:0]      s_dma_rd_tdata,
   input  wire logic              s_dma_rd_tvalid,
   output      logic              s_dma_rd_tready,
@@ -145,8 +137,7 @@ module roce_comp #(
   // DMA writes (READ data, atomic results)
   output      logic              m_dma_wr_valid,
   input  wire logic              m_dma_wr_ready,
-  output      logic [63:0]       m_dma_wr_addr,
-  output      logic [15:0]       m_dma_wr_len,
+  output      roce_rec_pkg::dma_req_t m_dma_wr,
   output      logic [511:0]      m_axis_dma_wr_tdata,
   output      logic [63:0]       m_axis_dma_wr_tkeep,
   output      logic              m_axis_dma_wr_tvalid,
@@ -781,19 +772,20 @@ module roce_comp #(
   assign wk_stop = wk_i == sgn || wk_i == 3'd4 || wk_rest == 13'd0;
   assign wk_lt = wk_len[31:13] == 19'd0 && wk_len[12:0] < wk_rest;  // the SGE ends first
   always_comb begin
-    m_mr_key = pc_key[31:0];
-    m_mr_va = pc_va[63:0];
-    m_mr_len = pc_len[31:0];
+    m_mr.op = 1'b0;
+    m_mr.need = ACC_LOCAL_WRITE;
+    m_mr.pd = a.pd;
+    m_mr.key = pc_key[31:0];
+    m_mr.va = pc_va[63:0];
+    m_mr.len = pc_len[31:0];
     for (int k = 1; k < 4; k++) begin
       if (mr_i == 3'(k)) begin
-        m_mr_key = pc_key[32*k +: 32];
-        m_mr_va = pc_va[64*k +: 64];
-        m_mr_len = pc_len[32*k +: 32];
+        m_mr.key = pc_key[32*k +: 32];
+        m_mr.va = pc_va[64*k +: 64];
+        m_mr.len = pc_len[32*k +: 32];
       end
     end
   end
-  assign m_mr_pd = a.pd;
-  assign m_mr_need = ACC_LOCAL_WRITE;
   assign m_mr_user = mr_i[1:0];
 
   // the scatter: the response's payload, or the atomic's original data as one beat
@@ -816,7 +808,7 @@ module roce_comp #(
     .s_cmd_len(sc_len), .s_cmd_addr(sc_addr),
     .s_axis_pay_tdata(sp_data), .s_axis_pay_tkeep(sp_keep), .s_axis_pay_tvalid(sp_valid),
     .s_axis_pay_tready(sp_ready), .s_axis_pay_tlast(sp_last),
-    .m_dma_wr_valid, .m_dma_wr_ready, .m_dma_wr_addr, .m_dma_wr_len,
+    .m_dma_wr_valid, .m_dma_wr_ready, .m_dma_wr,
     .m_axis_dma_wr_tdata, .m_axis_dma_wr_tkeep, .m_axis_dma_wr_tvalid, .m_axis_dma_wr_tready,
     .m_axis_dma_wr_tlast
   );
@@ -852,7 +844,7 @@ module roce_comp #(
       if (s_ctx_valid) begin
         dbg_op_valid = 1'b1;
         dbg_op_kind = 3'd4;
-        dbg_op_qpn = s_ctx_qpn;
+        dbg_op_qpn = s_ctx.qpn;
       end else if (s_strd_valid) begin
         dbg_op_valid = 1'b0;
       end else if (s_kick_valid) begin
@@ -873,7 +865,7 @@ module roce_comp #(
   always_comb begin
     row_raddr = q;
     if (idle) begin
-      if (s_ctx_valid) row_raddr = s_ctx_qpn[LOG_N-1:0];
+      if (s_ctx_valid) row_raddr = s_ctx.qpn[LOG_N-1:0];
       else if (s_strd_valid) row_raddr = s_strd_qpn[LOG_N-1:0];
       else row_raddr = dbg_op_qpn[LOG_N-1:0];
     end
@@ -954,8 +946,8 @@ module roce_comp #(
       mr_got <= mr_got + 1'b1;
       for (int k = 0; k < 4; k++) begin
         if (s_mr_user == 2'(k)) begin
-          pc_ok[k] <= s_mr_status == 3'd0;
-          pc_dma[64*k +: 64] <= s_mr_dma;
+          pc_ok[k] <= s_mr.status == 3'd0;
+          pc_dma[64*k +: 64] <= s_mr.dma;
         end
       end
     end
@@ -984,14 +976,14 @@ module roce_comp #(
         tick_l <= now_tick;
         if (s_ctx_valid) begin
           kind <= K_CTX;
-          q <= s_ctx_qpn[LOG_N-1:0];
-          q24 <= s_ctx_qpn;
-          k_op <= s_ctx_op;
-          k_arg <= s_ctx_arg;
+          q <= s_ctx.qpn[LOG_N-1:0];
+          q24 <= s_ctx.qpn;
+          k_op <= s_ctx.code;
+          k_arg <= s_ctx.arg;
           m_rd_valid <= 1'b1;
-          m_rd_qpn <= s_ctx_qpn;
+          m_rd_qpn <= s_ctx.qpn;
           m_attr_valid <= 1'b1;
-          m_attr_qpn <= s_ctx_qpn;
+          m_attr_qpn <= s_ctx.qpn;
           st <= S_WAIT;
         end else if (s_strd_valid) begin
           kind <= K_STRD;
@@ -1291,8 +1283,8 @@ module roce_comp #(
           st <= S_PC_SKIP;  // (wk_go)
         end else begin
           m_dma_rd_valid <= 1'b1;
-          m_dma_rd_addr <= ring_addr;
-          m_dma_rd_len <= 16'd128;
+          m_dma_rd.addr <= ring_addr;
+          m_dma_rd.len <= 16'd128;
           dr_hi <= 1'b0;
           dr_err <= 1'b0;
           st <= S_SG_RD;
@@ -1596,8 +1588,8 @@ module roce_comp #(
           st <= S_WB;
         end else if (!m_dma_rd_valid) begin
           m_dma_rd_valid <= 1'b1;
-          m_dma_rd_addr <= ring_addr;
-          m_dma_rd_len <= 16'd8;
+          m_dma_rd.addr <= ring_addr;
+          m_dma_rd.len <= 16'd8;
           st <= S_U_DATA;
         end
       end

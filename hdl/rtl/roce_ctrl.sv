@@ -5,7 +5,7 @@
 // roce_mr_check (MR_WRITE, MR_READ, MR_INVALIDATE); NOP completes at once, other opcodes with
 // BAD_OPCODE. CQ doorbells go to roce_cq, SQ/RQ doorbells out on m_axis_db; STATUS.READY is
 // the AND of the tables' init_done. Its other ports are the tables' transport sides: the
-// attribute ports (rx_attr_*, tx_attr_*), context ops (ctx_op_*), state reads (st_rd_*), QP
+// attribute ports (rx_attr_*, tx_attr_*), context ops (ctx_op_valid, ctx_op, ctx_op_done), state reads (st_rd_*), QP
 // errors (s_qp_err_*), completions and CQE writes, MR checks.
 // Model: the engine model's register interface (Engine::mmio_read / mmio_write).
 // Latency: as roce_regs for registers; a command's BUSY falls a cycle after its table's
@@ -97,9 +97,7 @@ module roce_ctrl #(
 
   // context ops toward the engine-state owners, state reads from them (roce_qp_ctx)
   output      logic                 ctx_op_valid,
-  output      logic [2:0]           ctx_op_code,
-  output      logic [23:0]          ctx_op_qpn,
-  output      logic [31:0]          ctx_op_arg,
+  output      roce_rec_pkg::ctx_op_req_t ctx_op,
   input  wire logic                 ctx_op_done,
   output      logic                 st_rd_valid,
   output      logic [23:0]          st_rd_qpn,
@@ -128,17 +126,11 @@ module roce_ctrl #(
   input  wire logic                 m_axis_dma_tready,
 
   // key checks (roce_mr_check)
-  input  wire logic                 s_axis_mr_op,
-  input  wire logic [31:0]          s_axis_mr_key,
-  input  wire logic [31:0]          s_axis_mr_pd,
-  input  wire logic [63:0]          s_axis_mr_va,
-  input  wire logic [31:0]          s_axis_mr_len,
-  input  wire logic [3:0]           s_axis_mr_need,
+  input  wire roce_rec_pkg::mr_req_t s_axis_mr,
   input  wire logic [15:0]          s_axis_mr_user,
   input  wire logic                 s_axis_mr_tvalid,
   output      logic                 s_axis_mr_tready,
-  output      logic [2:0]           m_axis_mr_status,
-  output      logic [63:0]          m_axis_mr_dma,
+  output      roce_rec_pkg::mr_res_t m_axis_mr,
   output      logic [15:0]          m_axis_mr_user,
   output      logic                 m_axis_mr_tvalid,
   input  wire logic                 m_axis_mr_tready
@@ -291,8 +283,7 @@ module roce_ctrl #(
     .rx_attr_valid(rx_attr_valid), .rx_attr(rx_attr), .rx_attr_state(rx_attr_state),
     .tx_attr_req_valid(tx_attr_req_valid), .tx_attr_req_qpn(tx_attr_req_qpn),
     .tx_attr_valid(tx_attr_valid), .tx_attr(tx_attr), .tx_attr_state(tx_attr_state),
-    .ctx_op_valid(ctx_op_valid), .ctx_op_code(ctx_op_code), .ctx_op_qpn(ctx_op_qpn),
-    .ctx_op_arg(ctx_op_arg), .ctx_op_done(ctx_op_done),
+    .ctx_op_valid(ctx_op_valid), .ctx_op(ctx_op), .ctx_op_done(ctx_op_done),
     .st_rd_valid(st_rd_valid), .st_rd_qpn(st_rd_qpn), .st_rd_done(st_rd_done),
     .st_rd_sq_psn(st_rd_sq_psn), .st_rd_rq_psn(st_rd_rq_psn), .st_rd_sq_pi(st_rd_sq_pi),
     .st_rd_sq_ci(st_rd_sq_ci), .st_rd_rq_pi(st_rd_rq_pi), .st_rd_rq_ci(st_rd_rq_ci),
@@ -318,12 +309,9 @@ module roce_ctrl #(
 
   roce_mr_check #(.LOG_N(LOG_MAX_MR), .USER_W(16)) u_mr (
     .clk(clk), .rst(rst), .soft_reset(soft_reset), .init_done(mr_init),
-    .s_axis_req_op(s_axis_mr_op), .s_axis_req_key(s_axis_mr_key), .s_axis_req_pd(s_axis_mr_pd),
-    .s_axis_req_va(s_axis_mr_va), .s_axis_req_len(s_axis_mr_len), .s_axis_req_need(s_axis_mr_need),
-    .s_axis_req_user(s_axis_mr_user), .s_axis_req_tvalid(s_axis_mr_tvalid),
+    .s_axis_req(s_axis_mr), .s_axis_req_user(s_axis_mr_user), .s_axis_req_tvalid(s_axis_mr_tvalid),
     .s_axis_req_tready(s_axis_mr_tready),
-    .m_axis_res_status(m_axis_mr_status), .m_axis_res_dma(m_axis_mr_dma),
-    .m_axis_res_user(m_axis_mr_user), .m_axis_res_tvalid(m_axis_mr_tvalid),
+    .m_axis_res(m_axis_mr), .m_axis_res_user(m_axis_mr_user), .m_axis_res_tvalid(m_axis_mr_tvalid),
     .m_axis_res_tready(m_axis_mr_tready),
     .cmd_valid(r_cmd_valid && tgt == T_MR), .cmd_ready(mr_cmd_ready), .cmd_opcode(r_cmd_op),
     .cmd_index(r_cmd_index), .cmd_data(r_cmd_data[511:0]), .cmd_done(mr_done), .cmd_error(mr_err),

@@ -38,8 +38,7 @@ module roce_dma_axi #(
   // ---- engine side: reads
   input  wire logic                 s_dma_rd_valid,
   output      logic                 s_dma_rd_ready,
-  input  wire logic [63:0]          s_dma_rd_addr,
-  input  wire logic [15:0]          s_dma_rd_len,
+  input  wire roce_rec_pkg::dma_req_t s_dma_rd,
   input  wire logic [TAG_W-1:0]     s_dma_rd_tag,
   output      logic [511:0]         m_dma_rd_tdata,
   output      logic                 m_dma_rd_tvalid,
@@ -51,8 +50,7 @@ module roce_dma_axi #(
   // ---- engine side: writes
   input  wire logic                 s_dma_wr_valid,
   output      logic                 s_dma_wr_ready,
-  input  wire logic [63:0]          s_dma_wr_addr,
-  input  wire logic [15:0]          s_dma_wr_len,
+  input  wire roce_rec_pkg::dma_req_t s_dma_wr,
   input  wire logic [511:0]         s_axis_dma_wr_tdata,
   input  wire logic [63:0]          s_axis_dma_wr_tkeep,
   input  wire logic                 s_axis_dma_wr_tvalid,
@@ -227,11 +225,11 @@ module roce_dma_axi #(
   logic rd_acc;
   assign rd_acc = s_dma_rd_valid && s_dma_rd_ready;
   logic [QE_W-1:0] rd_ent;
-  assign rd_ent = rd_entry(s_dma_rd_addr[5:0], s_dma_rd_len);
+  assign rd_ent = rd_entry(s_dma_rd.addr[5:0], s_dma_rd.len);
   logic [10:0] rd_ab;
-  assign rd_ab = axi_beats(s_dma_rd_addr[5:0], s_dma_rd_len);
+  assign rd_ab = axi_beats(s_dma_rd.addr[5:0], s_dma_rd.len);
   logic [6:0] rd_room;
-  assign rd_room = MB - 7'(s_dma_rd_addr[63:6] & MB_MASK);
+  assign rd_room = MB - 7'(s_dma_rd.addr[63:6] & MB_MASK);
   logic [10:0] ar_rest;
   assign ar_rest = ar_left - 11'(ar_room);
 
@@ -252,7 +250,7 @@ module roce_dma_axi #(
     end
     if (rd_acc) begin
       ar_busy <= 1'b1;
-      ar_b <= s_dma_rd_addr[63:6];
+      ar_b <= s_dma_rd.addr[63:6];
       ar_left <= rd_ab;
       ar_room <= rd_room;
       ar_fits <= rd_ab <= 11'(rd_room);
@@ -447,9 +445,9 @@ module roce_dma_axi #(
   logic wr_acc;
   assign wr_acc = s_dma_wr_valid && s_dma_wr_ready;
   logic [10:0] wr_ab;
-  assign wr_ab = axi_beats(s_dma_wr_addr[5:0], s_dma_wr_len);
+  assign wr_ab = axi_beats(s_dma_wr.addr[5:0], s_dma_wr.len);
   logic [6:0] wr_room;
-  assign wr_room = MB - 7'(s_dma_wr_addr[63:6] & MB_MASK);
+  assign wr_room = MB - 7'(s_dma_wr.addr[63:6] & MB_MASK);
   logic [10:0] aw_rest;
   assign aw_rest = aw_left - 11'(aw_room);
 
@@ -470,13 +468,13 @@ module roce_dma_axi #(
     end
     if (wr_acc) begin
       aw_busy <= 1'b1;
-      aw_b <= s_dma_wr_addr[63:6];
+      aw_b <= s_dma_wr.addr[63:6];
       aw_left <= wr_ab;
       aw_room <= wr_room;
       aw_fits <= wr_ab <= 11'(wr_room);
-      wq[wq_wp[WA-1:0]] <= {s_dma_wr_addr[5:0], (MB6 - s_dma_wr_addr[11:6]) & MB6,
-                            data_beats(s_dma_wr_len), wr_ab - 11'd1,
-                            6'(s_dma_wr_addr[5:0] + s_dma_wr_len[5:0])};
+      wq[wq_wp[WA-1:0]] <= {s_dma_wr.addr[5:0], (MB6 - s_dma_wr.addr[11:6]) & MB6,
+                            data_beats(s_dma_wr.len), wr_ab - 11'd1,
+                            6'(s_dma_wr.addr[5:0] + s_dma_wr.len[5:0])};
       wq_wp <= wq_wp + 1'b1;
     end
     if (rst) begin

@@ -5,6 +5,7 @@
 // read data comes back with its tag on s_rsp_tid and is routed to that client (shared data
 // bus, tvalid per client, tready from the addressed client). The DMA engine must return each
 // read's beats in order and reads of one tag in request order.
+// Ports: s_req holds N roce_rec_pkg::dma_req_t, client i at [DMA_REQ_W*i +: DMA_REQ_W].
 // Latency: a request is on m_req the cycle after it is granted (a registered output); data
 //   passes through combinationally.
 // Throughput: one request per cycle.
@@ -25,13 +26,11 @@ module roce_dma_rd_arb #(
 
   input  wire logic [N-1:0]      s_req_valid,
   output      logic [N-1:0]      s_req_ready,
-  input  wire logic [N*64-1:0]   s_req_addr,
-  input  wire logic [N*16-1:0]   s_req_len,
+  input  wire logic [N*roce_rec_pkg::DMA_REQ_W-1:0] s_req,
 
   output      logic              m_req_valid,
   input  wire logic              m_req_ready,
-  output      logic [63:0]       m_req_addr,
-  output      logic [15:0]       m_req_len,
+  output      roce_rec_pkg::dma_req_t m_req,
   output      logic [TAG_W-1:0]  m_req_tag,
 
   input  wire logic [511:0]      s_rsp_tdata,
@@ -83,15 +82,12 @@ module roce_dma_rd_arb #(
   assign s_req_ready = sel & {N{!m_req_valid || m_req_ready}};
 
   // one-hot (AND-OR) multiplexers
-  logic [63:0] sel_addr;
-  logic [15:0] sel_len;
+  roce_rec_pkg::dma_req_t sel_req;
   always_comb begin
-    sel_addr = '0;
-    sel_len = '0;
+    sel_req = '0;
     for (int i = 0; i < N; i++) begin
       if (sel[i]) begin
-        sel_addr = sel_addr | s_req_addr[64*i +: 64];
-        sel_len = sel_len | s_req_len[16*i +: 16];
+        sel_req = sel_req | s_req[roce_rec_pkg::DMA_REQ_W*i +: roce_rec_pkg::DMA_REQ_W];
       end
     end
   end
@@ -100,8 +96,7 @@ module roce_dma_rd_arb #(
     if (m_req_valid && m_req_ready) m_req_valid <= 1'b0;
     if (take) begin
       m_req_valid <= 1'b1;
-      m_req_addr <= sel_addr;
-      m_req_len <= sel_len;
+      m_req <= sel_req;
       m_req_tag <= TAG_W'(pick);
       last <= pick;
     end

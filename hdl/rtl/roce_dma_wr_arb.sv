@@ -6,6 +6,7 @@
 // round-robin, so writes never interleave and stay in order per client; a client is granted
 // only when it offers both a request and a data beat, so a client whose data waits does not
 // hold the port.
+// Ports: s_req holds N roce_rec_pkg::dma_req_t, client i at [DMA_REQ_W*i +: DMA_REQ_W].
 // Latency: request and data pass through combinationally once granted; a grant takes one
 //   cycle after the previous write's last beat.
 // Throughput: one beat per cycle within a write; one idle cycle between writes.
@@ -24,8 +25,7 @@ module roce_dma_wr_arb #(
 
   input  wire logic [N-1:0]      s_req_valid,
   output      logic [N-1:0]      s_req_ready,
-  input  wire logic [N*64-1:0]   s_req_addr,
-  input  wire logic [N*16-1:0]   s_req_len,
+  input  wire logic [N*roce_rec_pkg::DMA_REQ_W-1:0] s_req,
   input  wire logic [N*512-1:0]  s_tdata,
   input  wire logic [N*64-1:0]   s_tkeep,
   input  wire logic [N-1:0]      s_tvalid,
@@ -34,8 +34,7 @@ module roce_dma_wr_arb #(
 
   output      logic              m_req_valid,
   input  wire logic              m_req_ready,
-  output      logic [63:0]       m_req_addr,
-  output      logic [15:0]       m_req_len,
+  output      roce_rec_pkg::dma_req_t m_req,
   output      logic [511:0]      m_tdata,
   output      logic [63:0]       m_tkeep,
   output      logic              m_tvalid,
@@ -79,15 +78,13 @@ module roce_dma_wr_arb #(
 
   // one-hot (AND-OR) multiplexers on the grant holder
   always_comb begin
-    m_req_addr = '0;
-    m_req_len = '0;
+    m_req = '0;
     m_tdata = '0;
     m_tkeep = '0;
     m_tlast = 1'b0;
     for (int i = 0; i < N; i++) begin
       if (g[i]) begin
-        m_req_addr = m_req_addr | s_req_addr[64*i +: 64];
-        m_req_len = m_req_len | s_req_len[16*i +: 16];
+        m_req = m_req | s_req[roce_rec_pkg::DMA_REQ_W*i +: roce_rec_pkg::DMA_REQ_W];
         m_tdata = m_tdata | s_tdata[512*i +: 512];
         m_tkeep = m_tkeep | s_tkeep[64*i +: 64];
         m_tlast = m_tlast | s_tlast[i];

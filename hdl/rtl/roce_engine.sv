@@ -67,8 +67,7 @@ module roce_engine #(
 
   output      logic                 m_dma_rd_valid,
   input  wire logic                 m_dma_rd_ready,
-  output      logic [63:0]          m_dma_rd_addr,
-  output      logic [15:0]          m_dma_rd_len,
+  output      roce_rec_pkg::dma_req_t m_dma_rd,
   output      logic [DMA_TAG_W-1:0] m_dma_rd_tag,
   input  wire logic [511:0]         s_dma_rd_tdata,
   input  wire logic                 s_dma_rd_tvalid,
@@ -79,8 +78,7 @@ module roce_engine #(
 
   output      logic                 m_dma_wr_valid,
   input  wire logic                 m_dma_wr_ready,
-  output      logic [63:0]          m_dma_wr_addr,
-  output      logic [15:0]          m_dma_wr_len,
+  output      roce_rec_pkg::dma_req_t m_dma_wr,
   output      logic [511:0]         m_axis_dma_wr_tdata,
   output      logic [63:0]          m_axis_dma_wr_tkeep,
   output      logic                 m_axis_dma_wr_tvalid,
@@ -128,9 +126,7 @@ module roce_engine #(
   logic [2:0]   rx_attr_state, tx_attr_state;
 
   logic         ctx_op_valid, ctx_op_done;
-  logic [2:0]   ctx_op_code;
-  logic [23:0]  ctx_op_qpn;
-  logic [31:0]  ctx_op_arg;
+  roce_rec_pkg::ctx_op_req_t ctx_op;
   logic         st_rd_valid, st_rd_done;
   logic [23:0]  st_rd_qpn, st_rd_rq_psn, st_rd_sq_psn;
   logic [15:0]  st_rd_rq_pi, st_rd_rq_ci, st_rd_sq_pi, st_rd_sq_ci;
@@ -146,13 +142,10 @@ module roce_engine #(
   logic [255:0] cqe_data;
   logic         cqe_valid, cqe_ready;
 
-  logic         mr_valid, mr_ready, mr_op;
-  logic [31:0]  mr_key, mr_pd, mr_len;
-  logic [63:0]  mr_va;
-  logic [3:0]   mr_need;
+  logic         mr_valid, mr_ready;
+  roce_rec_pkg::mr_req_t mr_req;
   logic [15:0]  mr_user;
-  logic [2:0]   mr_res_status;
-  logic [63:0]  mr_res_dma;
+  roce_rec_pkg::mr_res_t mr_res;
   logic [15:0]  mr_res_user;
   logic         mr_res_valid, mr_res_ready;
 
@@ -175,7 +168,7 @@ module roce_engine #(
     .m_axis_db_tready(db_tready),
     .rx_attr_req_valid, .rx_attr_req_qpn, .rx_attr_valid, .rx_attr, .rx_attr_state,
     .tx_attr_req_valid, .tx_attr_req_qpn, .tx_attr_valid, .tx_attr, .tx_attr_state,
-    .ctx_op_valid, .ctx_op_code, .ctx_op_qpn, .ctx_op_arg, .ctx_op_done,
+    .ctx_op_valid, .ctx_op, .ctx_op_done,
     .st_rd_valid, .st_rd_qpn, .st_rd_done, .st_rd_sq_psn, .st_rd_rq_psn,
     .st_rd_sq_pi, .st_rd_sq_ci, .st_rd_rq_pi, .st_rd_rq_ci,
     .s_qp_err_valid(qerr_valid), .s_qp_err_ready(qerr_ready), .s_qp_err_qpn(qerr_qpn),
@@ -184,10 +177,9 @@ module roce_engine #(
     .s_axis_cpl_tready(cpl_tready),
     .m_axis_dma_addr(cqe_addr), .m_axis_dma_tdata(cqe_data), .m_axis_dma_tvalid(cqe_valid),
     .m_axis_dma_tready(cqe_ready),
-    .s_axis_mr_op(mr_op), .s_axis_mr_key(mr_key), .s_axis_mr_pd(mr_pd), .s_axis_mr_va(mr_va),
-    .s_axis_mr_len(mr_len), .s_axis_mr_need(mr_need), .s_axis_mr_user(mr_user),
+    .s_axis_mr(mr_req), .s_axis_mr_user(mr_user),
     .s_axis_mr_tvalid(mr_valid), .s_axis_mr_tready(mr_ready),
-    .m_axis_mr_status(mr_res_status), .m_axis_mr_dma(mr_res_dma), .m_axis_mr_user(mr_res_user),
+    .m_axis_mr(mr_res), .m_axis_mr_user(mr_res_user),
     .m_axis_mr_tvalid(mr_res_valid), .m_axis_mr_tready(mr_res_ready)
   );
 
@@ -318,19 +310,15 @@ module roce_engine #(
   logic         r_err_valid, r_err_ready;
   logic [23:0]  r_err_qpn;
   logic [7:0]   r_err_cause;
-  logic         r_mr_valid, r_mr_ready, r_mr_op;
-  logic [31:0]  r_mr_key, r_mr_pd, r_mr_len;
-  logic [63:0]  r_mr_va;
-  logic [3:0]   r_mr_need;
+  logic         r_mr_valid, r_mr_ready;
+  roce_rec_pkg::mr_req_t r_mr;
   logic [1:0]   r_mr_user, r_mr_res_user;
   logic         r_mr_res_valid, r_mr_res_ready;
   logic         r_rd_valid, r_rd_ready;
-  logic [63:0]  r_rd_addr;
-  logic [15:0]  r_rd_len;
+  roce_rec_pkg::dma_req_t r_rd;
   logic         r_rdd_tvalid, r_rdd_tready;
   logic         r_wr_valid, r_wr_ready;
-  logic [63:0]  r_wr_addr;
-  logic [15:0]  r_wr_len;
+  roce_rec_pkg::dma_req_t r_wr;
   logic [511:0] r_wd_tdata;
   logic [63:0]  r_wd_tkeep;
   logic         r_wd_tvalid, r_wd_tready, r_wd_tlast;
@@ -350,24 +338,19 @@ module roce_engine #(
     .s_db_valid(db_tvalid && db_rq), .s_db_ready(rq_db_ready),
     .s_db_qpn({8'd0, db_tdata[roce_regs_pkg::RQ_DB_QP_LSB +: 16]}),
     .s_db_pi(db_tdata[roce_regs_pkg::RQ_DB_PI_LSB +: 16]),
-    .s_ctx_valid(r_ctx_valid), .s_ctx_ready(r_ctx_ready), .s_ctx_op({5'd0, ctx_op_code}),
-    .s_ctx_qpn(ctx_op_qpn), .s_ctx_arg(ctx_op_arg), .ctx_done(r_ctx_done),
+    .s_ctx_valid(r_ctx_valid), .s_ctx_ready(r_ctx_ready), .s_ctx(ctx_op), .ctx_done(r_ctx_done),
     .s_strd_valid(r_strd_valid), .s_strd_ready(r_strd_ready), .s_strd_qpn(st_rd_qpn),
     .strd_done(r_strd_done), .strd_rq_psn(r_st_rq_psn), .strd_rq_pi(r_st_rq_pi),
     .strd_rq_ci(r_st_rq_ci),
     .m_attr_valid(resp_attr_valid), .m_attr_ready(resp_attr_ready), .m_attr_qpn(resp_attr_qpn),
     .s_attr_valid(resp_attr_rvalid), .s_attr_data(rx_attr),
-    .m_mr_valid(r_mr_valid), .m_mr_ready(r_mr_ready), .m_mr_op(r_mr_op), .m_mr_key(r_mr_key),
-    .m_mr_pd(r_mr_pd), .m_mr_va(r_mr_va), .m_mr_len(r_mr_len), .m_mr_need(r_mr_need),
-    .m_mr_user(r_mr_user),
-    .s_mr_valid(r_mr_res_valid), .s_mr_ready(r_mr_res_ready), .s_mr_status(mr_res_status),
-    .s_mr_dma(mr_res_dma), .s_mr_user(r_mr_res_user),
-    .m_dma_rd_valid(r_rd_valid), .m_dma_rd_ready(r_rd_ready), .m_dma_rd_addr(r_rd_addr),
-    .m_dma_rd_len(r_rd_len),
+    .m_mr_valid(r_mr_valid), .m_mr_ready(r_mr_ready), .m_mr(r_mr), .m_mr_user(r_mr_user),
+    .s_mr_valid(r_mr_res_valid), .s_mr_ready(r_mr_res_ready), .s_mr(mr_res),
+    .s_mr_user(r_mr_res_user),
+    .m_dma_rd_valid(r_rd_valid), .m_dma_rd_ready(r_rd_ready), .m_dma_rd(r_rd),
     .s_dma_rd_tdata(rdd_tdata), .s_dma_rd_tvalid(r_rdd_tvalid), .s_dma_rd_tready(r_rdd_tready),
     .s_dma_rd_tlast(rdd_tlast), .s_dma_rd_tuser(rdd_tuser),
-    .m_dma_wr_valid(r_wr_valid), .m_dma_wr_ready(r_wr_ready), .m_dma_wr_addr(r_wr_addr),
-    .m_dma_wr_len(r_wr_len),
+    .m_dma_wr_valid(r_wr_valid), .m_dma_wr_ready(r_wr_ready), .m_dma_wr(r_wr),
     .m_axis_dma_wr_tdata(r_wd_tdata), .m_axis_dma_wr_tkeep(r_wd_tkeep),
     .m_axis_dma_wr_tvalid(r_wd_tvalid), .m_axis_dma_wr_tready(r_wd_tready),
     .m_axis_dma_wr_tlast(r_wd_tlast),
@@ -397,7 +380,7 @@ module roce_engine #(
   logic       aq_clr_valid, aq_clr_ready, cc_rst_valid, cc_rst_ready;
   logic       q_ctx_valid, q_ctx_ready, q_ctx_done, c_ctx_valid, c_ctx_ready, c_ctx_done;
   logic       op_reset;
-  assign op_reset = ctx_op_code == 3'(roce_rec_pkg::CTX_OP_RESET);
+  assign op_reset = ctx_op.code == roce_rec_pkg::CTX_OP_RESET;
   assign {c_ctx_valid, q_ctx_valid, cc_rst_valid, aq_clr_valid, r_ctx_valid} = ctx_v;
   assign ctx_hs = ctx_v & {c_ctx_ready, q_ctx_ready, cc_rst_ready, aq_clr_ready, r_ctx_ready};
   assign ctx_dn = {c_ctx_done, q_ctx_done, 2'b00, r_ctx_done};
@@ -464,13 +447,12 @@ module roce_engine #(
     .clk, .rst, .soft_reset, .init_done(aq_init),
     .s_ack_valid(ack_valid), .s_ack_ready(ack_ready), .s_ack_qpn(ack_qpn), .s_ack_psn(ack_psn),
     .s_ack_syndrome(ack_syn), .s_ack_msn(ack_msn),
-    .s_clr_valid(aq_clr_valid), .s_clr_ready(aq_clr_ready), .s_clr_qpn(ctx_op_qpn),
+    .s_clr_valid(aq_clr_valid), .s_clr_ready(aq_clr_ready), .s_clr_qpn(ctx_op.qpn),
     .m_desc_valid(ackd_valid), .m_desc_ready(ackd_ready), .m_desc(ackd)
   );
 
   logic             rr_rd_valid, rr_rd_ready;
-  logic [63:0]      rr_rd_addr;
-  logic [15:0]      rr_rd_len;
+  roce_rec_pkg::dma_req_t rr_rd;
   logic             rr_rdd_tvalid, rr_rdd_tready;
   logic             rrd_valid, rrd_ready;
   logic [DESC_W-1:0] rrd;
@@ -481,8 +463,7 @@ module roce_engine #(
   roce_rd_rsp u_rd_rsp (
     .clk, .rst,
     .s_rsp_valid(rsp_req_valid), .s_rsp_ready(rsp_req_ready), .s_rsp_data(rsp_req),
-    .m_dma_rd_valid(rr_rd_valid), .m_dma_rd_ready(rr_rd_ready), .m_dma_rd_addr(rr_rd_addr),
-    .m_dma_rd_len(rr_rd_len),
+    .m_dma_rd_valid(rr_rd_valid), .m_dma_rd_ready(rr_rd_ready), .m_dma_rd(rr_rd),
     .s_dma_rd_tdata(rdd_tdata), .s_dma_rd_tvalid(rr_rdd_tvalid), .s_dma_rd_tready(rr_rdd_tready),
     .s_dma_rd_tlast(rdd_tlast), .s_dma_rd_tuser(rdd_tuser),
     .m_desc_valid(rrd_valid), .m_desc_ready(rrd_ready), .m_desc(rrd),
@@ -510,7 +491,7 @@ module roce_engine #(
     .cfg_dcqcn_rate_us, .cfg_dcqcn_byte_counter, .cfg_dcqcn_stages, .cfg_cnp_interval_us,
     .s_ce_valid(ce_valid), .s_ce_ready(ce_ready), .s_ce_qpn(ce_qpn),
     .m_cnp_valid(cnp_out_valid), .m_cnp_ready(cnp_out_ready), .m_cnp_qpn(cnp_out_qpn),
-    .s_reset_valid(cc_rst_valid), .s_reset_ready(cc_rst_ready), .s_reset_qpn(ctx_op_qpn),
+    .s_reset_valid(cc_rst_valid), .s_reset_ready(cc_rst_ready), .s_reset_qpn(ctx_op.qpn),
     .s_cnp_valid(cnp_in_valid), .s_cnp_ready(cnp_in_ready), .s_cnp_qpn(cnp_in_qpn),
     .s_sent_valid(q_sent_valid), .s_sent_ready(cc_sent_ready), .s_sent_qpn(q_sent_qpn),
     .s_sent_bytes(q_sent_bytes),
@@ -570,15 +551,12 @@ module roce_engine #(
   logic             q_attr_valid, q_attr_ready, q_attr_rvalid;
   logic [23:0]      q_attr_qpn;
   logic             q_mr_valid, q_mr_ready, q_mr_res_valid;
-  logic [31:0]      q_mr_key, q_mr_pd, q_mr_len;
-  logic [63:0]      q_mr_va;
+  roce_rec_pkg::mr_req_t q_mr;
   logic [1:0]       q_mr_user;
   logic             q_wq_valid, q_wq_ready, q_wqd_tvalid, q_wqd_tready;
-  logic [63:0]      q_wq_addr;
-  logic [15:0]      q_wq_len;
+  roce_rec_pkg::dma_req_t q_wq;
   logic             q_rd_valid, q_rd_ready, q_rdd_tvalid, q_rdd_tready;
-  logic [63:0]      q_rd_addr;
-  logic [15:0]      q_rd_len;
+  roce_rec_pkg::dma_req_t q_rd;
   logic             qd_valid, qd_ready;
   logic [DESC_W-1:0] qd;
   logic [511:0]     qp_tdata;
@@ -595,8 +573,7 @@ module roce_engine #(
     .s_db_qpn({8'd0, db_tdata[roce_regs_pkg::SQ_DB_QP_LSB +: 16]}),
     .s_db_pi(db_tdata[roce_regs_pkg::SQ_DB_PI_LSB +: 16]),
     .s_wake_valid(wake_valid), .s_wake_ready(wake_ready), .s_wake_qpn(wake_qpn),
-    .s_ctx_valid(q_ctx_valid), .s_ctx_ready(q_ctx_ready), .s_ctx_op({5'd0, ctx_op_code}),
-    .s_ctx_qpn(ctx_op_qpn), .s_ctx_arg(ctx_op_arg), .ctx_done(q_ctx_done),
+    .s_ctx_valid(q_ctx_valid), .s_ctx_ready(q_ctx_ready), .s_ctx(ctx_op), .ctx_done(q_ctx_done),
     .s_strd_valid(q_strd_valid), .s_strd_ready(q_strd_ready), .s_strd_qpn(st_rd_qpn),
     .strd_done(q_strd_done), .strd_sq_psn(q_st_sq_psn), .strd_sq_pi(q_st_sq_pi),
     .m_attr_valid(q_attr_valid), .m_attr_ready(q_attr_ready), .m_attr_qpn(q_attr_qpn),
@@ -607,16 +584,12 @@ module roce_engine #(
     .s_pace_valid(cc_pace_valid), .s_pace_qpn(cc_pace_qpn), .s_pace_allowed(cc_pace_allowed),
     .m_sent_valid(q_sent_valid), .m_sent_ready(cc_sent_ready), .m_sent_qpn(q_sent_qpn),
     .m_sent_bytes(q_sent_bytes),
-    .m_mr_valid(q_mr_valid), .m_mr_ready(q_mr_ready), .m_mr_key(q_mr_key), .m_mr_pd(q_mr_pd),
-    .m_mr_va(q_mr_va), .m_mr_len(q_mr_len), .m_mr_user(q_mr_user),
-    .s_mr_valid(q_mr_res_valid), .s_mr_status(mr_res_status), .s_mr_dma(mr_res_dma),
-    .s_mr_user(mr_arb_res_user[1:0]),
-    .m_wqe_rd_valid(q_wq_valid), .m_wqe_rd_ready(q_wq_ready), .m_wqe_rd_addr(q_wq_addr),
-    .m_wqe_rd_len(q_wq_len),
+    .m_mr_valid(q_mr_valid), .m_mr_ready(q_mr_ready), .m_mr(q_mr), .m_mr_user(q_mr_user),
+    .s_mr_valid(q_mr_res_valid), .s_mr(mr_res), .s_mr_user(mr_arb_res_user[1:0]),
+    .m_wqe_rd_valid(q_wq_valid), .m_wqe_rd_ready(q_wq_ready), .m_wqe_rd(q_wq),
     .s_wqe_rd_tdata(rdd_tdata), .s_wqe_rd_tvalid(q_wqd_tvalid), .s_wqe_rd_tready(q_wqd_tready),
     .s_wqe_rd_tlast(rdd_tlast), .s_wqe_rd_tuser(rdd_tuser),
-    .m_dma_rd_valid(q_rd_valid), .m_dma_rd_ready(q_rd_ready), .m_dma_rd_addr(q_rd_addr),
-    .m_dma_rd_len(q_rd_len),
+    .m_dma_rd_valid(q_rd_valid), .m_dma_rd_ready(q_rd_ready), .m_dma_rd(q_rd),
     .s_dma_rd_tdata(rdd_tdata), .s_dma_rd_tvalid(q_rdd_tvalid), .s_dma_rd_tready(q_rdd_tready),
     .s_dma_rd_tlast(rdd_tlast), .s_dma_rd_tuser(rdd_tuser),
     .m_desc_valid(qd_valid), .m_desc_ready(qd_ready), .m_desc(qd),
@@ -641,16 +614,12 @@ module roce_engine #(
   // roce_comp's other ports
   logic             c_init;
   logic             c_mr_valid, c_mr_ready, c_mr_res_valid;
-  logic [31:0]      c_mr_key, c_mr_pd, c_mr_len;
-  logic [63:0]      c_mr_va;
-  logic [3:0]       c_mr_need;
+  roce_rec_pkg::mr_req_t c_mr;
   logic [1:0]       c_mr_user;
   logic             c_rd_valid, c_rd_ready, c_rdd_tvalid, c_rdd_tready;
-  logic [63:0]      c_rd_addr;
-  logic [15:0]      c_rd_len;
+  roce_rec_pkg::dma_req_t c_rd;
   logic             c_wr_valid, c_wr_ready;
-  logic [63:0]      c_wr_addr;
-  logic [15:0]      c_wr_len;
+  roce_rec_pkg::dma_req_t c_wr;
   logic [511:0]     c_wd_tdata;
   logic [63:0]      c_wd_tkeep;
   logic             c_wd_tvalid, c_wd_tready, c_wd_tlast;
@@ -675,8 +644,7 @@ module roce_engine #(
     .s_kick_flush(kick_flush),
     .s_body_valid(body_valid), .s_body_qpn(body_qpn), .s_body_idx(body_idx),
     .s_body_sge(body_sge), .s_body_clr(body_clr),
-    .s_ctx_valid(c_ctx_valid), .s_ctx_ready(c_ctx_ready), .s_ctx_op({5'd0, ctx_op_code}),
-    .s_ctx_qpn(ctx_op_qpn), .s_ctx_arg(ctx_op_arg), .ctx_done(c_ctx_done),
+    .s_ctx_valid(c_ctx_valid), .s_ctx_ready(c_ctx_ready), .s_ctx(ctx_op), .ctx_done(c_ctx_done),
     .s_strd_valid(c_strd_valid), .s_strd_ready(c_strd_ready), .s_strd_qpn(st_rd_qpn),
     .strd_done(c_strd_done), .strd_sq_ci(c_st_sq_ci),
     .m_attr_valid(comp_attr_valid), .m_attr_ready(comp_attr_ready), .m_attr_qpn(comp_attr_qpn),
@@ -689,16 +657,12 @@ module roce_engine #(
     .s_comp_valid(crd_req_valid), .s_comp_qpn(crd_req_qpn), .m_comp_valid(crd_valid),
     .m_comp_data(crd_data),
     .m_wake_valid(wake_valid), .m_wake_ready(wake_ready), .m_wake_qpn(wake_qpn),
-    .m_mr_valid(c_mr_valid), .m_mr_ready(c_mr_ready), .m_mr_key(c_mr_key), .m_mr_pd(c_mr_pd),
-    .m_mr_va(c_mr_va), .m_mr_len(c_mr_len), .m_mr_need(c_mr_need), .m_mr_user(c_mr_user),
-    .s_mr_valid(c_mr_res_valid), .s_mr_status(mr_res_status), .s_mr_dma(mr_res_dma),
-    .s_mr_user(mr_arb_res_user[1:0]),
-    .m_dma_rd_valid(c_rd_valid), .m_dma_rd_ready(c_rd_ready), .m_dma_rd_addr(c_rd_addr),
-    .m_dma_rd_len(c_rd_len),
+    .m_mr_valid(c_mr_valid), .m_mr_ready(c_mr_ready), .m_mr(c_mr), .m_mr_user(c_mr_user),
+    .s_mr_valid(c_mr_res_valid), .s_mr(mr_res), .s_mr_user(mr_arb_res_user[1:0]),
+    .m_dma_rd_valid(c_rd_valid), .m_dma_rd_ready(c_rd_ready), .m_dma_rd(c_rd),
     .s_dma_rd_tdata(rdd_tdata), .s_dma_rd_tvalid(c_rdd_tvalid), .s_dma_rd_tready(c_rdd_tready),
     .s_dma_rd_tlast(rdd_tlast), .s_dma_rd_tuser(rdd_tuser),
-    .m_dma_wr_valid(c_wr_valid), .m_dma_wr_ready(c_wr_ready), .m_dma_wr_addr(c_wr_addr),
-    .m_dma_wr_len(c_wr_len),
+    .m_dma_wr_valid(c_wr_valid), .m_dma_wr_ready(c_wr_ready), .m_dma_wr(c_wr),
     .m_axis_dma_wr_tdata(c_wd_tdata), .m_axis_dma_wr_tkeep(c_wd_tkeep),
     .m_axis_dma_wr_tvalid(c_wd_tvalid), .m_axis_dma_wr_tready(c_wd_tready),
     .m_axis_dma_wr_tlast(c_wd_tlast),
@@ -840,10 +804,9 @@ module roce_engine #(
     .clk, .rst,
     .s_req_valid({c_rd_valid, q_rd_valid, q_wq_valid, rr_rd_valid, r_rd_valid}),
     .s_req_ready({c_rd_ready, q_rd_ready, q_wq_ready, rr_rd_ready, r_rd_ready}),
-    .s_req_addr({c_rd_addr, q_rd_addr, q_wq_addr, rr_rd_addr, r_rd_addr}),
-    .s_req_len({c_rd_len, q_rd_len, q_wq_len, rr_rd_len, r_rd_len}),
-    .m_req_valid(m_dma_rd_valid), .m_req_ready(m_dma_rd_ready), .m_req_addr(m_dma_rd_addr),
-    .m_req_len(m_dma_rd_len), .m_req_tag(m_dma_rd_tag),
+    .s_req({c_rd, q_rd, q_wq, rr_rd, r_rd}),
+    .m_req_valid(m_dma_rd_valid), .m_req_ready(m_dma_rd_ready), .m_req(m_dma_rd),
+    .m_req_tag(m_dma_rd_tag),
     .s_rsp_tdata(s_dma_rd_tdata), .s_rsp_tvalid(s_dma_rd_tvalid), .s_rsp_tready(s_dma_rd_tready),
     .s_rsp_tlast(s_dma_rd_tlast), .s_rsp_tuser(s_dma_rd_tuser), .s_rsp_tid(s_dma_rd_tid),
     .m_rsp_tdata(rdd_tdata),
@@ -867,13 +830,12 @@ module roce_engine #(
     .clk, .rst,
     .s_req_valid({c_wr_valid, cqw_req_valid, r_wr_valid}),
     .s_req_ready({c_wr_ready, cqw_req_ready, r_wr_ready}),
-    .s_req_addr({c_wr_addr, cqe_addr, r_wr_addr}), .s_req_len({c_wr_len, 16'd32, r_wr_len}),
+    .s_req({c_wr, 16'd32, cqe_addr, r_wr}),
     .s_tdata({c_wd_tdata, 256'd0, cqe_data, r_wd_tdata}),
     .s_tkeep({c_wd_tkeep, 64'h0000_0000_FFFF_FFFF, r_wd_tkeep}),
     .s_tvalid({c_wd_tvalid, cqw_tvalid, r_wd_tvalid}), .s_tready({c_wd_tready, cqw_tready, r_wd_tready}),
     .s_tlast({c_wd_tlast, 1'b1, r_wd_tlast}),
-    .m_req_valid(m_dma_wr_valid), .m_req_ready(m_dma_wr_ready), .m_req_addr(m_dma_wr_addr),
-    .m_req_len(m_dma_wr_len), .m_tdata(m_axis_dma_wr_tdata), .m_tkeep(m_axis_dma_wr_tkeep),
+    .m_req_valid(m_dma_wr_valid), .m_req_ready(m_dma_wr_ready), .m_req(m_dma_wr), .m_tdata(m_axis_dma_wr_tdata), .m_tkeep(m_axis_dma_wr_tkeep),
     .m_tvalid(m_axis_dma_wr_tvalid), .m_tready(m_axis_dma_wr_tready), .m_tlast(m_axis_dma_wr_tlast)
   );
 
@@ -882,12 +844,9 @@ module roce_engine #(
   roce_mr_arb #(.N(3), .USER_W(16)) u_mr_arb (
     .clk, .rst,
     .s_valid({c_mr_valid, q_mr_valid, r_mr_valid}), .s_ready({c_mr_ready, q_mr_ready, r_mr_ready}),
-    .s_op({1'b0, 1'b0, r_mr_op}), .s_key({c_mr_key, q_mr_key, r_mr_key}),
-    .s_pd({c_mr_pd, q_mr_pd, r_mr_pd}), .s_va({c_mr_va, q_mr_va, r_mr_va}),
-    .s_len({c_mr_len, q_mr_len, r_mr_len}), .s_need({c_mr_need, 4'd0, r_mr_need}),
+    .s_req({c_mr, q_mr, r_mr}),
     .s_user({12'd0, c_mr_user, 12'd0, q_mr_user, 12'd0, r_mr_user}),
-    .m_valid(mr_valid), .m_ready(mr_ready), .m_op(mr_op), .m_key(mr_key), .m_pd(mr_pd),
-    .m_va(mr_va), .m_len(mr_len), .m_need(mr_need), .m_user(mr_user),
+    .m_valid(mr_valid), .m_ready(mr_ready), .m_req(mr_req), .m_user(mr_user),
     .s_res_valid(mr_res_valid), .s_res_ready(mr_res_ready), .s_res_user(mr_res_user),
     .m_res_valid(mr_arb_res_valid), .m_res_ready({1'b1, 1'b1, r_mr_res_ready}),
     .m_res_user(mr_arb_res_user)

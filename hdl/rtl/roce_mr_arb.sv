@@ -4,6 +4,7 @@
 // round-robin (a client keeps the grant while it holds valid, so a burst of checks goes out
 // back to back) and carry the client's index in the top bits of the user field; results come
 // back in request order and are routed to their client by those bits.
+// Ports: s_req holds N roce_rec_pkg::mr_req_t, client i at [MR_REQ_W*i +: MR_REQ_W]; m_req one.
 // Latency: none added (requests and results pass through combinationally).
 // Throughput: one request per cycle.
 //
@@ -25,22 +26,12 @@ module roce_mr_arb #(
 
   input  wire logic [N-1:0]      s_valid,
   output      logic [N-1:0]      s_ready,
-  input  wire logic [N-1:0]      s_op,
-  input  wire logic [N*32-1:0]   s_key,
-  input  wire logic [N*32-1:0]   s_pd,
-  input  wire logic [N*64-1:0]   s_va,
-  input  wire logic [N*32-1:0]   s_len,
-  input  wire logic [N*4-1:0]    s_need,
+  input  wire logic [N*roce_rec_pkg::MR_REQ_W-1:0] s_req,
   input  wire logic [N*CU_W-1:0] s_user,
 
   output      logic              m_valid,
   input  wire logic              m_ready,
-  output      logic              m_op,
-  output      logic [31:0]       m_key,
-  output      logic [31:0]       m_pd,
-  output      logic [63:0]       m_va,
-  output      logic [31:0]       m_len,
-  output      logic [3:0]        m_need,
+  output      roce_rec_pkg::mr_req_t m_req,
   output      logic [USER_W-1:0] m_user,
 
   input  wire logic              s_res_valid,
@@ -87,21 +78,11 @@ module roce_mr_arb #(
   // one-hot (AND-OR) multiplexers
   always_comb begin
     m_valid = any;
-    m_op = 1'b0;
-    m_key = '0;
-    m_pd = '0;
-    m_va = '0;
-    m_len = '0;
-    m_need = '0;
+    m_req = '0;
     m_user = '0;
     for (int i = 0; i < N; i++) begin
       if (sel[i]) begin
-        m_op = m_op | s_op[i];
-        m_key = m_key | s_key[32*i +: 32];
-        m_pd = m_pd | s_pd[32*i +: 32];
-        m_va = m_va | s_va[64*i +: 64];
-        m_len = m_len | s_len[32*i +: 32];
-        m_need = m_need | s_need[4*i +: 4];
+        m_req = m_req | s_req[roce_rec_pkg::MR_REQ_W*i +: roce_rec_pkg::MR_REQ_W];
         m_user = m_user | {IW'(i), s_user[CU_W*i +: CU_W]};
       end
     end

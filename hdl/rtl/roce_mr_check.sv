@@ -7,8 +7,8 @@
 // passes); op 1 invalidates the region (SEND with Invalidate). Commands MR_WRITE, MR_READ,
 // MR_INVALIDATE wait for the pipeline and hold requests off (about 6 cycles). Reset clears one
 // entry per cycle. Model: engine::mr_check, wrapped by blocks::mr_check; docs/engine-hdl.md.
-// Ports: s_axis_req_* (op, key, pd, va, len, need, user), m_axis_res_* (status, dma, user),
-//   cmd_* (from the command router), init_done.
+// Ports: s_axis_req (roce_rec_pkg::mr_req_t) with s_axis_req_user/tvalid/tready, m_axis_res
+//   (mr_res_t) with m_axis_res_user/tvalid/tready, cmd_* (from the command router), init_done.
 // Latency: a request accepted in c has its result valid in c+4 (accept, A, B, C, D).
 // Throughput: one check per cycle; an invalidate holds further requests for 3 cycles; the
 //   pipeline stalls while a result is not taken (s_axis_req_tready follows m_axis_res_tready).
@@ -29,18 +29,12 @@ module roce_mr_check #(
   input  wire logic              soft_reset,
   output      logic              init_done,
 
-  input  wire logic              s_axis_req_op,
-  input  wire logic [31:0]       s_axis_req_key,
-  input  wire logic [31:0]       s_axis_req_pd,
-  input  wire logic [63:0]       s_axis_req_va,
-  input  wire logic [31:0]       s_axis_req_len,
-  input  wire logic [3:0]        s_axis_req_need,
+  input  wire roce_rec_pkg::mr_req_t s_axis_req,
   input  wire logic [USER_W-1:0] s_axis_req_user,
   input  wire logic              s_axis_req_tvalid,
   output      logic              s_axis_req_tready,
 
-  output      logic [2:0]        m_axis_res_status,
-  output      logic [63:0]       m_axis_res_dma,
+  output      roce_rec_pkg::mr_res_t m_axis_res,
   output      logic [USER_W-1:0] m_axis_res_user,
   output      logic              m_axis_res_tvalid,
   input  wire logic              m_axis_res_tready,
@@ -131,7 +125,7 @@ module roce_mr_check #(
   // BRAM read port: requests in normal operation, the command's entry in C_RD
   logic [LOG_N-1:0] rd_addr;
   logic             rd_en;
-  assign rd_addr = cst == C_RD ? k_index[LOG_N-1:0] : s_axis_req_key[8 +: LOG_N];
+  assign rd_addr = cst == C_RD ? k_index[LOG_N-1:0] : s_axis_req.key[8 +: LOG_N];
   assign rd_en = ce || cst == C_RD;
 
   // BRAM write port: init sweep, invalidate leaving C, command execution
@@ -187,12 +181,12 @@ module roce_mr_check #(
     if (ce) begin
       // accept -> A (the fields only matter with a_v)
       a_v <= s_fire;
-      a_r.op <= s_axis_req_op;
-      a_r.key <= s_axis_req_key;
-      a_r.pd <= s_axis_req_pd;
-      a_r.va <= s_axis_req_va;
-      a_r.len <= s_axis_req_len;
-      a_r.need <= s_axis_req_need;
+      a_r.op <= s_axis_req.op;
+      a_r.key <= s_axis_req.key;
+      a_r.pd <= s_axis_req.pd;
+      a_r.va <= s_axis_req.va;
+      a_r.len <= s_axis_req.len;
+      a_r.need <= s_axis_req.need;
       a_r.user <= s_axis_req_user;
       // A -> B
       b_v <= a_v;
@@ -223,11 +217,11 @@ module roce_mr_check #(
       c_dma_hi1 <= 32'(({b_r.va[63:32], 1'b1} + {e_delta[63:32], 1'b1}) >> 1);
       // C -> D (result): the first failing check; dma only for a passing check
       m_axis_res_tvalid <= c_v;
-      if (c_op) m_axis_res_status <= !c_key_ok ? ST_KEY : !c_pd_ok ? ST_PD : ST_OK;
-      else if (c_zero) m_axis_res_status <= ST_OK;
-      else m_axis_res_status <= !c_key_ok ? ST_KEY : !c_pd_ok ? ST_PD : !c_acc_ok ? ST_ACCESS
+      if (c_op) m_axis_res.status <= !c_key_ok ? ST_KEY : !c_pd_ok ? ST_PD : ST_OK;
+      else if (c_zero) m_axis_res.status <= ST_OK;
+      else m_axis_res.status <= !c_key_ok ? ST_KEY : !c_pd_ok ? ST_PD : !c_acc_ok ? ST_ACCESS
                               : !(c_lo_ok && c_hi_ok) ? ST_BOUNDS : ST_OK;
-      m_axis_res_dma <= !d_ok ? 64'd0
+      m_axis_res.dma <= !d_ok ? 64'd0
                       : {c_dma_lo[32] ? c_dma_hi1 : c_dma_hi0, c_dma_lo[31:0]};
       m_axis_res_user <= c_user;
     end

@@ -44,8 +44,7 @@ module roce_pay_scatter #(
 
   output      logic              m_dma_wr_valid,
   input  wire logic              m_dma_wr_ready,
-  output      logic [63:0]       m_dma_wr_addr,
-  output      logic [15:0]       m_dma_wr_len,
+  output      roce_rec_pkg::dma_req_t m_dma_wr,
 
   output      logic [DATA_W-1:0] m_axis_dma_wr_tdata,
   output      logic [KEEP_W-1:0] m_axis_dma_wr_tkeep,
@@ -321,8 +320,8 @@ module roce_pay_scatter #(
       seg_endoff <= ld_endoff;
       if (ld_we && ld_nz) begin
         m_dma_wr_valid <= 1'b1;
-        m_dma_wr_addr <= ld_addr;
-        m_dma_wr_len <= ld_len;
+        m_dma_wr.addr <= ld_addr;
+        m_dma_wr.len <= ld_len;
       end
     end
 

@@ -7,8 +7,8 @@
 // context ops, and QP_READ collects that state on the state-read port. A command's ops are all
 // acknowledged before its table write, which is at the edge that raises cmd_done. Reset clears
 // one entry per cycle. Model: engine::qp_ctx, wrapped by blocks::qp_ctx; docs/engine-hdl.md.
-// Ports: cmd_* (command router), rx_attr_* / tx_attr_* (attribute reads), ctx_op_* (op code,
-//   qpn, arg; held until ctx_op_done), st_rd_* (held until st_rd_done), err_* (transport
+// Ports: cmd_* (command router), rx_attr_* / tx_attr_* (attribute reads), ctx_op_valid with ctx_op
+//   (roce_rec_pkg::ctx_op_req_t: code, qpn, arg; held until ctx_op_done), st_rd_* (held until st_rd_done), err_* (transport
 //   errors), qp_err_* (to roce_regs), cq_valid (from roce_cq), init_done.
 // Latency: attribute ports: a request in t gives {attr, state} in t+2. Commands: accepted in c,
 //   decided in c+2, ops from c+4: cmd_done in c+5+n for n ops (QP_WRITE c+8), QP_READ c+5, a
@@ -64,9 +64,7 @@ module roce_qp_ctx #(
 
   // context ops toward the owners of the engine state
   output      logic                   ctx_op_valid,
-  output      logic [2:0]             ctx_op_code,
-  output      logic [23:0]            ctx_op_qpn,
-  output      logic [31:0]            ctx_op_arg,
+  output      roce_rec_pkg::ctx_op_req_t ctx_op,
   input  wire logic                   ctx_op_done,
 
   // engine state read (QP_READ)
@@ -412,6 +410,8 @@ module roce_qp_ctx #(
 
   // the next op: the lowest code pending; r_ops_nx: r_ops without it
   logic [2:0] nx_code;
+  logic [2:0] op_code;   // the op on ctx_op
+  logic [31:0] op_arg;
   logic [4:0] r_ops_nx;
   always_comb begin
     logic seen;
@@ -566,8 +566,8 @@ module roce_qp_ctx #(
         if (!ctx_op_valid || ctx_op_done) begin
           if (r_ops != '0) begin
             ctx_op_valid <= 1'b1;
-            ctx_op_code <= nx_code;
-            ctx_op_arg <= nx_arg;
+            op_code <= nx_code;
+            op_arg <= nx_arg;
             r_ops <= r_ops_nx;
           end else begin
             ctx_op_valid <= 1'b0;
@@ -614,12 +614,16 @@ module roce_qp_ctx #(
       cmd_rdata <= '0;
       qp_err_qpn <= 24'd0;
       qp_err_cause <= 8'd0;
-      ctx_op_code <= 3'd0;
-      ctx_op_arg <= 32'd0;
+      op_code <= 3'd0;
+      op_arg <= 32'd0;
     end
   end
 
-  assign ctx_op_qpn = k_index;
+  always_comb begin
+    ctx_op.code = 8'(op_code);
+    ctx_op.qpn = k_index;
+    ctx_op.arg = op_arg;
+  end
   assign st_rd_qpn = k_index;
 
 endmodule

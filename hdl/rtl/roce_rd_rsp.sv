@@ -34,8 +34,7 @@ module roce_rd_rsp #(
 
   output      logic              m_dma_rd_valid,
   input  wire logic              m_dma_rd_ready,
-  output      logic [63:0]       m_dma_rd_addr,
-  output      logic [15:0]       m_dma_rd_len,
+  output      roce_rec_pkg::dma_req_t m_dma_rd,
   input  wire logic [511:0]      s_dma_rd_tdata,
   input  wire logic              s_dma_rd_tvalid,
   output      logic              s_dma_rd_tready,
@@ -196,8 +195,8 @@ module roce_rd_rsp #(
       dq_wr <= dq_wr + 1'b1;
       if (g_len != 16'd0) begin
         m_dma_rd_valid <= 1'b1;
-        m_dma_rd_addr <= r_dma;
-        m_dma_rd_len <= g_len;
+        m_dma_rd.addr <= r_dma;
+        m_dma_rd.len <= g_len;
       end
       r_psn <= r_psn + 24'd1;
       // the address in two parts: the low 16 bits plus the length, the high 48 from

@@ -60,9 +60,7 @@ module roce_req #(
   // context ops (roce_qp_ctx)
   input  wire logic              s_ctx_valid,
   output      logic              s_ctx_ready,
-  input  wire logic [7:0]        s_ctx_op,
-  input  wire logic [23:0]       s_ctx_qpn,
-  input  wire logic [31:0]       s_ctx_arg,
+  input  wire roce_rec_pkg::ctx_op_req_t s_ctx,
   output      logic              ctx_done,
 
   // state reads (QP_READ)
@@ -103,21 +101,16 @@ module roce_req #(
   // L_Key checks (roce_mr_check; results in order)
   output      logic              m_mr_valid,
   input  wire logic              m_mr_ready,
-  output      logic [31:0]       m_mr_key,
-  output      logic [31:0]       m_mr_pd,
-  output      logic [63:0]       m_mr_va,
-  output      logic [31:0]       m_mr_len,
+  output      roce_rec_pkg::mr_req_t m_mr,
   output      logic [1:0]        m_mr_user,
   input  wire logic              s_mr_valid,
-  input  wire logic [2:0]        s_mr_status,
-  input  wire logic [63:0]       s_mr_dma,
+  input  wire roce_rec_pkg::mr_res_t s_mr,
   input  wire logic [1:0]        s_mr_user,
 
   // WQE reads (128 bytes, two beats, in order; tuser = the read failed)
   output      logic              m_wqe_rd_valid,
   input  wire logic              m_wqe_rd_ready,
-  output      logic [63:0]       m_wqe_rd_addr,
-  output      logic [15:0]       m_wqe_rd_len,
+  output      roce_rec_pkg::dma_req_t m_wqe_rd,
   input  wire logic [511:0]      s_wqe_rd_tdata,
   input  wire logic              s_wqe_rd_tvalid,
   output      logic              s_wqe_rd_tready,
@@ -127,8 +120,7 @@ module roce_req #(
   // payload reads (lane-0 aligned data, in order; tuser = the read failed)
   output      logic              m_dma_rd_valid,
   input  wire logic              m_dma_rd_ready,
-  output      logic [63:0]       m_dma_rd_addr,
-  output      logic [15:0]       m_dma_rd_len,
+  output      roce_rec_pkg::dma_req_t m_dma_rd,
   input  wire logic [511:0]      s_dma_rd_tdata,
   input  wire logic              s_dma_rd_tvalid,
   output      logic              s_dma_rd_tready,
@@ -746,18 +738,20 @@ module roce_req #(
 
   // m_mr: piece mr_i
   always_comb begin
-    m_mr_key = pc_key[31:0];
-    m_mr_va = pc_va[63:0];
-    m_mr_len = pc_len[31:0];
+    m_mr.op = 1'b0;
+    m_mr.need = 4'd0;
+    m_mr.pd = a.pd;
+    m_mr.key = pc_key[31:0];
+    m_mr.va = pc_va[63:0];
+    m_mr.len = pc_len[31:0];
     for (int k = 1; k < 4; k++) begin
       if (mr_i == 3'(k)) begin
-        m_mr_key = pc_key[32*k +: 32];
-        m_mr_va = pc_va[64*k +: 64];
-        m_mr_len = pc_len[32*k +: 32];
+        m_mr.key = pc_key[32*k +: 32];
+        m_mr.va = pc_va[64*k +: 64];
+        m_mr.len = pc_len[32*k +: 32];
       end
     end
   end
-  assign m_mr_pd = a.pd;
   assign m_mr_user = mr_i[1:0];
 
   // ---------------------------------------------------------------- WQE decode (arrival)
@@ -854,7 +848,7 @@ module roce_req #(
   always_comb begin
     row_raddr = q;
     if (idle) begin
-      if (s_ctx_valid) row_raddr = s_ctx_qpn[LOG_N-1:0];
+      if (s_ctx_valid) row_raddr = s_ctx.qpn[LOG_N-1:0];
       else if (s_strd_valid) row_raddr = s_strd_qpn[LOG_N-1:0];
       else if (arr_go) row_raddr = t_q;
       else if (s_db_valid) row_raddr = s_db_qpn[LOG_N-1:0];
@@ -903,7 +897,7 @@ module roce_req #(
   logic [23:0] k_arg;
   logic [15:0] k_pi;
   logic       unused_arg;
-  assign unused_arg = ^s_ctx_arg[31:24];
+  assign unused_arg = ^s_ctx.arg[31:24];
   logic [3:0]  t_epoch_l;
   logic        t_fetch_l;
   logic [31:0] t_idx_l;
@@ -1015,8 +1009,8 @@ module roce_req #(
       mr_got <= mr_got + 1'b1;
       for (int k = 0; k < 4; k++) begin
         if (s_mr_user == 2'(k)) begin
-          pc_ok[k] <= s_mr_status == 3'd0;
-          pc_dma[64*k +: 64] <= s_mr_dma;
+          pc_ok[k] <= s_mr.status == 3'd0;
+          pc_dma[64*k +: 64] <= s_mr.dma;
         end
       end
     end
@@ -1035,10 +1029,10 @@ module roce_req #(
         requeue <= 1'b0;
         if (s_ctx_valid) begin
           kind <= K_CTX;
-          q <= s_ctx_qpn[LOG_N-1:0];
-          q24 <= s_ctx_qpn;
-          k_op <= s_ctx_op;
-          k_arg <= s_ctx_arg[23:0];
+          q <= s_ctx.qpn[LOG_N-1:0];
+          q24 <= s_ctx.qpn;
+          k_op <= s_ctx.code;
+          k_arg <= s_ctx.arg[23:0];
           st <= S_RD0;
         end else if (s_strd_valid) begin
           kind <= K_STRD;
@@ -1328,8 +1322,8 @@ module roce_req #(
           m_dma_rd_valid <= 1'b1;
           for (int k = 0; k < 4; k++) begin
             if (is_i == 3'(k)) begin
-              m_dma_rd_addr <= pc_dma[64*k +: 64];
-              m_dma_rd_len <= pc_len[32*k +: 16];
+              m_dma_rd.addr <= pc_dma[64*k +: 64];
+              m_dma_rd.len <= pc_len[32*k +: 16];
               pq[pq_wr[PW-1:0]] <= {1'b0, is_i + 3'd1 == pc_n, pc_len[32*k +: 13]};
             end
           end
@@ -1393,8 +1387,8 @@ module roce_req #(
           st <= S_WB;
           if (f_k != '0) begin
             m_wqe_rd_valid <= 1'b1;
-            m_wqe_rd_addr <= f_addr;
-            m_wqe_rd_len <= {5'd0, f_k, 7'd0};
+            m_wqe_rd.addr <= f_addr;
+            m_wqe_rd.len <= {5'd0, f_k, 7'd0};
             tq[tq_wr[TW-1:0]] <= {r.epoch, f_nre, f_start, f_k, q};
             tq_wr <= tq_wr + 1'b1;
           end

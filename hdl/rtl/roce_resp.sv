@@ -57,9 +57,7 @@ module roce_resp #(
   // context ops (roce_qp_ctx)
   input  wire logic              s_ctx_valid,
   output      logic              s_ctx_ready,
-  input  wire logic [7:0]        s_ctx_op,
-  input  wire logic [23:0]       s_ctx_qpn,
-  input  wire logic [31:0]       s_ctx_arg,
+  input  wire roce_rec_pkg::ctx_op_req_t s_ctx,
   output      logic              ctx_done,
 
   // state reads (QP_READ)
@@ -81,24 +79,17 @@ module roce_resp #(
   // key checks (roce_mr_check)
   output      logic              m_mr_valid,
   input  wire logic              m_mr_ready,
-  output      logic              m_mr_op,
-  output      logic [31:0]       m_mr_key,
-  output      logic [31:0]       m_mr_pd,
-  output      logic [63:0]       m_mr_va,
-  output      logic [31:0]       m_mr_len,
-  output      logic [3:0]        m_mr_need,
+  output      roce_rec_pkg::mr_req_t m_mr,
   output      logic [1:0]        m_mr_user,
   input  wire logic              s_mr_valid,
   output      logic              s_mr_ready,
-  input  wire logic [2:0]        s_mr_status,
-  input  wire logic [63:0]       s_mr_dma,
+  input  wire roce_rec_pkg::mr_res_t s_mr,
   input  wire logic [1:0]        s_mr_user,
 
   // DMA reads (RQ WQEs, atomics): data lane-0 aligned, tuser = the read failed
   output      logic              m_dma_rd_valid,
   input  wire logic              m_dma_rd_ready,
-  output      logic [63:0]       m_dma_rd_addr,
-  output      logic [15:0]       m_dma_rd_len,
+  output      roce_rec_pkg::dma_req_t m_dma_rd,
   input  wire logic [511:0]      s_dma_rd_tdata,
   input  wire logic              s_dma_rd_tvalid,
   output      logic              s_dma_rd_tready,
@@ -108,8 +99,7 @@ module roce_resp #(
   // DMA writes (payload, atomic results): request, then lane-0 aligned data
   output      logic              m_dma_wr_valid,
   input  wire logic              m_dma_wr_ready,
-  output      logic [63:0]       m_dma_wr_addr,
-  output      logic [15:0]       m_dma_wr_len,
+  output      roce_rec_pkg::dma_req_t m_dma_wr,
   output      logic [511:0]      m_axis_dma_wr_tdata,
   output      logic [63:0]       m_axis_dma_wr_tkeep,
   output      logic              m_axis_dma_wr_tvalid,
@@ -271,7 +261,7 @@ module roce_resp #(
   logic [7:0]  k_op;
   logic [23:0] k_arg;
   logic        unused_arg;
-  assign unused_arg = ^s_ctx_arg[31:24];  // PSN-sized arguments only
+  assign unused_arg = ^s_ctx.arg[31:24];  // PSN-sized arguments only
   logic [15:0] k_pi;
 
   logic rq_empty;
@@ -489,8 +479,7 @@ module roce_resp #(
 
   // ---------------------------------------------------------------- the payload scatter
   logic         sc_wr_valid, sc_wr_ready, sc_axis_valid, sc_axis_ready, sc_axis_last;
-  logic [63:0]  sc_wr_addr;
-  logic [15:0]  sc_wr_len;
+  roce_rec_pkg::dma_req_t sc_wr;
   logic [511:0] sc_axis_data;
   logic [63:0]  sc_axis_keep;
   roce_pay_scatter #(.NSEG(3)) u_scatter (
@@ -499,8 +488,7 @@ module roce_resp #(
     .s_cmd_len(sc_len), .s_cmd_addr(sc_addr),
     .s_axis_pay_tdata, .s_axis_pay_tkeep, .s_axis_pay_tvalid, .s_axis_pay_tready,
     .s_axis_pay_tlast,
-    .m_dma_wr_valid(sc_wr_valid), .m_dma_wr_ready(sc_wr_ready), .m_dma_wr_addr(sc_wr_addr),
-    .m_dma_wr_len(sc_wr_len),
+    .m_dma_wr_valid(sc_wr_valid), .m_dma_wr_ready(sc_wr_ready), .m_dma_wr(sc_wr),
     .m_axis_dma_wr_tdata(sc_axis_data), .m_axis_dma_wr_tkeep(sc_axis_keep),
     .m_axis_dma_wr_tvalid(sc_axis_valid), .m_axis_dma_wr_tready(sc_axis_ready),
     .m_axis_dma_wr_tlast(sc_axis_last)
@@ -509,8 +497,7 @@ module roce_resp #(
   // the DMA write port: the scatter's writes, or an atomic's result (never both)
   always_comb begin
     m_dma_wr_valid = sc_wr_valid;
-    m_dma_wr_addr = sc_wr_addr;
-    m_dma_wr_len = sc_wr_len;
+    m_dma_wr = sc_wr;
     m_axis_dma_wr_tvalid = sc_axis_valid;
     m_axis_dma_wr_tdata = sc_axis_data;
     m_axis_dma_wr_tkeep = sc_axis_keep;
@@ -519,8 +506,8 @@ module roce_resp #(
     sc_axis_ready = m_axis_dma_wr_tready;
     if (aw_req || aw_data) begin
       m_dma_wr_valid = aw_req;
-      m_dma_wr_addr = mr_dma[63:0];
-      m_dma_wr_len = 16'd8;
+      m_dma_wr.addr = mr_dma[63:0];
+      m_dma_wr.len = 16'd8;
       m_axis_dma_wr_tvalid = aw_data;
       m_axis_dma_wr_tdata = {448'd0, at_new};
       m_axis_dma_wr_tkeep = 64'h0000_0000_0000_00FF;
@@ -543,7 +530,7 @@ module roce_resp #(
   always_comb begin
     ctx_raddr = qpn;
     if (idle) begin
-      if (s_ctx_valid) ctx_raddr = s_ctx_qpn[LOG_N-1:0];
+      if (s_ctx_valid) ctx_raddr = s_ctx.qpn[LOG_N-1:0];
       else if (s_strd_valid) ctx_raddr = s_strd_qpn[LOG_N-1:0];
       else if (s_db_valid) ctx_raddr = s_db_qpn[LOG_N-1:0];
       else ctx_raddr = s_req_hdr[8*roce_rec_pkg::RX_HDR_DEST_QP_OFF +: LOG_N];
@@ -555,18 +542,18 @@ module roce_resp #(
 
   // MR request port: request mr_i of mr_n
   always_comb begin
-    m_mr_op = mr_inv;
-    m_mr_pd = a.pd;
-    m_mr_need = mr_need_r;
+    m_mr.op = mr_inv;
+    m_mr.pd = a.pd;
+    m_mr.need = mr_need_r;
     m_mr_user = mr_i;
-    m_mr_key = mr_key[31:0];
-    m_mr_va = mr_va[63:0];
-    m_mr_len = mr_len[31:0];
+    m_mr.key = mr_key[31:0];
+    m_mr.va = mr_va[63:0];
+    m_mr.len = mr_len[31:0];
     for (int i = 1; i < 3; i++) begin
       if (mr_i == 2'(i)) begin
-        m_mr_key = mr_key[32*i +: 32];
-        m_mr_va = mr_va[64*i +: 64];
-        m_mr_len = mr_len[32*i +: 32];
+        m_mr.key = mr_key[32*i +: 32];
+        m_mr.va = mr_va[64*i +: 64];
+        m_mr.len = mr_len[32*i +: 32];
       end
     end
   end
@@ -755,8 +742,8 @@ module roce_resp #(
       mr_got <= mr_got + 1'b1;
       for (int i = 0; i < 3; i++) begin
         if (s_mr_user == 2'(i)) begin
-          mr_ok[i] <= s_mr_status == MR_OK;
-          mr_dma[64*i +: 64] <= s_mr_dma;
+          mr_ok[i] <= s_mr.status == MR_OK;
+          mr_dma[64*i +: 64] <= s_mr.dma;
         end
       end
     end
@@ -814,11 +801,11 @@ module roce_resp #(
     pf_fresh <= 1'b1;
     // the read request's address and length: the FSM's (S_DMA_REQ) or the prefetcher's
     if (fsm_rd) begin
-      m_dma_rd_addr <= fsm_rd_addr;
-      m_dma_rd_len <= rd_for == RD_ATOMIC ? 16'd8 : 16'd64;
+      m_dma_rd.addr <= fsm_rd_addr;
+      m_dma_rd.len <= rd_for == RD_ATOMIC ? 16'd8 : 16'd64;
     end else if (pf_issue) begin
-      m_dma_rd_addr <= pf_addr;
-      m_dma_rd_len <= 16'd64;
+      m_dma_rd.addr <= pf_addr;
+      m_dma_rd.len <= 16'd64;
     end
 
     case (st)
@@ -844,10 +831,10 @@ module roce_resp #(
             // wait: the queue drains
           end else if (s_ctx_valid) begin
           kind <= K_CTX;
-          qpn <= s_ctx_qpn[LOG_N-1:0];
-          qpn24 <= s_ctx_qpn;
-          k_op <= s_ctx_op;
-          k_arg <= s_ctx_arg[23:0];
+          qpn <= s_ctx.qpn[LOG_N-1:0];
+          qpn24 <= s_ctx.qpn;
+          k_op <= s_ctx.code;
+          k_arg <= s_ctx.arg[23:0];
           st <= S_RD0;
         end else if (s_strd_valid) begin
           kind <= K_STRD;

@@ -405,6 +405,22 @@ impl Dut {
         self.get_u64(p) != 0
     }
 
+    /// Read a port that carries a packed-struct bundle (`roce_rec_pkg::<b>_t`).
+    pub fn get_bundle<B: roce_model::contract::Bundle>(&self, p: Port) -> B {
+        debug_assert_eq!(p.bits, B::DESC.width, "{} is not a {} port", p.index, B::DESC.name);
+        let mut w = [0u32; 8];
+        self.get(p, &mut w);
+        B::from_words(&w)
+    }
+
+    /// Drive a port that carries a packed-struct bundle.
+    pub fn set_bundle<B: roce_model::contract::Bundle>(&mut self, p: Port, v: &B) {
+        debug_assert_eq!(p.bits, B::DESC.width, "{} is not a {} port", p.index, B::DESC.name);
+        let mut w = [0u32; 8];
+        v.to_words(&mut w);
+        self.set(p, &w);
+    }
+
     /// Settle combinational logic after inputs changed.
     pub fn eval(&mut self) {
         // SAFETY: `h` is live.

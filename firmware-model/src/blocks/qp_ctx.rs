@@ -9,26 +9,13 @@
 //! changed only by the context ops (as the owners change theirs) and, in block tests, by
 //! [`RoceQpCtx::set_rings`], which stands in for the doorbell and completion owners.
 
-use crate::contract::records::QpAttr;
+use crate::contract::records::{CtxOpReq, QpAttr};
 use crate::contract::{CmdErrorCode, CmdOpcode, QpState};
 use crate::engine::qp_ctx::{qp_command, CtxOp, Qp};
 
-/// A context op as the port carries it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CtxOpPort {
-    /// `ctx_op_code` (a `CtxOpCode`).
-    pub code: u8,
-    /// `ctx_op_qpn`.
-    pub qpn: u32,
-    /// `ctx_op_arg`.
-    pub arg: u32,
-}
-
-impl CtxOpPort {
-    /// The port values of `op` on QP `qpn`.
-    pub fn new(qpn: u32, op: CtxOp) -> Self {
-        CtxOpPort { code: op.code().code(), qpn, arg: op.arg() }
-    }
+/// The `ctx_op` port's value for `op` on QP `qpn`.
+pub fn ctx_op_req(qpn: u32, op: CtxOp) -> CtxOpReq {
+    CtxOpReq { code: op.code().code(), qpn, arg: op.arg() }
 }
 
 /// A QP error reported toward `roce_regs` (`qp_err_valid` with `qp_err_qpn`, `qp_err_cause`).
@@ -48,7 +35,7 @@ pub struct CmdResult {
     /// `cmd_rdata` when `cmd_rdata_we` (QP_READ): the 128-byte QpCtx image.
     pub rdata: Option<Vec<u8>>,
     /// The context ops sent, in order.
-    pub ops: Vec<CtxOpPort>,
+    pub ops: Vec<CtxOpReq>,
 }
 
 /// The block's state.
@@ -80,7 +67,7 @@ impl RoceQpCtx {
             Ok(out) => CmdResult {
                 error: CmdErrorCode::Ok,
                 rdata: out.rdata.map(|d| d.to_vec()),
-                ops: out.ops.into_iter().map(|o| CtxOpPort::new(index, o)).collect(),
+                ops: out.ops.into_iter().map(|o| ctx_op_req(index, o)).collect(),
             },
             Err(e) => CmdResult { error: e, rdata: None, ops: Vec::new() },
         }
@@ -89,10 +76,10 @@ impl RoceQpCtx {
     /// A transport error on QP `qpn` (24 bits): when the QP enters Err, the error reported to
     /// `roce_regs` and the op sent (EnterErr); nothing for a QP that does not exist or is in
     /// Reset or Err.
-    pub fn transport_error(&mut self, qpn: u32, cause: u8) -> Option<(QpErr, CtxOpPort)> {
+    pub fn transport_error(&mut self, qpn: u32, cause: u8) -> Option<(QpErr, CtxOpReq)> {
         let qp = self.qps.get_mut(qpn as usize)?.as_mut()?;
         let op = qp.transport_error()?;
-        Some((QpErr { qpn, cause }, CtxOpPort::new(qpn, op)))
+        Some((QpErr { qpn, cause }, ctx_op_req(qpn, op)))
     }
 
     /// An attribute read port: the QP's attributes and state (a QP never written, or beyond
@@ -165,7 +152,7 @@ mod tests {
         let r = b.command(8, 3, m, &rtr.encode(), cqs);
         assert_eq!(
             (r.error, r.ops),
-            (CmdErrorCode::Ok, vec![CtxOpPort { code: CtxOpCode::SetRqPsn.code(), qpn: 3, arg: 77 }])
+            (CmdErrorCode::Ok, vec![CtxOpReq { code: CtxOpCode::SetRqPsn.code(), qpn: 3, arg: 77 }])
         );
         let (attr, st) = b.attr(3);
         assert_eq!((attr.path_mtu, st), (PathMtu::Mtu2048, QpState::Rtr));

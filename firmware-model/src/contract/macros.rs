@@ -423,3 +423,56 @@ macro_rules! layout {
         }
     };
 }
+
+/// A port bundle (see [`BundleDesc`](crate::contract::BundleDesc)): fields least
+/// significant first, each an unsigned integer or bool of `bits` bits.
+macro_rules! bundle {
+    (
+        $(#[doc = $doc:literal])*
+        pub struct $Name:ident : $sv:literal {
+            $(
+                $(#[doc = $fdoc:literal])*
+                $f:ident : $T:ty, bits $bits:literal;
+            )*
+        }
+    ) => {
+        $(#[doc = $doc])*
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+        pub struct $Name {
+            $( $(#[doc = $fdoc])* pub $f: $T, )*
+        }
+
+        impl $crate::contract::Bundle for $Name {
+            const DESC: $crate::contract::BundleDesc = {
+                const W: &[u32] = &[$($bits),*];
+                const LSB: [u32; W.len()] = $crate::contract::bundle_lsbs::<{ W.len() }>([$($bits),*]);
+                const FIELDS: [$crate::contract::BundleField; W.len()] = {
+                    let names = [$(stringify!($f)),*];
+                    let descs = [$(concat!($($fdoc,)* "")),*];
+                    let mut out = [$crate::contract::BundleField { name: "", lsb: 0, width: 0, desc: "" }; W.len()];
+                    let mut i = 0;
+                    while i < W.len() {
+                        out[i] = $crate::contract::BundleField { name: names[i], lsb: LSB[i], width: W[i], desc: descs[i] };
+                        i += 1;
+                    }
+                    out
+                };
+                $crate::contract::BundleDesc {
+                    name: stringify!($Name),
+                    sv: $sv,
+                    width: 0 $(+ $bits)*,
+                    desc: concat!($($doc,)* ""),
+                    fields: &FIELDS,
+                }
+            };
+            fn values(&self) -> Vec<u64> {
+                vec![$(u64::from(self.$f)),*]
+            }
+            #[allow(clippy::cast_possible_truncation)]
+            fn from_values(v: &[u64]) -> Self {
+                let mut it = v.iter().copied();
+                Self { $( $f: $crate::contract::bundle_field::<$T>(it.next().unwrap_or(0)), )* }
+            }
+        }
+    };
+}

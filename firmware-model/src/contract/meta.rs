@@ -509,3 +509,112 @@ pub trait Descriptor: Sized + Copy + PartialEq + core::fmt::Debug {
         v
     }
 }
+
+/// One field of a port bundle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BundleField {
+    /// Member name (`addr`).
+    pub name: &'static str,
+    /// Least significant bit in the bundle's vector.
+    pub lsb: u32,
+    /// Width in bits (at most 64).
+    pub width: u32,
+    /// Description.
+    pub desc: &'static str,
+}
+
+/// A port bundle: the payload of a valid/ready request or result port between two HDL
+/// blocks, a packed struct (`<sv>_t`, `<SV>_W` bits) whose first field is the least
+/// significant. Verilated, it is one port of `W` bits; [`Bundle`] packs and unpacks it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BundleDesc {
+    /// Rust type name (`DmaReq`).
+    pub name: &'static str,
+    /// SystemVerilog base name (`dma_req` gives `dma_req_t` and `DMA_REQ_W`).
+    pub sv: &'static str,
+    /// Width in bits.
+    pub width: u32,
+    /// Description.
+    pub desc: &'static str,
+    /// Fields, least significant first.
+    pub fields: &'static [BundleField],
+}
+
+/// The bit offsets of `widths` laid end to end from bit 0 (`const` helper of `bundle!`).
+pub const fn bundle_lsbs<const N: usize>(widths: [u32; N]) -> [u32; N] {
+    let mut out = [0u32; N];
+    let mut i = 1;
+    while i < N {
+        out[i] = out[i - 1] + widths[i - 1];
+        i += 1;
+    }
+    out
+}
+
+/// A port bundle's Rust type: packs to and unpacks from the 32-bit words a Verilated port
+/// holds (word `i` is bits `[32i+31:32i]`).
+pub trait Bundle: Sized + Copy + PartialEq + core::fmt::Debug {
+    /// The bundle's layout.
+    const DESC: BundleDesc;
+    /// The field values, in the order of `DESC.fields`, cut to their widths.
+    fn values(&self) -> Vec<u64>;
+    /// The bundle of these field values (in the order of `DESC.fields`).
+    fn from_values(v: &[u64]) -> Self;
+    /// Pack into `words` (at least `ceil(W / 32)` of them; bits above `W` are zero).
+    fn to_words(&self, words: &mut [u32]) {
+        words.fill(0);
+        for (f, v) in Self::DESC.fields.iter().zip(self.values()) {
+            let v = if f.width >= 64 { v } else { v & ((1u64 << f.width) - 1) };
+            for b in 0..f.width {
+                if v >> b & 1 != 0 {
+                    let at = (f.lsb + b) as usize;
+                    words[at / 32] |= 1 << (at % 32);
+                }
+            }
+        }
+    }
+    /// Unpack from `words` (bits above `W` are ignored).
+    fn from_words(words: &[u32]) -> Self {
+        let v: Vec<u64> = Self::DESC
+            .fields
+            .iter()
+            .map(|f| {
+                (0..f.width).fold(0u64, |acc, b| {
+                    let at = (f.lsb + b) as usize;
+                    acc | u64::from(words[at / 32] >> (at % 32) & 1) << b
+                })
+            })
+            .collect();
+        Self::from_values(&v)
+    }
+}
+
+/// A bundle field's value from its bits (`bundle!` helper): integers are cut to their type
+/// (the bundle's width is never wider), a bool is bit 0.
+pub fn bundle_field<T: BundleValue>(v: u64) -> T {
+    T::from_bits(v)
+}
+
+/// Types a bundle field may have.
+pub trait BundleValue {
+    /// The value of these bits.
+    fn from_bits(v: u64) -> Self;
+}
+
+macro_rules! bundle_value_int {
+    ($($t:ty),*) => {$(
+        impl BundleValue for $t {
+            #[allow(clippy::cast_possible_truncation)]
+            fn from_bits(v: u64) -> Self {
+                v as $t
+            }
+        }
+    )*};
+}
+bundle_value_int!(u8, u16, u32, u64);
+
+impl BundleValue for bool {
+    fn from_bits(v: u64) -> Self {
+        v & 1 != 0
+    }
+}

@@ -449,7 +449,7 @@ pub const RECORDS: &[super::LayoutDesc] = &[
 ];
 
 code_enum! {
-    /// `roce_qp_ctx`'s context-op port (`ctx_op_code`): the changes QP_WRITE, QP_MODIFY and
+    /// `roce_qp_ctx`'s context-op port (`CtxOpReq.code`): the changes QP_WRITE, QP_MODIFY and
     /// transport errors make to a QP's engine state, sent to the blocks that own that state
     /// (docs/engine-hdl.md, "The transport"). Each owner applies the op to its own tables
     /// and acknowledges it. A command's ops go out in the order of the codes, each at most
@@ -491,3 +491,106 @@ pub const PORT_ENUMS: &[EnumDesc] = &[CtxOpCode::DESC];
 
 /// Bit fields of the block interfaces that are not record fields, for the generator.
 pub const PORT_BITS: &[BitsDesc] = &[CTX_RTS_ARG];
+
+bundle! {
+    /// A DMA request (`dma_req_t`): read `len` bytes of host memory at `addr` (the data comes
+    /// back on the requester's read-data stream), or write the next `len` bytes of the
+    /// requester's write-data stream there. The payload of the DMA read and write request
+    /// ports (`m_dma_rd`, `m_wqe_rd`, `m_dma_wr`; the arbiters' `s_req` / `m_req`).
+    pub struct DmaReq: "dma_req" {
+        /// Host (bus) address of the first byte.
+        addr: u64, bits 64;
+        /// Bytes (1 to 65535).
+        len: u16, bits 16;
+    }
+}
+
+bundle! {
+    /// An MR check request to `roce_mr_check` (`mr_req_t`, the `m_mr` / `s_axis_req` ports):
+    /// op 0 checks that `key` names a valid region of `pd` allowing every access bit in `need`
+    /// and containing `[va, va + len)`; op 1 invalidates the region of `key`. The requester's
+    /// user bits travel beside it (their width is the port's).
+    pub struct MrReq: "mr_req" {
+        /// Access bits the region must allow (engine::mr_check's `need`).
+        need: u8, bits 4;
+        /// Bytes (0 passes the bounds check).
+        len: u32, bits 32;
+        /// First virtual address.
+        va: u64, bits 64;
+        /// Protection domain of the QP.
+        pd: u32, bits 32;
+        /// L_Key or R_Key.
+        key: u32, bits 32;
+        /// 0 check, 1 invalidate.
+        op: bool, bits 1;
+    }
+}
+
+bundle! {
+    /// The result of an MR check (`mr_res_t`, the `s_mr` / `m_axis_res` ports), in request
+    /// order, with the request's user bits beside it.
+    pub struct MrRes: "mr_res" {
+        /// DMA address of `va` (status 0).
+        dma: u64, bits 64;
+        /// 0 passed, else the first failure: 1 key, 2 PD, 3 access, 4 bounds.
+        status: u8, bits 3;
+    }
+}
+
+bundle! {
+    /// A context op (`ctx_op_req_t`): `roce_qp_ctx`'s `ctx_op` port and the owners' `s_ctx`
+    /// ports. Each owner applies `code` (a `CtxOpCode`) with `arg` to QP `qpn`.
+    pub struct CtxOpReq: "ctx_op_req" {
+        /// Argument (a PSN, a `CtxRtsArg` or 0).
+        arg: u32, bits 32;
+        /// Local QP number.
+        qpn: u32, bits 24;
+        /// Op code.
+        code: u8, bits 8;
+    }
+}
+
+/// The port bundles, for the generator.
+pub const BUNDLES: &[super::BundleDesc] = {
+    use super::Bundle;
+    &[DmaReq::DESC, MrReq::DESC, MrRes::DESC, CtxOpReq::DESC]
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contract::Bundle;
+
+    /// Fields are laid end to end from bit 0, the widths add up, and a bundle survives packing.
+    #[test]
+    fn bundles_pack_and_unpack() {
+        for b in BUNDLES {
+            let mut at = 0;
+            for f in b.fields {
+                assert_eq!(f.lsb, at, "{}.{}", b.name, f.name);
+                assert!((1..=64).contains(&f.width), "{}.{}", b.name, f.name);
+                at += f.width;
+            }
+            assert_eq!(at, b.width, "{}", b.name);
+        }
+        let m = MrReq { need: 0xA, len: 0x8765_4321, va: 0x0123_4567_89AB_CDEF, pd: 7, key: 0xDEAD_BEEF, op: true };
+        let mut w = [0u32; 8];
+        m.to_words(&mut w);
+        assert_eq!(w[0] & 0xF, 0xA);
+        assert_eq!(w[0] >> 4, 0x0765_4321, "len from bit 4");
+        assert_eq!(w[5] >> 4 & 1, 1, "op is bit 164");
+        assert_eq!(MrReq::from_words(&w), m);
+        let d = DmaReq { addr: u64::MAX - 5, len: 0xBEEF };
+        d.to_words(&mut w);
+        assert_eq!(&w[..3], &[u32::MAX - 5, u32::MAX, 0xBEEF]);
+        assert_eq!(DmaReq::from_words(&w), d);
+        let c = CtxOpReq { arg: 0x1234_5678, qpn: 0xAB_CDEF, code: 3 };
+        c.to_words(&mut w);
+        assert_eq!(&w[..2], &[0x1234_5678, 0x03AB_CDEF]);
+        assert_eq!(CtxOpReq::from_words(&w), c);
+        let r = MrRes { dma: 0x1000, status: 4 };
+        r.to_words(&mut w);
+        assert_eq!(&w[..3], &[0x1000, 0, 4]);
+        assert_eq!(MrRes::from_words(&w), r);
+    }
+}

@@ -7,8 +7,8 @@ use std::fmt::Write;
 
 use super::regs::{self, SECTIONS};
 use super::{
-    qp_error_enters_err, qp_write_check, BitsDesc, CmdErrorCode, CmdOpcode, EnumDesc, FieldKind, LayoutDesc,
-    LayoutField, QpAttrMask, QpState, LAYOUTS, QP_TRANSITIONS,
+    qp_error_enters_err, qp_write_check, BitsDesc, BundleDesc, CmdErrorCode, CmdOpcode, EnumDesc, FieldKind,
+    LayoutDesc, LayoutField, QpAttrMask, QpState, LAYOUTS, QP_TRANSITIONS,
 };
 
 /// Comment lines are wrapped to this many columns.
@@ -574,6 +574,7 @@ pub fn desc_pkg() -> String {
         true,
         &[],
         &[],
+        &[],
     )
 }
 
@@ -588,7 +589,25 @@ pub fn records_pkg() -> String {
         false,
         super::records::PORT_ENUMS,
         super::records::PORT_BITS,
+        super::records::BUNDLES,
     )
+}
+
+/// A port bundle: `<SV>_W`, the packed struct `<sv>_t` (first field least significant).
+fn emit_bundle(o: &mut String, b: &BundleDesc) {
+    let up = b.sv.to_ascii_uppercase();
+    let _ = writeln!(o, "\n  // ---- {} ({} bits): {}_t\n", b.name, b.width, b.sv);
+    comment(o, "  ", &clean(b.desc));
+    let _ = writeln!(o, "  localparam int unsigned {up}_W = {};", b.width);
+    let _ = writeln!(o, "\n  typedef struct packed {{");
+    let wmax = b.fields.iter().map(|f| f.name.len()).max().unwrap_or(0);
+    for f in b.fields.iter().rev() {
+        let ty = if f.width == 1 { "logic".to_string() } else { format!("logic [{}:0]", f.width - 1) };
+        let bits =
+            if f.width == 1 { format!("bit {}", f.lsb) } else { format!("bits {}:{}", f.lsb + f.width - 1, f.lsb) };
+        let _ = writeln!(o, "    {ty:<13} {:<w$}  // {bits}: {}", format!("{};", f.name), clean(f.desc), w = wmax + 1);
+    }
+    let _ = writeln!(o, "  }} {}_t;", b.sv);
 }
 
 const BIT_CONVENTION: &str = "Bit convention: an N-byte layout is an 8N-bit vector in which byte b is bits \
@@ -608,7 +627,9 @@ const BIT_CONVENTION: &str = "Bit convention: an N-byte layout is an 8N-bit vect
 
 /// `checks`: also emit the `<layout>_bad` functions (descriptors software writes; the records
 /// between blocks are made by hardware and need none).
-/// `port_enums` / `port_bits`: types of block ports that are not record fields.
+/// `port_enums` / `port_bits`: types of block ports that are not record fields;
+/// `bundles`: the packed structs of request and result ports.
+#[allow(clippy::too_many_arguments)]
 fn layouts_pkg(
     pkg: &str,
     source: &str,
@@ -617,6 +638,7 @@ fn layouts_pkg(
     checks: bool,
     port_enums: &'static [EnumDesc],
     port_bits: &'static [BitsDesc],
+    bundles: &[BundleDesc],
 ) -> String {
     let mut o = String::new();
     header(&mut o, source, &format!("{what}\n\n{BIT_CONVENTION}"));
@@ -642,6 +664,9 @@ fn layouts_pkg(
     }
     for l in layouts {
         emit_layout(&mut o, l, checks);
+    }
+    for b in bundles {
+        emit_bundle(&mut o, b);
     }
     let _ = writeln!(o, "\nendpackage");
     o

@@ -275,7 +275,7 @@ pub enum CtxOp {
 }
 
 impl CtxOp {
-    /// `ctx_op_code`.
+    /// `ctx_op.code` (`CtxOpReq.code`).
     pub fn code(self) -> CtxOpCode {
         match self {
             CtxOp::Reset => CtxOpCode::Reset,
@@ -286,7 +286,7 @@ impl CtxOp {
         }
     }
 
-    /// `ctx_op_arg`.
+    /// `ctx_op.arg` (`CtxOpReq.arg`).
     pub fn arg(self) -> u32 {
         use crate::contract::records::CTX_RTS_ARG;
         match self {

@@ -81,8 +81,8 @@ package roce_rec_pkg;
   localparam logic [7:0] WC_STATUS_RESP_TIMEOUT_ERR = 8'h14;
   localparam logic [7:0] WC_STATUS_GENERAL_ERR = 8'h15;
 
-  // CtxOpCode: `roce_qp_ctx`'s context-op port (`ctx_op_code`): the changes QP_WRITE, QP_MODIFY and
-  // transport errors make to a QP's engine state, sent to the blocks that own that state
+  // CtxOpCode: `roce_qp_ctx`'s context-op port (`CtxOpReq.code`): the changes QP_WRITE, QP_MODIFY
+  // and transport errors make to a QP's engine state, sent to the blocks that own that state
   // (docs/engine-hdl.md, "The transport"). Each owner applies the op to its own tables and
   // acknowledges it. A command's ops go out in the order of the codes, each at most once. Model:
   // `engine::qp_ctx::CtxOp`, applied by `Qp::ctx_op`.
@@ -676,5 +676,58 @@ package roce_rec_pkg;
     logic [23:0] first_psn;       // bytes 8..11, bits 23:0
     logic [63:0] wr_id;           // bytes 0..7
   } sq_win_t;
+
+  // ---- DmaReq (80 bits): dma_req_t
+
+  // A DMA request (`dma_req_t`): read `len` bytes of host memory at `addr` (the data comes back on
+  // the requester's read-data stream), or write the next `len` bytes of the requester's write-data
+  // stream there. The payload of the DMA read and write request ports (`m_dma_rd`, `m_wqe_rd`,
+  // `m_dma_wr`; the arbiters' `s_req` / `m_req`).
+  localparam int unsigned DMA_REQ_W = 80;
+
+  typedef struct packed {
+    logic [15:0]  len;   // bits 79:64: Bytes (1 to 65535).
+    logic [63:0]  addr;  // bits 63:0: Host (bus) address of the first byte.
+  } dma_req_t;
+
+  // ---- MrReq (165 bits): mr_req_t
+
+  // An MR check request to `roce_mr_check` (`mr_req_t`, the `m_mr` / `s_axis_req` ports): op 0
+  // checks that `key` names a valid region of `pd` allowing every access bit in `need` and
+  // containing `[va, va + len)`; op 1 invalidates the region of `key`. The requester's user bits
+  // travel beside it (their width is the port's).
+  localparam int unsigned MR_REQ_W = 165;
+
+  typedef struct packed {
+    logic         op;    // bit 164: 0 check, 1 invalidate.
+    logic [31:0]  key;   // bits 163:132: L_Key or R_Key.
+    logic [31:0]  pd;    // bits 131:100: Protection domain of the QP.
+    logic [63:0]  va;    // bits 99:36: First virtual address.
+    logic [31:0]  len;   // bits 35:4: Bytes (0 passes the bounds check).
+    logic [3:0]   need;  // bits 3:0: Access bits the region must allow (engine::mr_check's `need`).
+  } mr_req_t;
+
+  // ---- MrRes (67 bits): mr_res_t
+
+  // The result of an MR check (`mr_res_t`, the `s_mr` / `m_axis_res` ports), in request order, with
+  // the request's user bits beside it.
+  localparam int unsigned MR_RES_W = 67;
+
+  typedef struct packed {
+    logic [2:0]   status;  // bits 66:64: 0 passed, else the first failure: 1 key, 2 PD, 3 access, 4 bounds.
+    logic [63:0]  dma;     // bits 63:0: DMA address of `va` (status 0).
+  } mr_res_t;
+
+  // ---- CtxOpReq (64 bits): ctx_op_req_t
+
+  // A context op (`ctx_op_req_t`): `roce_qp_ctx`'s `ctx_op` port and the owners' `s_ctx` ports.
+  // Each owner applies `code` (a `CtxOpCode`) with `arg` to QP `qpn`.
+  localparam int unsigned CTX_OP_REQ_W = 64;
+
+  typedef struct packed {
+    logic [7:0]   code;  // bits 63:56: Op code.
+    logic [23:0]  qpn;   // bits 55:32: Local QP number.
+    logic [31:0]  arg;   // bits 31:0: Argument (a PSN, a `CtxRtsArg` or 0).
+  } ctx_op_req_t;
 
 endpackage

@@ -31,7 +31,7 @@ use roce_model::blocks::comp;
 use roce_model::blocks::req::{self, comp_rd, req_rd};
 use roce_model::blocks::resp::Recorder;
 use roce_model::blocks::rx_parse;
-use roce_model::contract::records::{CompRd, QpAttr, RxFlags, SqWin};
+use roce_model::contract::records::{CompRd, CtxOpReq, DmaReq, MrReq, MrRes, QpAttr, RxFlags, SqWin};
 use roce_model::contract::{Cqe, QpState};
 use roce_model::engine::comp::ReqView;
 use roce_model::engine::cq::encode_cqe;
@@ -117,7 +117,7 @@ pub fn comp_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<CompReport, SimError
         py_d = "s_axis_pay_tdata", py_k = "s_axis_pay_tkeep", py_v = "s_axis_pay_tvalid", py_r = "s_axis_pay_tready",
         py_l = "s_axis_pay_tlast",
         kk_v = "s_kick_valid", kk_r = "s_kick_ready", kk_q = "s_kick_qpn", kk_f = "s_kick_flush",
-        ctx_v = "s_ctx_valid", ctx_r = "s_ctx_ready", ctx_op = "s_ctx_op", ctx_q = "s_ctx_qpn", ctx_arg = "s_ctx_arg",
+        ctx_v = "s_ctx_valid", ctx_r = "s_ctx_ready", ctx = "s_ctx",
         st_v = "s_strd_valid", st_r = "s_strd_ready", st_q = "s_strd_qpn", st_done = "strd_done", st_ci = "strd_sq_ci",
         at_v = "m_attr_valid", at_r = "m_attr_ready", at_sv = "s_attr_valid", at_d = "s_attr_data", at_st = "s_attr_state",
         rd_v = "m_rd_valid", rd_q = "m_rd_qpn", rd_sv = "s_rd_valid", rd_d = "s_rd_data",
@@ -125,12 +125,12 @@ pub fn comp_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<CompReport, SimError
         wn_v = "m_win_valid", wn_q = "m_win_qpn", wn_i = "m_win_idx", wn_sv = "s_win_valid", wn_d = "s_win_data",
         cp_v = "s_comp_valid", cp_q = "s_comp_qpn", cp_ov = "m_comp_valid", cp_d = "m_comp_data",
         wk_v = "m_wake_valid", wk_r = "m_wake_ready", wk_q = "m_wake_qpn",
-        mr_v = "m_mr_valid", mr_r = "m_mr_ready", mr_key = "m_mr_key", mr_pd = "m_mr_pd", mr_va = "m_mr_va",
-        mr_len = "m_mr_len", mr_need = "m_mr_need", mr_user = "m_mr_user",
-        mrs_v = "s_mr_valid", mrs_st = "s_mr_status", mrs_dma = "s_mr_dma", mrs_user = "s_mr_user",
-        dr_v = "m_dma_rd_valid", dr_r = "m_dma_rd_ready", dr_a = "m_dma_rd_addr", dr_l = "m_dma_rd_len",
+        mr_v = "m_mr_valid", mr_r = "m_mr_ready", mr = "m_mr",
+        mr_user = "m_mr_user",
+        mrs_v = "s_mr_valid", mrs = "s_mr", mrs_user = "s_mr_user",
+        dr_v = "m_dma_rd_valid", dr_r = "m_dma_rd_ready", dr = "m_dma_rd",
         dd_d = "s_dma_rd_tdata", dd_v = "s_dma_rd_tvalid", dd_l = "s_dma_rd_tlast", dd_u = "s_dma_rd_tuser",
-        dw_v = "m_dma_wr_valid", dw_r = "m_dma_wr_ready", dw_a = "m_dma_wr_addr", dw_l = "m_dma_wr_len",
+        dw_v = "m_dma_wr_valid", dw_r = "m_dma_wr_ready", dw = "m_dma_wr",
         wd_d = "m_axis_dma_wr_tdata", wd_k = "m_axis_dma_wr_tkeep", wd_v = "m_axis_dma_wr_tvalid",
         wd_r = "m_axis_dma_wr_tready", wd_l = "m_axis_dma_wr_tlast",
         cpl_v = "m_cpl_valid", cpl_r = "m_cpl_ready", cpl_d = "m_cpl_tdata", cpl_u = "m_cpl_tuser",
@@ -160,12 +160,12 @@ pub fn comp_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<CompReport, SimError
         dut.set_u64(p.now_tick, c / tick_cycles);
     })?;
 
-    let mut ctx_q: VecDeque<(u64, u32, u32)> = VecDeque::new();
+    let mut ctx_q: VecDeque<(u8, u32, u32)> = VecDeque::new();
     for &q in &qpns {
         let qp = eng.qp(q).ok_or_else(|| SimError::Config(format!("QP {q} does not exist")))?;
-        ctx_q.push_back((CtxOp::SetSqPsn(0).code() as u64, q, qp.comp.una));
+        ctx_q.push_back((CtxOp::SetSqPsn(0).code().code(), q, qp.comp.una));
         let op = CtxOp::EnterRts { retry_cnt: qp.retry_cnt, rnr_retry: qp.rnr_retry };
-        ctx_q.push_back((op.code() as u64, q, op.arg()));
+        ctx_q.push_back((op.code().code(), q, op.arg()));
     }
     let mut ctx_on = false;
     let mut err_sent: BTreeMap<u32, bool> = BTreeMap::new();
@@ -301,9 +301,7 @@ pub fn comp_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<CompReport, SimError
         // ---- inputs
         if !ctx_on {
             if let Some(&(op, q, arg)) = ctx_q.front() {
-                dut.set_u64(p.ctx_op, op);
-                dut.set_u64(p.ctx_q, u64::from(q));
-                dut.set_u64(p.ctx_arg, u64::from(arg));
+                dut.set_bundle(p.ctx, &CtxOpReq { code: op, qpn: q, arg });
                 ctx_on = true;
             }
         }
@@ -359,8 +357,7 @@ pub fn comp_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<CompReport, SimError
         let mr_now = mr_q.front().is_some_and(|m| m.0 <= now);
         dut.set_u64(p.mrs_v, u64::from(mr_now));
         if let Some(&(_, st, dma, user)) = mr_q.front() {
-            dut.set_u64(p.mrs_st, u64::from(st));
-            dut.set_u64(p.mrs_dma, dma);
+            dut.set_bundle(p.mrs, &MrRes { status: st, dma });
             dut.set_u64(p.mrs_user, u64::from(user));
         }
         dut.set_u64(p.bd_v, 0);
@@ -416,7 +413,7 @@ pub fn comp_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<CompReport, SimError
                 }
                 2 | 3 => comp::kick(&mut eng, q, kind == 3, now, &rv, &mut rec),
                 _ => {
-                    if ctx_q.front().is_some_and(|c| c.0 == CtxOp::EnterErr.code() as u64) {
+                    if ctx_q.front().is_some_and(|c| c.0 == CtxOp::EnterErr.code().code()) {
                         comp::enter_err(&mut eng, q, &rv, &mut rec);
                     }
                 }
@@ -509,11 +506,8 @@ pub fn comp_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<CompReport, SimError
             attr_ans.push_back((now + 2, a, st));
         }
         if rdy[0] && dut.get_bool(p.mr_v) {
-            let key = dut.get_u64(p.mr_key) as u32;
-            let pd = dut.get_u64(p.mr_pd) as u32;
-            let va = dut.get_u64(p.mr_va);
-            let len = dut.get_u64(p.mr_len);
-            let need = dut.get_u64(p.mr_need) as u32;
+            let m: MrReq = dut.get_bundle(p.mr);
+            let (key, pd, va, len, need) = (m.key, m.pd, m.va, u64::from(m.len), u32::from(m.need));
             let user = dut.get_u64(p.mr_user) as u8;
             let (st, dma) = match eng.mrs.check(key, pd, va, len, need) {
                 Ok(d) => (0, d),
@@ -524,8 +518,8 @@ pub fn comp_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<CompReport, SimError
             moved = true;
         }
         if rdy[1] && dut.get_bool(p.dr_v) {
-            let addr = dut.get_u64(p.dr_a);
-            let len = dut.get_u64(p.dr_l) as usize;
+            let r: DmaReq = dut.get_bundle(p.dr);
+            let (addr, len) = (r.addr, usize::from(r.len));
             rep.wqe_reads += u64::from(len == 128);
             let mut buf = vec![0u8; len];
             let err = hmem.dma_read(addr, &mut buf).is_err();
@@ -550,7 +544,8 @@ pub fn comp_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<CompReport, SimError
             dma_q.pop_front();
         }
         if rdy[2] && dut.get_bool(p.dw_v) {
-            wr_reqs.push_back((dut.get_u64(p.dw_a), dut.get_u64(p.dw_l) as usize));
+            let w: DmaReq = dut.get_bundle(p.dw);
+            wr_reqs.push_back((w.addr, usize::from(w.len)));
             moved = true;
         }
         if rdy[3] && dut.get_bool(p.wd_v) {
@@ -635,7 +630,7 @@ pub fn comp_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<CompReport, SimError
         for &q in &qpns {
             if eng.qp(q).is_some_and(|x| x.state == QpState::Err) && !err_sent.get(&q).copied().unwrap_or(false) {
                 err_sent.insert(q, true);
-                ctx_q.push_back((CtxOp::EnterErr.code() as u64, q, 0));
+                ctx_q.push_back((CtxOp::EnterErr.code().code(), q, 0));
             }
         }
 

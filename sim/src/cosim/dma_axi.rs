@@ -12,6 +12,7 @@ use std::collections::{HashMap, VecDeque};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use roce_model::blocks::dma_axi::{self as model, Burst, RdBeat, WrBeat, BEAT};
+use roce_model::contract::records::DmaReq;
 use roce_model::engine::HostMem;
 
 use super::ports;
@@ -146,8 +147,7 @@ pub fn dma_axi_lockstep(
         rst = "rst",
         s_dma_rd_valid = "s_dma_rd_valid",
         s_dma_rd_ready = "s_dma_rd_ready",
-        s_dma_rd_addr = "s_dma_rd_addr",
-        s_dma_rd_len = "s_dma_rd_len",
+        s_dma_rd = "s_dma_rd",
         s_dma_rd_tag = "s_dma_rd_tag",
         m_dma_rd_tdata = "m_dma_rd_tdata",
         m_dma_rd_tvalid = "m_dma_rd_tvalid",
@@ -157,8 +157,7 @@ pub fn dma_axi_lockstep(
         m_dma_rd_tid = "m_dma_rd_tid",
         s_dma_wr_valid = "s_dma_wr_valid",
         s_dma_wr_ready = "s_dma_wr_ready",
-        s_dma_wr_addr = "s_dma_wr_addr",
-        s_dma_wr_len = "s_dma_wr_len",
+        s_dma_wr = "s_dma_wr",
         s_axis_dma_wr_tdata = "s_axis_dma_wr_tdata",
         s_axis_dma_wr_tkeep = "s_axis_dma_wr_tkeep",
         s_axis_dma_wr_tvalid = "s_axis_dma_wr_tvalid",
@@ -259,16 +258,14 @@ pub fn dma_axi_lockstep(
         if !rd_on && rd_next < reads.len() && rng.random_bool(eng.rd_valid) {
             rd_on = true;
             let r = &reads[rd_next];
-            dut.set_u64(p.s_dma_rd_addr, r.addr);
-            dut.set_u64(p.s_dma_rd_len, u64::from(r.len));
+            dut.set_bundle(p.s_dma_rd, &DmaReq { addr: r.addr, len: r.len });
             dut.set_u64(p.s_dma_rd_tag, u64::from(r.tag));
         }
         dut.set_u64(p.s_dma_rd_valid, u64::from(rd_on));
         if !wr_on && wr_next < writes.len() && rng.random_bool(eng.wr_valid) {
             wr_on = true;
             let w = &writes[wr_next];
-            dut.set_u64(p.s_dma_wr_addr, w.addr);
-            dut.set_u64(p.s_dma_wr_len, w.data.len() as u64);
+            dut.set_bundle(p.s_dma_wr, &DmaReq { addr: w.addr, len: w.data.len() as u16 });
         }
         dut.set_u64(p.s_dma_wr_valid, u64::from(wr_on));
         if !wd_on && wd_next < wd.len() && rng.random_bool(eng.wd_valid) {

@@ -11,6 +11,7 @@ use std::path::Path;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use roce_model::blocks::mr_check::{MrReq, MrRes, RoceMrCheck};
+use roce_model::contract::records as rec;
 
 use crate::vl::{pack_bytes, unpack_bytes, Dut, Model, Port};
 use crate::SimError;
@@ -71,17 +72,11 @@ struct Ports {
     rst: Port,
     soft: Port,
     init_done: Port,
-    op: Port,
-    key: Port,
-    pd: Port,
-    va: Port,
-    len: Port,
-    need: Port,
+    req: Port,
     user: Port,
     s_valid: Port,
     s_ready: Port,
-    st: Port,
-    dma: Port,
+    res: Port,
     r_user: Port,
     m_valid: Port,
     m_ready: Port,
@@ -102,17 +97,11 @@ fn ports(dut: &Dut) -> Result<Ports, SimError> {
         rst: p("rst")?,
         soft: p("soft_reset")?,
         init_done: p("init_done")?,
-        op: p("s_axis_req_op")?,
-        key: p("s_axis_req_key")?,
-        pd: p("s_axis_req_pd")?,
-        va: p("s_axis_req_va")?,
-        len: p("s_axis_req_len")?,
-        need: p("s_axis_req_need")?,
+        req: p("s_axis_req")?,
         user: p("s_axis_req_user")?,
         s_valid: p("s_axis_req_tvalid")?,
         s_ready: p("s_axis_req_tready")?,
-        st: p("m_axis_res_status")?,
-        dma: p("m_axis_res_dma")?,
+        res: p("m_axis_res")?,
         r_user: p("m_axis_res_user")?,
         m_valid: p("m_axis_res_tvalid")?,
         m_ready: p("m_axis_res_tready")?,
@@ -200,12 +189,8 @@ pub fn mr_check_lockstep(
             }
             dut.set_u64(p.s_valid, u64::from(r_off));
             if let Some(r) = reqs.get(ri) {
-                dut.set_u64(p.op, u64::from(r.invalidate));
-                dut.set_u64(p.key, r.key.into());
-                dut.set_u64(p.pd, r.pd.into());
-                dut.set_u64(p.va, r.va);
-                dut.set_u64(p.len, r.len.into());
-                dut.set_u64(p.need, r.need.into());
+                let b = rec::MrReq { op: r.invalidate, key: r.key, pd: r.pd, va: r.va, len: r.len, need: r.need };
+                dut.set_bundle(p.req, &b);
                 dut.set_u64(p.user, r.user.into());
             }
             dut.set_u64(p.c_valid, u64::from(c_off));
@@ -239,11 +224,8 @@ pub fn mr_check_lockstep(
                     let at = accepted_at.pop_front().unwrap_or(seen);
                     rep.latency.push(seen.saturating_sub(at));
                     first_valid = None;
-                    results.push(MrRes {
-                        status: dut.get_u64(p.st) as u8,
-                        dma: dut.get_u64(p.dma),
-                        user: dut.get_u64(p.r_user) as u32,
-                    });
+                    let b: rec::MrRes = dut.get_bundle(p.res);
+                    results.push(MrRes { status: b.status, dma: b.dma, user: dut.get_u64(p.r_user) as u32 });
                     rep.done_at = cycle;
                     moved = true;
                 }

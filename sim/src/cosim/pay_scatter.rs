@@ -6,6 +6,7 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use roce_model::blocks::pay_scatter::{scatter, Segment};
+use roce_model::contract::records::DmaReq;
 
 use crate::vl::{pack_bytes, unpack_bytes, Dut, Model};
 use crate::SimError;
@@ -61,7 +62,7 @@ pub fn pay_scatter_lockstep(
         p("s_axis_pay_tready")?,
         p("s_axis_pay_tlast")?,
     );
-    let (rv, rr, ra, rl) = (p("m_dma_wr_valid")?, p("m_dma_wr_ready")?, p("m_dma_wr_addr")?, p("m_dma_wr_len")?);
+    let (rv, rr, rq) = (p("m_dma_wr_valid")?, p("m_dma_wr_ready")?, p("m_dma_wr")?);
     let (dd, dk, dv, dr, dl) = (
         p("m_axis_dma_wr_tdata")?,
         p("m_axis_dma_wr_tkeep")?,
@@ -144,7 +145,8 @@ pub fn pay_scatter_lockstep(
             moved = true;
         }
         if r1 && dut.get_bool(rv) {
-            reqs.push_back((dut.get_u64(ra), dut.get_u64(rl) as usize));
+            let r: DmaReq = dut.get_bundle(rq);
+            reqs.push_back((r.addr, usize::from(r.len)));
             moved = true;
         }
         if r2 && dut.get_bool(dv) {

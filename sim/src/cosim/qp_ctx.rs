@@ -19,8 +19,8 @@ use std::path::Path;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use roce_model::blocks::qp_ctx::{CtxOpPort, QpErr, RoceQpCtx};
-use roce_model::contract::records::{CtxOpCode, QpAttr};
+use roce_model::blocks::qp_ctx::{QpErr, RoceQpCtx};
+use roce_model::contract::records::{CtxOpCode, CtxOpReq, QpAttr};
 
 use super::{compare_seq, reset_until_init};
 use crate::cosim::mr_check::CmdOutcome;
@@ -126,7 +126,7 @@ impl Owners {
 /// The owner side of `roce_qp_ctx`'s context-op and state-read ports on a `Dut` (the block,
 /// or `roce_ctrl`, which has the same port names).
 pub struct OwnerPorts {
-    op: [Port; 5],
+    op: [Port; 3],
     rd: [Port; 9],
 }
 
@@ -135,7 +135,7 @@ impl OwnerPorts {
     pub fn new(dut: &Dut) -> Result<Self, SimError> {
         let p = |n: &str| dut.port(n).ok_or_else(|| SimError::Config(format!("{:?} has no port {n}", dut.model())));
         Ok(OwnerPorts {
-            op: [p("ctx_op_valid")?, p("ctx_op_code")?, p("ctx_op_qpn")?, p("ctx_op_arg")?, p("ctx_op_done")?],
+            op: [p("ctx_op_valid")?, p("ctx_op")?, p("ctx_op_done")?],
             rd: [
                 p("st_rd_valid")?,
                 p("st_rd_qpn")?,
@@ -153,7 +153,7 @@ impl OwnerPorts {
     /// Drive this cycle's answers (call with the registered outputs settled, before the
     /// cycle's final `eval`): each port acknowledges with probability `p_done`.
     pub fn drive(&self, dut: &mut Dut, owners: &Owners, rng: &mut impl Rng, p_done: f64) {
-        dut.set_u64(self.op[4], u64::from(rng.random_bool(p_done)));
+        dut.set_u64(self.op[2], u64::from(rng.random_bool(p_done)));
         dut.set_u64(self.rd[2], u64::from(rng.random_bool(p_done)));
         let s = owners.get(dut.get_u64(self.rd[1]) as u32);
         for (k, v) in [
@@ -170,15 +170,11 @@ impl OwnerPorts {
 
     /// After the cycle's `eval`: the context op acknowledged in this cycle, if any, applied
     /// to `owners`.
-    pub fn sample(&self, dut: &Dut, owners: &mut Owners) -> Option<CtxOpPort> {
-        if !(dut.get_bool(self.op[0]) && dut.get_bool(self.op[4])) {
+    pub fn sample(&self, dut: &Dut, owners: &mut Owners) -> Option<CtxOpReq> {
+        if !(dut.get_bool(self.op[0]) && dut.get_bool(self.op[2])) {
             return None;
         }
-        let op = CtxOpPort {
-            code: dut.get_u64(self.op[1]) as u8,
-            qpn: dut.get_u64(self.op[2]) as u32,
-            arg: dut.get_u64(self.op[3]) as u32,
-        };
+        let op: CtxOpReq = dut.get_bundle(self.op[1]);
         owners.apply(op.code, op.qpn, op.arg);
         Some(op)
     }
@@ -214,7 +210,7 @@ pub struct QpCtxReport {
     /// Command outcomes, in order.
     pub outcomes: Vec<CmdOutcome>,
     /// Context ops, in order.
-    pub ops: Vec<CtxOpPort>,
+    pub ops: Vec<CtxOpReq>,
     /// QP errors toward roce_regs, in order.
     pub errors: Vec<QpErr>,
     /// Attribute reads per port (RX, TX), in order.

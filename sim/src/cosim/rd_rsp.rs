@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use roce_model::blocks::rd_rsp::packets;
-use roce_model::contract::records::{RdRsp, TxDesc};
+use roce_model::contract::records::{DmaReq, RdRsp, TxDesc};
 use roce_model::engine::{Dma, HostMem};
 
 use crate::vl::{pack_bytes, unpack_bytes, Dut, Model};
@@ -43,7 +43,7 @@ pub fn rd_rsp_lockstep(
     let p = |n: &str| dut.port(n).ok_or_else(|| SimError::Config(format!("roce_rd_rsp has no port {n}")));
     let rst = p("rst")?;
     let (iv, ir, id) = (p("s_rsp_valid")?, p("s_rsp_ready")?, p("s_rsp_data")?);
-    let (qv, qr, qa, ql) = (p("m_dma_rd_valid")?, p("m_dma_rd_ready")?, p("m_dma_rd_addr")?, p("m_dma_rd_len")?);
+    let (qv, qr, qreq) = (p("m_dma_rd_valid")?, p("m_dma_rd_ready")?, p("m_dma_rd")?);
     let (dd, dv, dl, du) = (p("s_dma_rd_tdata")?, p("s_dma_rd_tvalid")?, p("s_dma_rd_tlast")?, p("s_dma_rd_tuser")?);
     let (ov, or, od) = (p("m_desc_valid")?, p("m_desc_ready")?, p("m_desc")?);
     let (pd, pk, pv, pr, plast) = (
@@ -112,7 +112,8 @@ pub fn rd_rsp_lockstep(
             moved = true;
         }
         if r1 && dut.get_bool(qv) {
-            let (a, n) = (dut.get_u64(qa), dut.get_u64(ql) as usize);
+            let r: DmaReq = dut.get_bundle(qreq);
+            let (a, n) = (r.addr, usize::from(r.len));
             let mut buf = vec![0u8; n];
             let err = mem.dma_read(a, &mut buf).is_err();
             if err {

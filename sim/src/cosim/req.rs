@@ -30,7 +30,7 @@ use std::collections::{BTreeMap, VecDeque};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use roce_model::blocks::req::{self, comp_rd, desc_of, headers_of, req_rd};
-use roce_model::contract::records::{ReqRd, SqWin, TxDesc};
+use roce_model::contract::records::{CtxOpReq, DmaReq, MrReq, MrRes, ReqRd, SqWin, TxDesc};
 use roce_model::contract::{QpState, SqWqe};
 use roce_model::engine::comp::ReqView;
 use roce_model::engine::fetch::fetch_decode;
@@ -214,7 +214,7 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
         rst = "rst", init_done = "init_done", now = "now", now_tick = "now_tick",
         db_v = "s_db_valid", db_r = "s_db_ready", db_q = "s_db_qpn", db_pi = "s_db_pi",
         wk_v = "s_wake_valid", wk_r = "s_wake_ready", wk_q = "s_wake_qpn",
-        ctx_v = "s_ctx_valid", ctx_r = "s_ctx_ready", ctx_op = "s_ctx_op", ctx_q = "s_ctx_qpn", ctx_arg = "s_ctx_arg",
+        ctx_v = "s_ctx_valid", ctx_r = "s_ctx_ready", ctx = "s_ctx",
         st_v = "s_strd_valid", st_r = "s_strd_ready", st_q = "s_strd_qpn", st_done = "strd_done",
         st_psn = "strd_sq_psn", st_pi = "strd_sq_pi",
         at_v = "m_attr_valid", at_r = "m_attr_ready", at_q = "m_attr_qpn", at_sv = "s_attr_valid",
@@ -223,13 +223,13 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
         qy_v = "m_query_valid", qy_r = "m_query_ready", qy_q = "m_query_qpn",
         pc_v = "s_pace_valid", pc_q = "s_pace_qpn", pc_ok = "s_pace_allowed",
         sn_v = "m_sent_valid", sn_r = "m_sent_ready", sn_q = "m_sent_qpn", sn_b = "m_sent_bytes",
-        mr_v = "m_mr_valid", mr_r = "m_mr_ready", mr_key = "m_mr_key", mr_pd = "m_mr_pd", mr_va = "m_mr_va",
-        mr_len = "m_mr_len", mr_user = "m_mr_user",
-        mrs_v = "s_mr_valid", mrs_st = "s_mr_status", mrs_dma = "s_mr_dma", mrs_user = "s_mr_user",
-        wq_v = "m_wqe_rd_valid", wq_r = "m_wqe_rd_ready", wq_a = "m_wqe_rd_addr", wq_l = "m_wqe_rd_len",
+        mr_v = "m_mr_valid", mr_r = "m_mr_ready", mr = "m_mr",
+        mr_user = "m_mr_user",
+        mrs_v = "s_mr_valid", mrs = "s_mr", mrs_user = "s_mr_user",
+        wq_v = "m_wqe_rd_valid", wq_r = "m_wqe_rd_ready", wq = "m_wqe_rd",
         wd_d = "s_wqe_rd_tdata", wd_v = "s_wqe_rd_tvalid", wd_r = "s_wqe_rd_tready", wd_l = "s_wqe_rd_tlast",
         wd_u = "s_wqe_rd_tuser",
-        dr_v = "m_dma_rd_valid", dr_r = "m_dma_rd_ready", dr_a = "m_dma_rd_addr", dr_l = "m_dma_rd_len",
+        dr_v = "m_dma_rd_valid", dr_r = "m_dma_rd_ready", dr = "m_dma_rd",
         dd_d = "s_dma_rd_tdata", dd_v = "s_dma_rd_tvalid", dd_r = "s_dma_rd_tready", dd_l = "s_dma_rd_tlast",
         dd_u = "s_dma_rd_tuser",
         de_v = "m_desc_valid", de_r = "m_desc_ready", de_d = "m_desc",
@@ -262,12 +262,12 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
     })?;
 
     // the harness's queues
-    let mut ctx_q: VecDeque<(u64, u32, u32)> = VecDeque::new(); // (op, qpn, arg)
+    let mut ctx_q: VecDeque<(u8, u32, u32)> = VecDeque::new(); // (op, qpn, arg)
     for &q in &qpns {
         let qp = eng.qp(q).ok_or_else(|| SimError::Config(format!("QP {q} does not exist")))?;
-        ctx_q.push_back((CtxOp::SetSqPsn(0).code() as u64, q, qp.req.next_psn));
+        ctx_q.push_back((CtxOp::SetSqPsn(0).code().code(), q, qp.req.next_psn));
         let op = CtxOp::EnterRts { retry_cnt: qp.retry_cnt, rnr_retry: qp.rnr_retry };
-        ctx_q.push_back((op.code() as u64, q, op.arg()));
+        ctx_q.push_back((op.code().code(), q, op.arg()));
     }
     let mut ctx_on = false;
     let mut hdl_dead: BTreeMap<u32, bool> = BTreeMap::new();
@@ -305,9 +305,7 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
         // ---- inputs
         if !ctx_on {
             if let Some(&(op, q, arg)) = ctx_q.front() {
-                dut.set_u64(p.ctx_op, op);
-                dut.set_u64(p.ctx_q, u64::from(q));
-                dut.set_u64(p.ctx_arg, u64::from(arg));
+                dut.set_bundle(p.ctx, &CtxOpReq { code: op, qpn: q, arg });
                 ctx_on = true;
             }
         }
@@ -346,8 +344,7 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
         let mr_now = mr_q.front().is_some_and(|m| m.0 <= now);
         dut.set_u64(p.mrs_v, u64::from(mr_now));
         if let Some(&(_, st, dma, user)) = mr_q.front() {
-            dut.set_u64(p.mrs_st, u64::from(st));
-            dut.set_u64(p.mrs_dma, dma);
+            dut.set_bundle(p.mrs, &MrRes { status: st, dma });
             dut.set_u64(p.mrs_user, u64::from(user));
         }
         let mr_rdy = rng.random_bool(t.ready_p);
@@ -382,10 +379,10 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
         if ctx_on && dut.get_bool(p.ctx_r) {
             ctx_on = false;
             if let Some((op, q, _)) = ctx_q.pop_front() {
-                if op == CtxOp::EnterErr.code() as u64 {
+                if op == CtxOp::EnterErr.code().code() {
                     hdl_dead.insert(q, true);
                 }
-                if op == CtxOp::Reset.code() as u64 {
+                if op == CtxOp::Reset.code().code() {
                     hdl_dead.insert(q, false);
                 }
             }
@@ -464,10 +461,8 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
             moved = true;
         }
         if mr_rdy && dut.get_bool(p.mr_v) {
-            let key = dut.get_u64(p.mr_key) as u32;
-            let pd = dut.get_u64(p.mr_pd) as u32;
-            let va = dut.get_u64(p.mr_va);
-            let len = dut.get_u64(p.mr_len);
+            let m: MrReq = dut.get_bundle(p.mr);
+            let (key, pd, va, len) = (m.key, m.pd, m.va, u64::from(m.len));
             let user = dut.get_u64(p.mr_user) as u8;
             let (st, dma) = match eng.mrs.check(key, pd, va, len, 0) {
                 Ok(d) => (0, d),
@@ -478,8 +473,8 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
             moved = true;
         }
         if rdy[0] && dut.get_bool(p.wq_v) {
-            let addr = dut.get_u64(p.wq_a);
-            let len = dut.get_u64(p.wq_l) as usize;
+            let r: DmaReq = dut.get_bundle(p.wq);
+            let (addr, len) = (r.addr, usize::from(r.len));
             match exp_reads.pop_front() {
                 Some((q, rd)) if rd.addr == addr && len == rd.n as usize * SqWqe::SIZE => {
                     // one latency for the read, its WQEs' beats back to back; a WQE that
@@ -525,8 +520,8 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
             moved = true;
         }
         if rdy[1] && dut.get_bool(p.dr_v) {
-            let addr = dut.get_u64(p.dr_a);
-            let len = dut.get_u64(p.dr_l) as usize;
+            let r: DmaReq = dut.get_bundle(p.dr);
+            let (addr, len) = (r.addr, usize::from(r.len));
             let mut buf = vec![0u8; len];
             let err = amem.dma_read(addr, &mut buf).is_err();
             if err {
@@ -683,7 +678,7 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
                 }
                 if qp.state == QpState::Err && !err_sent.get(&q).copied().unwrap_or(false) {
                     err_sent.insert(q, true);
-                    ctx_q.push_back((CtxOp::EnterErr.code() as u64, q, 0));
+                    ctx_q.push_back((CtxOp::EnterErr.code().code(), q, 0));
                 }
             }
         }
@@ -704,10 +699,10 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
                 reset.dedup();
                 for &q in &reset {
                     let Some(qp) = eng.qp(q) else { continue };
-                    ctx_q.push_back((CtxOp::Reset.code() as u64, q, 0));
-                    ctx_q.push_back((CtxOp::SetSqPsn(0).code() as u64, q, qp.req.next_psn));
+                    ctx_q.push_back((CtxOp::Reset.code().code(), q, 0));
+                    ctx_q.push_back((CtxOp::SetSqPsn(0).code().code(), q, qp.req.next_psn));
                     let op = CtxOp::EnterRts { retry_cnt: qp.retry_cnt, rnr_retry: qp.rnr_retry };
-                    ctx_q.push_back((op.code() as u64, q, op.arg()));
+                    ctx_q.push_back((op.code().code(), q, op.arg()));
                     err_sent.insert(q, false);
                     woken.remove(&q);
                 }

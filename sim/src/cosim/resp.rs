@@ -24,7 +24,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use roce_model::blocks::resp::{responses, Recorder, Response};
 use roce_model::blocks::rx_parse;
-use roce_model::contract::records::{QpAttr, RxFlags, RxHdr};
+use roce_model::contract::records::{CtxOpReq, DmaReq, MrReq, MrRes, QpAttr, RxFlags, RxHdr};
 use roce_model::contract::Cqe;
 use roce_model::engine::cq::encode_cqe;
 use roce_model::engine::{Engine, EngineEvent, HostMem, MrTable};
@@ -102,14 +102,14 @@ struct Ports {
     req: [Port; 4],
     pay: [Port; 5],
     db: [Port; 4],
-    ctx: [Port; 6],
+    ctx: [Port; 4],
     strd: [Port; 7],
     attr: [Port; 5],
-    mr_req: [Port; 9],
-    mr_res: [Port; 5],
-    rd_req: [Port; 4],
+    mr_req: [Port; 4],
+    mr_res: [Port; 4],
+    rd_req: [Port; 3],
     rd_dat: [Port; 5],
-    wr_req: [Port; 4],
+    wr_req: [Port; 3],
     wr_dat: [Port; 5],
     ack: [Port; 6],
     rsp: [Port; 3],
@@ -132,7 +132,7 @@ fn ports(dut: &Dut) -> Result<Ports, SimError> {
             p("s_axis_pay_tlast")?,
         ],
         db: [p("s_db_valid")?, p("s_db_ready")?, p("s_db_qpn")?, p("s_db_pi")?],
-        ctx: [p("s_ctx_valid")?, p("s_ctx_ready")?, p("s_ctx_op")?, p("s_ctx_qpn")?, p("s_ctx_arg")?, p("ctx_done")?],
+        ctx: [p("s_ctx_valid")?, p("s_ctx_ready")?, p("s_ctx")?, p("ctx_done")?],
         strd: [
             p("s_strd_valid")?,
             p("s_strd_ready")?,
@@ -143,19 +143,9 @@ fn ports(dut: &Dut) -> Result<Ports, SimError> {
             p("strd_rq_ci")?,
         ],
         attr: [p("m_attr_valid")?, p("m_attr_ready")?, p("m_attr_qpn")?, p("s_attr_valid")?, p("s_attr_data")?],
-        mr_req: [
-            p("m_mr_valid")?,
-            p("m_mr_ready")?,
-            p("m_mr_op")?,
-            p("m_mr_key")?,
-            p("m_mr_pd")?,
-            p("m_mr_va")?,
-            p("m_mr_len")?,
-            p("m_mr_need")?,
-            p("m_mr_user")?,
-        ],
-        mr_res: [p("s_mr_valid")?, p("s_mr_ready")?, p("s_mr_status")?, p("s_mr_dma")?, p("s_mr_user")?],
-        rd_req: [p("m_dma_rd_valid")?, p("m_dma_rd_ready")?, p("m_dma_rd_addr")?, p("m_dma_rd_len")?],
+        mr_req: [p("m_mr_valid")?, p("m_mr_ready")?, p("m_mr")?, p("m_mr_user")?],
+        mr_res: [p("s_mr_valid")?, p("s_mr_ready")?, p("s_mr")?, p("s_mr_user")?],
+        rd_req: [p("m_dma_rd_valid")?, p("m_dma_rd_ready")?, p("m_dma_rd")?],
         rd_dat: [
             p("s_dma_rd_tdata")?,
             p("s_dma_rd_tvalid")?,
@@ -163,7 +153,7 @@ fn ports(dut: &Dut) -> Result<Ports, SimError> {
             p("s_dma_rd_tlast")?,
             p("s_dma_rd_tuser")?,
         ],
-        wr_req: [p("m_dma_wr_valid")?, p("m_dma_wr_ready")?, p("m_dma_wr_addr")?, p("m_dma_wr_len")?],
+        wr_req: [p("m_dma_wr_valid")?, p("m_dma_wr_ready")?, p("m_dma_wr")?],
         wr_dat: [
             p("m_axis_dma_wr_tdata")?,
             p("m_axis_dma_wr_tkeep")?,
@@ -196,8 +186,8 @@ fn ports(dut: &Dut) -> Result<Ports, SimError> {
 }
 
 /// Context-op codes of `roce_qp_ctx` the block understands.
-const OP_SET_RQ_PSN: u64 = 1;
-const OP_ENTER_ERR: u64 = 4;
+const OP_SET_RQ_PSN: u8 = 1;
+const OP_ENTER_ERR: u8 = 4;
 
 /// MR check latency the harness gives (roce_mr_check's).
 const MR_LATENCY: u64 = 4;
@@ -244,7 +234,7 @@ pub fn resp_lockstep(
     reset_until_init(&mut dut, pt.rst, pt.init_done, 3, |_, _| {})?;
 
     // the harness's queues
-    let mut ctx_q: VecDeque<(u64, u32, u32)> = VecDeque::new(); // (op, qpn, arg)
+    let mut ctx_q: VecDeque<(u8, u32, u32)> = VecDeque::new(); // (op, qpn, arg)
     let mut db_pre: VecDeque<(u32, u32)> = VecDeque::new();
     for &q in qpns {
         let qp = eng.qp(q).ok_or_else(|| SimError::Config(format!("QP {q} does not exist")))?;
@@ -277,9 +267,7 @@ pub fn resp_lockstep(
         // ---- inputs
         if !ctx_on {
             if let Some(&(op, q, arg)) = ctx_q.front() {
-                dut.set_u64(pt.ctx[2], op);
-                dut.set_u64(pt.ctx[3], u64::from(q));
-                dut.set_u64(pt.ctx[4], u64::from(arg));
+                dut.set_bundle(pt.ctx[2], &CtxOpReq { code: op, qpn: q, arg });
                 ctx_on = true;
             }
         }
@@ -336,9 +324,8 @@ pub fn resp_lockstep(
         let mr_now = mr_q.front().is_some_and(|&(c, ..)| c <= now);
         dut.set_u64(pt.mr_res[0], u64::from(mr_now));
         if let Some(&(_, st, dma, user)) = mr_q.front() {
-            dut.set_u64(pt.mr_res[2], u64::from(st));
-            dut.set_u64(pt.mr_res[3], dma);
-            dut.set_u64(pt.mr_res[4], u64::from(user));
+            dut.set_bundle(pt.mr_res[2], &MrRes { status: st, dma });
+            dut.set_u64(pt.mr_res[3], u64::from(user));
         }
         let mr_rdy = rng.random_bool(t.ready_p);
         dut.set_u64(pt.mr_req[1], u64::from(mr_rdy));
@@ -427,13 +414,9 @@ pub fn resp_lockstep(
             mr_q.pop_front();
         }
         if mr_rdy && dut.get_bool(pt.mr_req[0]) {
-            let op = dut.get_bool(pt.mr_req[2]);
-            let key = dut.get_u64(pt.mr_req[3]) as u32;
-            let pd = dut.get_u64(pt.mr_req[4]) as u32;
-            let va = dut.get_u64(pt.mr_req[5]);
-            let len = dut.get_u64(pt.mr_req[6]);
-            let need = dut.get_u64(pt.mr_req[7]) as u32;
-            let user = dut.get_u64(pt.mr_req[8]) as u8;
+            let m: MrReq = dut.get_bundle(pt.mr_req[2]);
+            let (op, key, pd, va, len, need) = (m.op, m.key, m.pd, m.va, u64::from(m.len), u32::from(m.need));
+            let user = dut.get_u64(pt.mr_req[3]) as u8;
             let (st, dma) = if op {
                 (u8::from(mrs.invalidate(key, Some(pd)).is_err()), 0)
             } else {
@@ -451,8 +434,8 @@ pub fn resp_lockstep(
             rd_last.pop_front();
         }
         if rd_rdy && dut.get_bool(pt.rd_req[0]) {
-            let addr = dut.get_u64(pt.rd_req[2]);
-            let len = dut.get_u64(pt.rd_req[3]) as usize;
+            let r: DmaReq = dut.get_bundle(pt.rd_req[2]);
+            let (addr, len) = (r.addr, usize::from(r.len));
             let mut buf = vec![0u8; len];
             let err = roce_model::engine::Dma::dma_read(&mut hmem, addr, &mut buf).is_err();
             let lat = rng.random_range(t.dma_latency.0..=t.dma_latency.1);
@@ -466,7 +449,8 @@ pub fn resp_lockstep(
             moved = true;
         }
         if wr_rdy && dut.get_bool(pt.wr_req[0]) {
-            wr_reqs.push_back((dut.get_u64(pt.wr_req[2]), dut.get_u64(pt.wr_req[3]) as usize));
+            let w: DmaReq = dut.get_bundle(pt.wr_req[2]);
+            wr_reqs.push_back((w.addr, usize::from(w.len)));
             moved = true;
         }
         if wd_rdy && dut.get_bool(pt.wr_dat[2]) {

@@ -8,6 +8,7 @@
 use std::collections::VecDeque;
 use std::path::PathBuf;
 
+use roce_model::contract::records::DmaReq;
 use roce_model::engine::regs::counter_field;
 use roce_model::engine::{Counters, Dma};
 
@@ -58,9 +59,9 @@ struct P {
     axil: [Port; 16],
     rx: [Port; 6],
     tx: [Port; 6],
-    rd_req: [Port; 5],
+    rd_req: [Port; 4],
     rd_dat: [Port; 6],
-    wr_req: [Port; 4],
+    wr_req: [Port; 3],
     wr_dat: [Port; 5],
     link_up: Port,
 }
@@ -165,13 +166,7 @@ fn ports(d: &Dut) -> Result<P, SimError> {
             p("m_axis_tx_tlast")?,
             p("m_axis_tx_tuser")?,
         ],
-        rd_req: [
-            p("m_dma_rd_valid")?,
-            p("m_dma_rd_ready")?,
-            p("m_dma_rd_addr")?,
-            p("m_dma_rd_len")?,
-            p("m_dma_rd_tag")?,
-        ],
+        rd_req: [p("m_dma_rd_valid")?, p("m_dma_rd_ready")?, p("m_dma_rd")?, p("m_dma_rd_tag")?],
         rd_dat: [
             p("s_dma_rd_tdata")?,
             p("s_dma_rd_tvalid")?,
@@ -180,7 +175,7 @@ fn ports(d: &Dut) -> Result<P, SimError> {
             p("s_dma_rd_tuser")?,
             p("s_dma_rd_tid")?,
         ],
-        wr_req: [p("m_dma_wr_valid")?, p("m_dma_wr_ready")?, p("m_dma_wr_addr")?, p("m_dma_wr_len")?],
+        wr_req: [p("m_dma_wr_valid")?, p("m_dma_wr_ready")?, p("m_dma_wr")?],
         wr_dat: [
             p("m_axis_dma_wr_tdata")?,
             p("m_axis_dma_wr_tkeep")?,
@@ -370,9 +365,9 @@ impl HdlEngine {
             }
         }
         if rdq_go && self.dut.get_bool(p.rd_req[0]) {
-            let addr = self.dut.get_u64(p.rd_req[2]);
-            let len = self.dut.get_u64(p.rd_req[3]) as usize;
-            let tag = self.dut.get_u64(p.rd_req[4]);
+            let r: DmaReq = self.dut.get_bundle(p.rd_req[2]);
+            let (addr, len) = (r.addr, usize::from(r.len));
+            let tag = self.dut.get_u64(p.rd_req[3]);
             let mut buf = vec![0u8; len];
             let err = mem.dma_read(addr, &mut buf).is_err();
             if err {
@@ -391,7 +386,8 @@ impl HdlEngine {
             }
         }
         if wrq_go && self.dut.get_bool(p.wr_req[0]) {
-            self.wr_reqs.push_back((self.dut.get_u64(p.wr_req[2]), self.dut.get_u64(p.wr_req[3]) as usize));
+            let w: DmaReq = self.dut.get_bundle(p.wr_req[2]);
+            self.wr_reqs.push_back((w.addr, usize::from(w.len)));
         }
         if wrd_go && self.dut.get_bool(p.wr_dat[2]) {
             self.dut.get(p.wr_dat[0], &mut self.w);
