@@ -35,15 +35,17 @@ enum Cmd {
     Sweep(SweepArgs),
     /// Latency of an idle engine in cycles: doorbell to the request's first byte on the wire,
     /// and a packet's first byte in to its payload's DMA write, for the model (its estimate)
-    /// and the Verilated engine (measured at its ports).
+    /// and the Verilated engine (measured at its ports); or (`--op pingpong`) post to
+    /// completion both ways and half the round trip.
     Latency(LatencyArgs),
 }
 
 #[derive(Args)]
 struct LatencyArgs {
-    /// Operation (read: wire to DMA is the completer placing the first READ response).
+    /// Operation (read: wire to DMA is the completer placing the first READ response;
+    /// pingpong: SEND from A, B answers, post to completion on each side).
     #[arg(long, value_enum, default_value = "write")]
-    op: OpArg,
+    op: LatOpArg,
     /// Engines (each on both nodes): model, hdl.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "model,hdl")]
     engine: Vec<EngineArg>,
@@ -56,6 +58,17 @@ struct LatencyArgs {
     /// Messages per size (min / median / max are reported).
     #[arg(long, default_value_t = 8)]
     samples: u32,
+    /// One-way link latency in nanoseconds (pingpong).
+    #[arg(long, default_value_t = 1000)]
+    link_ns: u64,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum LatOpArg {
+    Send,
+    Write,
+    Read,
+    Pingpong,
 }
 
 #[derive(Args)]
@@ -650,20 +663,25 @@ fn run_latency(a: &LatencyArgs, out: &mut impl Write) -> Result<u64, SimError> {
             "sizes and samples must be positive, the MTU one of 256, 512, 1024, 2048, 4096".into(),
         ));
     }
-    let cfg = roce_sim::cmd::latency::LatencyConfig {
+    use roce_sim::cmd::latency as lat;
+    let cfg = lat::LatencyConfig {
         op: match a.op {
-            OpArg::Send => Op::Send,
-            OpArg::Write => Op::Write,
-            OpArg::Read => Op::Read,
+            LatOpArg::Send | LatOpArg::Pingpong => Op::Send,
+            LatOpArg::Write => Op::Write,
+            LatOpArg::Read => Op::Read,
         },
         sizes: a.sizes.clone(),
         mtu: a.mtu,
         samples: a.samples,
         engines: a.engine.iter().map(|e| matches!(e, EngineArg::Hdl)).collect(),
+        link_latency: a.link_ns * 250 / 1000,
     };
-    let pts = roce_sim::cmd::latency::measure(&cfg, |_| {})?;
-    write!(out, "{}", roce_sim::cmd::latency::table(&cfg, &pts, roce_sim::cmd::latency::dma_read_latency()))
-        .map_err(io)?;
+    let table = if matches!(a.op, LatOpArg::Pingpong) {
+        lat::pingpong_table(&cfg, &lat::measure_pingpong(&cfg, |_| {})?, lat::dma_read_latency())
+    } else {
+        lat::table(&cfg, &lat::measure(&cfg, |_| {})?, lat::dma_read_latency())
+    };
+    write!(out, "{table}").map_err(io)?;
     Ok(0)
 }
 

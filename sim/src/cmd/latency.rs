@@ -7,6 +7,11 @@
 //!   to the last beat of its payload's DMA write (the responder placing a WRITE or SEND
 //!   packet; with `--op read` the completer placing the first READ response packet).
 //!
+//! - ping-pong (`measure_pingpong`): A posts a SEND, B takes its receive completion and
+//!   answers with a SEND of the same size, A takes its receive completion; each leg from the
+//!   cycle the post starts (its doorbell write) to the cycle the completion is in the CQ, and
+//!   half the round trip, over links of a stated one-way latency.
+//!
 //! The Verilated engine is measured at its ports ([`crate::net::hdl::PortTimes`]); the engine
 //! model gives its estimate (the cycle it makes the frame, the placement it schedules).
 //! Node A is the requester, node B the responder; both run the same engine. The frame being
@@ -35,11 +40,21 @@ pub struct LatencyConfig {
     pub samples: u32,
     /// Engines: false = the model, true = the Verilated engine (on both nodes).
     pub engines: Vec<bool>,
+    /// One-way latency of each link in cycles (ping-pong; the other measurements hand the
+    /// measured frame over directly).
+    pub link_latency: u64,
 }
 
 impl Default for LatencyConfig {
     fn default() -> Self {
-        LatencyConfig { op: Op::Write, sizes: vec![64, 1024, 4096], mtu: 4096, samples: 8, engines: vec![false, true] }
+        LatencyConfig {
+            op: Op::Write,
+            sizes: vec![64, 1024, 4096],
+            mtu: 4096,
+            samples: 8,
+            engines: vec![false, true],
+            link_latency: LinkConfig::default().latency,
+        }
     }
 }
 
@@ -320,4 +335,144 @@ pub fn table(c: &LatencyConfig, pts: &[LatencyPoint], dma_read_latency: u64) -> 
 /// A node's engine model configuration (its DMA read latency for the report).
 pub fn dma_read_latency() -> u64 {
     SimNode::new(Default::default()).engine.cfg.dma_read_latency
+}
+
+/// One ping-pong size on one engine, in cycles.
+#[derive(Clone, Debug)]
+pub struct PingPongPoint {
+    /// "model" or "hdl".
+    pub engine: &'static str,
+    /// Message size.
+    pub size: usize,
+    /// A's post of the SEND → B's receive completion in B's CQ.
+    pub a_to_b: Spread,
+    /// B's post of the answer → A's receive completion in A's CQ.
+    pub b_to_a: Spread,
+    /// Half the round trip: (A's post → A's receive completion) / 2.
+    pub half_rtt: Spread,
+}
+
+/// Run the pair until the CQ of B (`on_b`) or A holds a receive completion; the cycle it is
+/// seen. Send completions met on the way are taken (they must be successes).
+fn run_until_recv(p: &mut Pair, on_b: bool) -> Result<u64, SimError> {
+    let end = p.now + LIMIT;
+    let mut wcs = [WorkCompletion::EMPTY; 4];
+    loop {
+        p.exchange();
+        let e = if on_b { &mut p.b } else { &mut p.a };
+        let k = e.dev.poll_cq(e.cq, &mut wcs).map_err(drv)?;
+        if let Some(w) = wcs[..k].iter().find(|w| w.status != CqeStatus::Success) {
+            return Err(SimError::Config(format!("ping-pong: a completion failed: {w:?}")));
+        }
+        // receive opcodes have bit 7 set
+        if wcs[..k].iter().any(|w| w.opcode.code() & 0x80 != 0) {
+            return Ok(p.now);
+        }
+        if p.now > end {
+            return Err(SimError::Config(format!("ping-pong: no receive completion within {LIMIT} cycles")));
+        }
+        p.now = p.next_event().map_or(p.now + 1, |t| t.max(p.now + 1));
+        for n in [&p.a.node, &p.b.node] {
+            n.borrow_mut().advance(p.now);
+        }
+    }
+}
+
+/// One ping-pong of `size` bytes: (A post → B completion, B post → A completion, round trip).
+/// A sends from its buffer's start into B's; B answers with what it received into the
+/// second half of A's buffer, which must then hold A's bytes.
+fn pingpong_sample(p: &mut Pair, size: usize, k: u64) -> Result<(u64, u64, u64), SimError> {
+    let half = p.a.buf.len as u64 / 2;
+    let rb = [p.b.mr.sge(0, size as u32)];
+    p.b.dev.post_recv(p.b.qp, &[RecvWr { wr_id: k, sges: &rb }]).map_err(drv)?;
+    let ra = [p.a.mr.sge(half, size as u32)];
+    p.a.dev.post_recv(p.a.qp, &[RecvWr { wr_id: k, sges: &ra }]).map_err(drv)?;
+    let data: Vec<u8> = (0..size).map(|i| (i as u64 * 13 + k) as u8).collect();
+    p.a.dev.write_buf(&p.a.buf, 0, &data);
+    p.a.dev.write_buf(&p.a.buf, half as usize, &vec![0u8; size]);
+    settle(p)?;
+    let t0 = p.now;
+    let sa = [p.a.mr.sge(0, size as u32)];
+    p.a.dev.post_send(p.a.qp, &[SendWr::new(k, WrOp::Send, &sa)]).map_err(drv)?;
+    let t1 = run_until_recv(p, true)?;
+    let sb = [p.b.mr.sge(0, size as u32)];
+    p.b.dev.post_send(p.b.qp, &[SendWr::new(k, WrOp::Send, &sb)]).map_err(drv)?;
+    let t2 = run_until_recv(p, false)?;
+    settle(p)?;
+    let mut back = vec![0u8; size];
+    p.a.dev.read_buf(&p.a.buf, half as usize, &mut back);
+    if back != data {
+        return Err(SimError::Config(format!("ping-pong: {size} bytes came back different")));
+    }
+    Ok((t1 - t0, t2 - t1, t2 - t0))
+}
+
+/// Ping-pong every size on every engine (SEND/RECV, both nodes the same engine).
+pub fn measure_pingpong(
+    c: &LatencyConfig,
+    mut progress: impl FnMut(&PingPongPoint),
+) -> Result<Vec<PingPongPoint>, SimError> {
+    if c.sizes.contains(&0) {
+        return Err(SimError::Config("ping-pong: sizes must be at least 1 byte".into()));
+    }
+    let mut out = Vec::new();
+    for &hdl in &c.engines {
+        let buf_len = (2 * c.sizes.iter().copied().max().unwrap_or(64)).max(4096);
+        let cfg = PairConfig {
+            mtu: c.mtu,
+            depth: 16,
+            buf_len,
+            hdl: [hdl, hdl],
+            link: LinkConfig { latency: c.link_latency, ..LinkConfig::default() },
+            ..PairConfig::default()
+        };
+        let mut p = Pair::new(&cfg)?;
+        let mut k = 0u64;
+        for &size in &c.sizes {
+            let (mut ab, mut ba, mut rt) = (Vec::new(), Vec::new(), Vec::new());
+            for _ in 0..c.samples.max(1) {
+                let (x, y, z) = pingpong_sample(&mut p, size, k)?;
+                k += 1;
+                ab.push(x);
+                ba.push(y);
+                rt.push(z.div_ceil(2));
+            }
+            let pt = PingPongPoint {
+                engine: if hdl { "hdl" } else { "model" },
+                size,
+                a_to_b: Spread::of(&mut ab),
+                b_to_a: Spread::of(&mut ba),
+                half_rtt: Spread::of(&mut rt),
+            };
+            progress(&pt);
+            out.push(pt);
+        }
+    }
+    Ok(out)
+}
+
+/// The ping-pong points as a table.
+pub fn pingpong_table(c: &LatencyConfig, pts: &[PingPongPoint], dma_read_latency: u64) -> String {
+    let mut s = format!(
+        "ping-pong (SEND/RECV), MTU {}, {} samples per size, cycles at 250 MHz (min / median / max), \
+         link latency {} cycles each way, DMA read latency {dma_read_latency}\n",
+        c.mtu, c.samples, c.link_latency
+    );
+    s.push_str(
+        "| engine | size | A post -> B completion | B post -> A completion | half round trip | half round trip - link |\n\
+         |---|--:|--:|--:|--:|--:|\n",
+    );
+    let f = |x: &Spread| format!("{} / {} / {}", x.min, x.median, x.max);
+    for p in pts {
+        s.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} |\n",
+            p.engine,
+            p.size,
+            f(&p.a_to_b),
+            f(&p.b_to_a),
+            f(&p.half_rtt),
+            p.half_rtt.median.saturating_sub(c.link_latency)
+        ));
+    }
+    s
 }
