@@ -69,6 +69,13 @@ pub struct Spread {
     pub max: u64,
 }
 
+impl std::fmt::Display for Spread {
+    /// `min / median / max`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} / {} / {}", self.min, self.median, self.max)
+    }
+}
+
 impl Spread {
     fn of(v: &mut [u64]) -> Self {
         v.sort_unstable();
@@ -317,16 +324,10 @@ pub fn table(c: &LatencyConfig, pts: &[LatencyPoint], dma_read_latency: u64) -> 
         c.op, c.mtu, c.samples
     );
     s.push_str("| engine | size | doorbell -> wire | wire -> DMA first beat | wire -> DMA done | payload of the packet |\n|---|--:|--:|--:|--:|--:|\n");
-    let f = |x: &Spread| format!("{} / {} / {}", x.min, x.median, x.max);
     for p in pts {
         s.push_str(&format!(
             "| {} | {} | {} | {} | {} | {} |\n",
-            p.engine,
-            p.size,
-            f(&p.doorbell_to_wire),
-            f(&p.wire_to_dma_first),
-            f(&p.wire_to_dma_done),
-            p.packet_payload
+            p.engine, p.size, p.doorbell_to_wire, p.wire_to_dma_first, p.wire_to_dma_done, p.packet_payload
         ));
     }
     s
@@ -462,15 +463,14 @@ pub fn pingpong_table(c: &LatencyConfig, pts: &[PingPongPoint], dma_read_latency
         "| engine | size | A post -> B completion | B post -> A completion | half round trip | half round trip - link |\n\
          |---|--:|--:|--:|--:|--:|\n",
     );
-    let f = |x: &Spread| format!("{} / {} / {}", x.min, x.median, x.max);
     for p in pts {
         s.push_str(&format!(
             "| {} | {} | {} | {} | {} | {} |\n",
             p.engine,
             p.size,
-            f(&p.a_to_b),
-            f(&p.b_to_a),
-            f(&p.half_rtt),
+            p.a_to_b,
+            p.b_to_a,
+            p.half_rtt,
             p.half_rtt.median.saturating_sub(c.link_latency)
         ));
     }
