@@ -40,7 +40,7 @@ use roce_model::engine::req::CompView;
 use roce_model::engine::{Dma, Engine, EngineEvent};
 use roce_model::wire::Opcode;
 
-use super::{bytes_of, ports, reset_until_init, words_of};
+use super::{bytes_of, offer_beat, ports, random_ready, reset_until_init, words_of, Beat};
 use crate::cosim::req::{ReqSetup, ReqTraffic};
 use crate::vl::{Dut, Model};
 use crate::SimError;
@@ -183,7 +183,7 @@ pub fn comp_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<CompReport, SimError
     let mut win_ans: VecDeque<(u64, Vec<u32>)> = VecDeque::new();
     let mut attr_ans: VecDeque<(u64, Vec<u32>, u64)> = VecDeque::new();
     let mut mr_q: VecDeque<(u64, u8, u64, u8)> = VecDeque::new();
-    let mut dma_q: VecDeque<(u64, Vec<u8>, bool, bool)> = VecDeque::new();
+    let mut dma_q: VecDeque<Beat> = VecDeque::new();
     let mut wr_reqs: VecDeque<(u64, usize)> = VecDeque::new();
     let mut wr_data: Vec<u8> = Vec::new();
     let mut wr_done: VecDeque<Vec<u8>> = VecDeque::new();
@@ -374,21 +374,9 @@ pub fn comp_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<CompReport, SimError
                 rep.bodies += 1;
             }
         }
-        let dd_now = dma_q.front().is_some_and(|b| b.0 <= now);
-        dut.set_u64(p.dd_v, u64::from(dd_now));
-        if let Some((_, b, last, err)) = dma_q.front() {
-            dut.set(p.dd_d, &words_of(b));
-            dut.set_u64(p.dd_l, u64::from(*last));
-            dut.set_u64(p.dd_u, u64::from(*err));
-        }
-        let rdy: Vec<bool> = (0..7).map(|_| rng.random_bool(t.ready_p)).collect();
-        dut.set_u64(p.mr_r, u64::from(rdy[0]));
-        dut.set_u64(p.dr_r, u64::from(rdy[1]));
-        dut.set_u64(p.dw_r, u64::from(rdy[2]));
-        dut.set_u64(p.wd_r, u64::from(rdy[3]));
-        dut.set_u64(p.cpl_r, u64::from(rdy[4]));
-        dut.set_u64(p.er_r, u64::from(rdy[5]));
-        dut.set_u64(p.wk_r, u64::from(rdy[6]));
+        let dd_now = offer_beat(&mut dut, &dma_q, now, [p.dd_v, p.dd_d, p.dd_l, p.dd_u]);
+        let rdy =
+            random_ready(&mut dut, &mut rng, t.ready_p, [p.mr_r, p.dr_r, p.dw_r, p.wd_r, p.cpl_r, p.er_r, p.wk_r]);
         dut.eval();
 
         // ---- an operation starts: the model does it with what the block will read

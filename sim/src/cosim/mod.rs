@@ -8,6 +8,8 @@
 //! Shared here: [`Divergence`], the beat comparison, port words to and from bytes
 //! ([`words_of`], [`bytes_of`]) and the [`ports!`] macro that looks a block's ports up by name.
 
+use std::collections::VecDeque;
+
 use roce_model::blocks::axis::AxisBeat;
 
 use crate::vl::{pack_bytes, unpack_bytes, Dut, Port};
@@ -139,6 +141,37 @@ pub fn compare_seq<T: PartialEq + std::fmt::Debug>(out: &mut Vec<String>, what: 
             model.len()
         ));
     }
+}
+
+/// A queued beat of a read-data stream: (the cycle it may go, bytes, tlast, tuser = the read
+/// failed).
+pub(crate) type Beat = (u64, Vec<u8>, bool, bool);
+
+/// Offer the head of `q` on a read-data stream (`tvalid`, `tdata`, `tlast`, `tuser`) once its
+/// cycle has come; whether it is offered (valid) this cycle.
+pub(crate) fn offer_beat(dut: &mut Dut, q: &VecDeque<Beat>, now: u64, [v, d, l, u]: [Port; 4]) -> bool {
+    let on = q.front().is_some_and(|b| b.0 <= now);
+    dut.set_u64(v, u64::from(on));
+    if let Some((_, b, last, err)) = q.front() {
+        dut.set(d, &words_of(b));
+        dut.set_u64(l, u64::from(*last));
+        dut.set_u64(u, u64::from(*err));
+    }
+    on
+}
+
+/// Drive each `ready` port high with probability `p` (one draw each, in order); the values.
+pub(crate) fn random_ready<const N: usize>(
+    dut: &mut Dut,
+    rng: &mut impl rand::Rng,
+    p: f64,
+    ready: [Port; N],
+) -> [bool; N] {
+    let v: [bool; N] = std::array::from_fn(|_| rng.random_bool(p));
+    for (r, on) in ready.iter().zip(v) {
+        dut.set_u64(*r, u64::from(on));
+    }
+    v
 }
 
 /// `ports!(dut; field = "port_name", ...)`: a struct of the named ports of `dut`, or a

@@ -39,7 +39,7 @@ use roce_model::engine::req::{CompView, WqeRead};
 use roce_model::engine::{Dma, Engine, HostMem, WcStatus};
 use roce_model::wire::{EthernetFields, FrameBuilder, Ipv4Fields};
 
-use super::{bytes_of, ports, reset_until_init, words_of};
+use super::{bytes_of, offer_beat, ports, random_ready, reset_until_init, words_of, Beat};
 use crate::vl::{Dut, Model, Port};
 use crate::SimError;
 
@@ -283,8 +283,8 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
     let mut mr_q: VecDeque<(u64, u8, u64, u8)> = VecDeque::new();
     let mut exp_reads: VecDeque<(u32, WqeRead)> = VecDeque::new();
     let mut arrivals: VecDeque<(u32, u32, bool, Vec<u8>, bool)> = VecDeque::new(); // (qpn, idx, fetch, bytes, ok)
-    let mut wqe_beats: VecDeque<(u64, Vec<u8>, bool, bool)> = VecDeque::new(); // (ready, beat, last, err)
-    let mut pay_beats: VecDeque<(u64, Vec<u8>, bool, bool)> = VecDeque::new();
+    let mut wqe_beats: VecDeque<Beat> = VecDeque::new();
+    let mut pay_beats: VecDeque<Beat> = VecDeque::new();
     let mut exp_pkts: VecDeque<ExpPkt> = VecDeque::new();
     let mut exp_sent: VecDeque<(u32, u32)> = VecDeque::new();
     let mut exp_errs: VecDeque<(u32, u8)> = VecDeque::new();
@@ -349,28 +349,9 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
         }
         let mr_rdy = rng.random_bool(t.ready_p);
         dut.set_u64(p.mr_r, u64::from(mr_rdy));
-        let wd_now = wqe_beats.front().is_some_and(|b| b.0 <= now);
-        dut.set_u64(p.wd_v, u64::from(wd_now));
-        if let Some((_, b, last, err)) = wqe_beats.front() {
-            dut.set(p.wd_d, &words_of(b));
-            dut.set_u64(p.wd_l, u64::from(*last));
-            dut.set_u64(p.wd_u, u64::from(*err));
-        }
-        let dd_now = pay_beats.front().is_some_and(|b| b.0 <= now);
-        dut.set_u64(p.dd_v, u64::from(dd_now));
-        if let Some((_, b, last, err)) = pay_beats.front() {
-            dut.set(p.dd_d, &words_of(b));
-            dut.set_u64(p.dd_l, u64::from(*last));
-            dut.set_u64(p.dd_u, u64::from(*err));
-        }
-        let rdy: Vec<bool> = (0..7).map(|_| rng.random_bool(t.ready_p)).collect();
-        dut.set_u64(p.wq_r, u64::from(rdy[0]));
-        dut.set_u64(p.dr_r, u64::from(rdy[1]));
-        dut.set_u64(p.de_r, u64::from(rdy[2]));
-        dut.set_u64(p.py_r, u64::from(rdy[3]));
-        dut.set_u64(p.sn_r, u64::from(rdy[4]));
-        dut.set_u64(p.kk_r, u64::from(rdy[5]));
-        dut.set_u64(p.er_r, u64::from(rdy[6]));
+        let wd_now = offer_beat(&mut dut, &wqe_beats, now, [p.wd_v, p.wd_d, p.wd_l, p.wd_u]);
+        let dd_now = offer_beat(&mut dut, &pay_beats, now, [p.dd_v, p.dd_d, p.dd_l, p.dd_u]);
+        let rdy = random_ready(&mut dut, &mut rng, t.ready_p, [p.wq_r, p.dr_r, p.de_r, p.py_r, p.sn_r, p.kk_r, p.er_r]);
         dut.eval();
 
         // ---- handshakes
