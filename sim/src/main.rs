@@ -145,9 +145,13 @@ struct TransferArgs {
     /// Path MTU: 256, 512, 1024, 2048 or 4096.
     #[arg(long, default_value_t = 4096)]
     mtu: u32,
-    /// Messages in flight.
+    /// Messages in flight on each QP (its send and receive queue size).
     #[arg(long, default_value_t = 16)]
     depth: usize,
+    /// QPs connected between A and B: message i goes on QP i mod N, each QP with its own
+    /// buffers (at most the engine's QPs less QPNs 0 and 1: 1022 on the engine as built).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    qps: u16,
     /// Frame loss probability on each link direction.
     #[arg(long, default_value_t = 0.0, value_parser = probability0)]
     loss: f64,
@@ -403,6 +407,7 @@ fn run_transfer(a: &TransferArgs, out: &mut impl Write) -> Result<u64, SimError>
         messages: a.messages,
         mtu: a.mtu,
         depth: a.depth,
+        qps: usize::from(a.qps),
         link: LinkConfig {
             latency: (a.latency_ns as f64 * clock_mhz / 1000.0) as u64,
             loss: a.loss,
@@ -450,6 +455,10 @@ fn run_transfer(a: &TransferArgs, out: &mut impl Write) -> Result<u64, SimError>
         cfg.op, a.messages, a.size, a.mtu, a.depth, a.loss, a.reorder, a.dup, a.corrupt, a.ecn, a.seed
     )
     .map_err(io)?;
+    if a.qps > 1 {
+        writeln!(out, "  QPs              {} (message i on QP i mod {}, depth {} each)", a.qps, a.qps, a.depth)
+            .map_err(io)?;
+    }
     let kind = |h: bool| match (h, cfg.cosim.is_some()) {
         (false, _) if cfg.peer == Profile::Rxe => "model (rxe profile)",
         (false, _) => "model",
@@ -463,6 +472,9 @@ fn run_transfer(a: &TransferArgs, out: &mut impl Write) -> Result<u64, SimError>
     writeln!(out, "  mismatches       {}", r.mismatches).map_err(io)?;
     writeln!(out, "  lost             {}", r.lost).map_err(io)?;
     writeln!(out, "  duplicated       {}", r.duplicated).map_err(io)?;
+    if a.qps > 1 || r.out_of_order > 0 {
+        writeln!(out, "  out of order     {}", r.out_of_order).map_err(io)?;
+    }
     writeln!(
         out,
         "  error completions {}{}",
@@ -517,6 +529,20 @@ fn run_transfer(a: &TransferArgs, out: &mut impl Write) -> Result<u64, SimError>
     if let Some(g) = r.steady_gbps(a.messages, a.size) {
         writeln!(out, "  steady state     {g:.2} Gb/s (between a quarter and three quarters of the completions)")
             .map_err(io)?;
+    }
+    writeln!(out, "  message rate     {:.2} M messages/s", r.msg_rate() / 1e6).map_err(io)?;
+    if let Some(j) = r.fairness() {
+        writeln!(
+            out,
+            "  fairness         Jain {j:.3} over {} QPs ({})",
+            a.qps,
+            if r.qp_steady.is_some() {
+                "bytes each completed between a quarter and three quarters of the completions"
+            } else {
+                "bytes each completed"
+            }
+        )
+        .map_err(io)?;
     }
     if let Some(p) = &a.pcap {
         let caps: Vec<pcapio::Captured> = r
