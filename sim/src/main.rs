@@ -537,9 +537,9 @@ fn run_transfer(a: &TransferArgs, out: &mut impl Write) -> Result<u64, SimError>
             "  fairness         Jain {j:.3} over {} QPs ({})",
             a.qps,
             if r.qp_steady.is_some() {
-                "bytes each completed between a quarter and three quarters of the completions"
+                "bytes each QP completed in the steady state"
             } else {
-                "bytes each completed"
+                "bytes each QP completed"
             }
         )
         .map_err(io)?;
