@@ -175,6 +175,15 @@ impl TransferReport {
         let bytes = (n3 - n1) * size as u64;
         Some(bytes as f64 / (c3 - c1) as f64 * 8.0 * self.clock_mhz / 1000.0)
     }
+    /// Messages per second between the first and the third quartile of completions (the
+    /// steady state; None with fewer than 8 messages).
+    pub fn steady_msg_rate(&self, messages: u64) -> Option<f64> {
+        let ((c1, n1), (c3, n3)) = self.quartiles?;
+        if messages < 8 || c3 <= c1 || n3 <= n1 {
+            return None;
+        }
+        Some((n3 - n1) as f64 * self.clock_mhz * 1e6 / (c3 - c1) as f64)
+    }
     /// Messages completed per simulated second at the engines' clock.
     pub fn msg_rate(&self) -> f64 {
         self.completed as f64 * self.clock_mhz * 1e6 / self.cycles.max(1) as f64
