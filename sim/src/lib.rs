@@ -13,7 +13,7 @@
 //!   ([`net::pair`]), an engine on a datagram socket for QEMU and the examples
 //!   ([`net::netdev`]).
 //! - [`cmd`]: the `roce-sim` commands: [`cmd::transfer`] (a verified workload between two
-//!   engines), [`cmd::sweep`] (goodput against message size), [`cmd::latency`] (idle
+//!   engines), [`cmd::sweep`] (goodput against message size, message rate against QP count), [`cmd::latency`] (idle
 //!   latency in cycles), [`cmd::demo`] (an RC exchange through the HDL ICRC blocks).
 #![warn(missing_docs)]
 

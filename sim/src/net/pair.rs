@@ -145,7 +145,9 @@ pub const ALL_ACCESS: AccessFlags = AccessFlags::LOCAL_WRITE
     .union(AccessFlags::REMOTE_READ)
     .union(AccessFlags::REMOTE_ATOMIC);
 
-/// A node with its driver, a PD, a registered buffer, a CQ and a QP (in RESET).
+/// A node with its driver, a PD, a registered buffer, a CQ and [`PairConfig::qps`] QPs (in
+/// RESET), all completing into that CQ. More QPs than the engine has for RC, or more work
+/// requests than one CQ holds, is [`SimError::Capacity`].
 pub fn endpoint(cfg: &PairConfig, mac: [u8; 6], ip4: Ipv4Addr, gid: Ipv6Addr, psn: u32) -> Result<Endpoint, SimError> {
     endpoint_on(cfg, false, mac, ip4, gid, psn)
 }
