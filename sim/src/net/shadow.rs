@@ -546,10 +546,14 @@ mod tests {
     }
 
     fn request(psn: u32, byte: u8) -> Vec<u8> {
+        request_to(0x11, psn, byte)
+    }
+
+    fn request_to(qpn: u32, psn: u32, byte: u8) -> Vec<u8> {
         use roce_model::wire::{BthFields, EthernetFields, FrameBuilder, Ipv4Fields};
         let eth = EthernetFields { dst: [2, 0, 0, 0, 0, 0xB], src: [2, 0, 0, 0, 0, 0xA], vlan: None };
         let ip = Ipv4Fields { src: [192, 0, 2, 1].into(), dst: [192, 0, 2, 2].into(), ..Ipv4Fields::default() };
-        let b = FrameBuilder::new(eth, ip, BthFields::new(Opcode::RcSendOnly, 0x11, psn));
+        let b = FrameBuilder::new(eth, ip, BthFields::new(Opcode::RcSendOnly, qpn, psn));
         let mut f = b.build(&[byte; 40]).expect("frame");
         icrc::fill(&mut f).expect("ICRC");
         f
@@ -592,5 +596,25 @@ mod tests {
         s.push_write(Side::Model, 0x1000, &[1]);
         s.finish(5);
         assert!(s.divergence.expect("reported").what.contains("the HDL did not make"));
+    }
+
+    #[test]
+    fn requests_compare_in_order_per_qp() {
+        // two QPs interleaved differently by the two sides (the schedulers' timing): no
+        // divergence; each QP's own order still counts
+        let mut s = Shadow::new();
+        for (q, p) in [(0x11, 0), (0x12, 5), (0x11, 1), (0x12, 6)] {
+            s.push_frame(Side::Hdl, 1, &request_to(q, p, 1));
+        }
+        for (q, p) in [(0x12, 5), (0x12, 6), (0x11, 0), (0x11, 1)] {
+            s.push_frame(Side::Model, 2, &request_to(q, p, 1));
+        }
+        s.finish(3);
+        assert_eq!(s.divergence, None);
+        let mut s = Shadow::new();
+        s.push_frame(Side::Hdl, 1, &request_to(0x12, 5, 1));
+        s.push_frame(Side::Model, 1, &request_to(0x11, 0, 1));
+        s.push_frame(Side::Model, 1, &request_to(0x12, 6, 1));
+        assert!(s.divergence.expect("order within QP 0x12").what.contains("different order"));
     }
 }
