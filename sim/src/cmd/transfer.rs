@@ -243,7 +243,7 @@ pub fn run(cfg: &TransferConfig, mut progress: impl FnMut(u64, u64)) -> Result<T
     if cfg.qps == 0 || cfg.qps > 1024 {
         return Err(SimError::Config(format!("{} QPs out of range 1..=1024", cfg.qps)));
     }
-    if cfg.messages < cfg.qps as u64 {
+    if cfg.qps > 1 && cfg.messages < cfg.qps as u64 {
         return Err(SimError::Config(format!(
             "{} messages over {} QPs: every QP carries at least one message",
             cfg.messages, cfg.qps
@@ -251,7 +251,7 @@ pub fn run(cfg: &TransferConfig, mut progress: impl FnMut(u64, u64)) -> Result<T
     }
     let nq = cfg.qps as u64;
     // Messages QP `q` carries: `q`, `q + nq`, ... below `messages`.
-    let per_qp = |q: usize| (cfg.messages - 1 - q as u64) / nq + 1;
+    let per_qp = |q: usize| cfg.messages.saturating_sub(q as u64).div_ceil(nq);
     // Buffer slots per QP and side: `depth`, reused. Cosim READs use a slot per message
     // instead: a duplicate READ that arrives after its message completed is re-executed by
     // the responder, and if the host had rewritten the slot meanwhile, what it returns
