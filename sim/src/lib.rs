@@ -13,7 +13,7 @@
 //!   ([`net::pair`]), an engine on a datagram socket for QEMU and the examples
 //!   ([`net::netdev`]).
 //! - [`cmd`]: the `roce-sim` commands: [`cmd::transfer`] (a verified workload between two
-//!   engines), [`cmd::sweep`] (goodput against message size), [`cmd::latency`] (idle
+//!   engines), [`cmd::sweep`] (goodput against message size, message rate against QP count), [`cmd::latency`] (idle
 //!   latency in cycles), [`cmd::demo`] (an RC exchange through the HDL ICRC blocks).
 #![warn(missing_docs)]
 
@@ -47,6 +47,20 @@ pub enum SimError {
     /// An unsupported configuration was asked for.
     #[error("unsupported configuration: {0}")]
     Config(String),
+    /// A workload asks for more than an engine has.
+    #[error("{engine}: {asked} {what} asked for, at most {max} ({why})")]
+    Capacity {
+        /// Which engine.
+        engine: &'static str,
+        /// What is short.
+        what: &'static str,
+        /// How many were asked for.
+        asked: u64,
+        /// How many the engine has.
+        max: u64,
+        /// Where the limit comes from.
+        why: String,
+    },
     /// A capture file could not be read or written.
     #[error("{path}: {msg}")]
     Pcap {

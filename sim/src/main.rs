@@ -30,8 +30,9 @@ enum Cmd {
     Demo(DemoArgs),
     /// Two engines over an impaired link run a workload; every byte is verified.
     Transfer(TransferArgs),
-    /// Goodput against message size over a clean 100 Gb/s link, per engine and MTU, from
-    /// simulated cycles: a table, and optionally CSV and an SVG plot.
+    /// Goodput against message size (and message rate against QP count) over a clean
+    /// 100 Gb/s link, per engine and MTU, from simulated cycles: a table, and optionally CSV
+    /// and an SVG plot.
     Sweep(SweepArgs),
     /// Latency of an idle engine in cycles: doorbell to the request's first byte on the wire,
     /// and a packet's first byte in to its payload's DMA write, for the model (its estimate)
@@ -85,16 +86,21 @@ struct SweepArgs {
     /// Message sizes in bytes.
     #[arg(long, value_delimiter = ',', default_value = "64,256,1024,4096,16384,65536,262144,1048576")]
     sizes: Vec<usize>,
-    /// Bytes moved per point (messages = bytes / size, 8 to 4096).
+    /// QP counts (messages round robin over the QPs, as `transfer --qps`).
+    #[arg(long, value_delimiter = ',', default_value = "1")]
+    qps: Vec<usize>,
+    /// Bytes moved per point (messages = bytes / size, 8 to 4096; with more than one QP at
+    /// least 64 per QP).
     #[arg(long, default_value_t = 8 << 20)]
     bytes: u64,
-    /// Messages in flight.
+    /// Messages in flight on each QP.
     #[arg(long, default_value_t = 16)]
     depth: usize,
     /// Write the points as CSV.
     #[arg(long, value_name = "OUT.csv")]
     csv: Option<PathBuf>,
-    /// Plot goodput against size as SVG.
+    /// Plot as SVG: goodput against size, or with more than one QP count, the message rate
+    /// against the QP count.
     #[arg(long, value_name = "OUT.svg")]
     svg: Option<PathBuf>,
 }
@@ -158,9 +164,13 @@ struct TransferArgs {
     /// Path MTU: 256, 512, 1024, 2048 or 4096.
     #[arg(long, default_value_t = 4096)]
     mtu: u32,
-    /// Messages in flight.
+    /// Messages in flight on each QP (its send and receive queue size).
     #[arg(long, default_value_t = 16)]
     depth: usize,
+    /// QPs connected between A and B: message i goes on QP i mod N, each QP with its own
+    /// buffers (at most the engine's QPs less QPNs 0 and 1: 1022 on the engine as built).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    qps: u16,
     /// Frame loss probability on each link direction.
     #[arg(long, default_value_t = 0.0, value_parser = probability0)]
     loss: f64,
@@ -416,6 +426,7 @@ fn run_transfer(a: &TransferArgs, out: &mut impl Write) -> Result<u64, SimError>
         messages: a.messages,
         mtu: a.mtu,
         depth: a.depth,
+        qps: usize::from(a.qps),
         link: LinkConfig {
             latency: (a.latency_ns as f64 * clock_mhz / 1000.0) as u64,
             loss: a.loss,
@@ -463,6 +474,10 @@ fn run_transfer(a: &TransferArgs, out: &mut impl Write) -> Result<u64, SimError>
         cfg.op, a.messages, a.size, a.mtu, a.depth, a.loss, a.reorder, a.dup, a.corrupt, a.ecn, a.seed
     )
     .map_err(io)?;
+    if a.qps > 1 {
+        writeln!(out, "  QPs              {} (message i on QP i mod {}, depth {} each)", a.qps, a.qps, a.depth)
+            .map_err(io)?;
+    }
     let kind = |h: bool| match (h, cfg.cosim.is_some()) {
         (false, _) if cfg.peer == Profile::Rxe => "model (rxe profile)",
         (false, _) => "model",
@@ -476,6 +491,9 @@ fn run_transfer(a: &TransferArgs, out: &mut impl Write) -> Result<u64, SimError>
     writeln!(out, "  mismatches       {}", r.mismatches).map_err(io)?;
     writeln!(out, "  lost             {}", r.lost).map_err(io)?;
     writeln!(out, "  duplicated       {}", r.duplicated).map_err(io)?;
+    if a.qps > 1 || r.out_of_order > 0 {
+        writeln!(out, "  out of order     {}", r.out_of_order).map_err(io)?;
+    }
     writeln!(
         out,
         "  error completions {}{}",
@@ -530,6 +548,20 @@ fn run_transfer(a: &TransferArgs, out: &mut impl Write) -> Result<u64, SimError>
     if let Some(g) = r.steady_gbps(a.messages, a.size) {
         writeln!(out, "  steady state     {g:.2} Gb/s (between a quarter and three quarters of the completions)")
             .map_err(io)?;
+    }
+    writeln!(out, "  message rate     {:.2} M messages/s", r.msg_rate() / 1e6).map_err(io)?;
+    if let Some(j) = r.fairness() {
+        writeln!(
+            out,
+            "  fairness         Jain {j:.3} over {} QPs ({})",
+            a.qps,
+            if r.qp_steady.is_some() {
+                "bytes each QP completed in the steady state"
+            } else {
+                "bytes each QP completed"
+            }
+        )
+        .map_err(io)?;
     }
     if let Some(p) = &a.pcap {
         let caps: Vec<pcapio::Captured> = r
@@ -599,6 +631,10 @@ fn run_sweep(a: &SweepArgs, out: &mut impl Write) -> Result<u64, SimError> {
     if a.sizes.contains(&0) || a.mtu.iter().any(|&m| !matches!(m, 256 | 512 | 1024 | 2048 | 4096)) {
         return Err(SimError::Config("sizes must be positive and MTUs one of 256, 512, 1024, 2048, 4096".into()));
     }
+    if a.qps.iter().any(|&q| !(1..=1024).contains(&q)) {
+        return Err(SimError::Config("QP counts must be in 1..=1024".into()));
+    }
+    let by_qps = a.qps != [1];
     let op = match a.op {
         OpArg::Send => Op::Send,
         OpArg::Write => Op::Write,
@@ -613,23 +649,52 @@ fn run_sweep(a: &SweepArgs, out: &mut impl Write) -> Result<u64, SimError> {
             .collect(),
         mtus: a.mtu.clone(),
         sizes: a.sizes.clone(),
+        qps: a.qps.clone(),
         bytes: a.bytes,
         depth: a.depth,
     };
-    writeln!(out, "sweep: {op:?}, depth {}, clean 100 Gb/s link, 250 MHz; model: both nodes the model, hdl: node B (responder) Verilated, hdl2: both", a.depth).map_err(io)?;
-    writeln!(
-        out,
-        "{:>6} {:>5} {:>8} {:>8} {:>10} {:>8} {:>6} {:>12} {:>8}",
-        "engine", "mtu", "size", "msgs", "cycles", "Gb/s", "line", "msg/s", "steady"
-    )
+    let per_qp = if by_qps { " on each QP" } else { "" };
+    writeln!(out, "sweep: {op:?}, depth {}{per_qp}, clean 100 Gb/s link, 250 MHz; model: both nodes the model, hdl: node B (responder) Verilated, hdl2: both", a.depth).map_err(io)?;
+    if by_qps {
+        writeln!(
+            out,
+            "{:>6} {:>5} {:>8} {:>5} {:>8} {:>10} {:>8} {:>6} {:>12} {:>12} {:>6}",
+            "engine", "mtu", "size", "qps", "msgs", "cycles", "Gb/s", "line", "msg/s", "steady msg/s", "Jain"
+        )
+    } else {
+        writeln!(
+            out,
+            "{:>6} {:>5} {:>8} {:>8} {:>10} {:>8} {:>6} {:>12} {:>8}",
+            "engine", "mtu", "size", "msgs", "cycles", "Gb/s", "line", "msg/s", "steady"
+        )
+    }
     .map_err(io)?;
     let mut err = None;
     let pts = roce_sim::cmd::sweep::sweep(&cfg, |p| {
-        if let Err(e) = writeln!(
-            out,
-            "{:>6} {:>5} {:>8} {:>8} {:>10} {:>8.2} {:>5.1}% {:>12.0} {:>8.2}",
-            p.engine, p.mtu, p.size, p.messages, p.cycles, p.gbps, p.gbps, p.msg_rate, p.steady_gbps
-        ) {
+        let w = if by_qps {
+            writeln!(
+                out,
+                "{:>6} {:>5} {:>8} {:>5} {:>8} {:>10} {:>8.2} {:>5.1}% {:>12.0} {:>12.0} {:>6.3}",
+                p.engine,
+                p.mtu,
+                p.size,
+                p.qps,
+                p.messages,
+                p.cycles,
+                p.gbps,
+                p.gbps,
+                p.msg_rate,
+                p.steady_msg_rate,
+                p.fairness
+            )
+        } else {
+            writeln!(
+                out,
+                "{:>6} {:>5} {:>8} {:>8} {:>10} {:>8.2} {:>5.1}% {:>12.0} {:>8.2}",
+                p.engine, p.mtu, p.size, p.messages, p.cycles, p.gbps, p.gbps, p.msg_rate, p.steady_gbps
+            )
+        };
+        if let Err(e) = w {
             err = Some(e);
         }
     })?;
@@ -641,11 +706,19 @@ fn run_sweep(a: &SweepArgs, out: &mut impl Write) -> Result<u64, SimError> {
             .map_err(|e| SimError::Io(path.display().to_string(), e))?;
     }
     if let Some(path) = &a.svg {
-        roce_sim::cmd::sweep::plot(
-            &pts,
-            &format!("RDMA {op:?} goodput, 100 Gb/s at 250 MHz (simulated cycles)"),
-            path,
-        )?;
+        if a.qps.len() > 1 {
+            roce_sim::cmd::sweep::plot_qps(
+                &pts,
+                &format!("RDMA {op:?} message rate against QPs, depth {} per QP, 250 MHz (simulated cycles)", a.depth),
+                path,
+            )?;
+        } else {
+            roce_sim::cmd::sweep::plot(
+                &pts,
+                &format!("RDMA {op:?} goodput, 100 Gb/s at 250 MHz (simulated cycles)"),
+                path,
+            )?;
+        }
     }
     Ok(0)
 }

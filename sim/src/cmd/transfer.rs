@@ -2,13 +2,18 @@
 //! workload and verifying every byte.
 //!
 //! Node A is the requester. For `send`, B keeps receive WQEs posted and A sends; for
-//! `write`, A writes into B's memory; for `read`, A reads from it. Messages use a ring of
-//! `slots` buffers on each side; message `i` carries a pattern derived from `(seed, i)`, and
-//! is checked where it lands when its completion arrives (on B for SEND, in B's memory on
-//! A's completion for WRITE, in A's buffer for READ). Anything missing, extra, out of order
-//! or different is counted, and the run fails if any is.
+//! `write`, A writes into B's memory; for `read`, A reads from it. The pair has
+//! [`TransferConfig::qps`] connected QPs; message `i` goes on QP `i mod qps`, and each QP
+//! keeps up to `depth` messages in flight (the send and receive queues have `depth` entries;
+//! the host posts round robin over the QPs that have room). Each QP has its own region of
+//! the buffer on each side, a ring of `slots` message buffers, so no two QPs' data share a
+//! byte. Message `i` carries a pattern derived from `(seed, i)`, and is checked where it
+//! lands when its completion arrives (on B for SEND, in B's memory on A's completion for
+//! WRITE, in A's buffer for READ). Completions of different QPs may interleave; those of one
+//! QP must come in the order it posted. Anything missing, extra, out of order or different
+//! is counted, and the run fails if any is.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
 use roce_driver::{CqeStatus, RecvWr, SendWr, WorkCompletion, WrOp};
 use roce_model::engine::{Counters, Profile};
@@ -41,8 +46,11 @@ pub struct TransferConfig {
     pub messages: u64,
     /// Path MTU in bytes.
     pub mtu: u32,
-    /// Messages in flight (and buffer slots on each side).
+    /// Messages in flight on each QP (its send and receive queue size, and its buffer
+    /// slots on each side).
     pub depth: usize,
+    /// Connected QPs between A and B (message `i` goes on QP `i mod qps`).
+    pub qps: usize,
     /// Link impairments (both directions; each gets its own RNG stream).
     pub link: LinkConfig,
     /// Seed of the data patterns and of the link.
@@ -81,6 +89,7 @@ impl Default for TransferConfig {
             messages: 64,
             mtu: 4096,
             depth: 16,
+            qps: 1,
             link: LinkConfig::default(),
             seed: 1,
             max_cycles: 4_000_000_000,
@@ -108,8 +117,11 @@ pub struct TransferReport {
     pub mismatches: u64,
     /// Messages that never completed.
     pub lost: u64,
-    /// Completions that were not expected (duplicates, unknown ids).
+    /// Completions that were not expected (duplicates, unknown ids or QPs).
     pub duplicated: u64,
+    /// Completions of messages still in flight on their QP that came before an earlier
+    /// message of that QP (its order broken).
+    pub out_of_order: u64,
     /// Completions with an error status.
     pub errors: u64,
     /// First error status seen.
@@ -120,6 +132,13 @@ pub struct TransferReport {
     /// quarters of the messages had completed: the steady state lies between them, without
     /// the start and the tail.
     pub quartiles: Option<((u64, u64), (u64, u64))>,
+    /// Bytes verified on each QP (index `k`: the QP that carries messages `k`, `k + qps`, ...).
+    pub qp_bytes: Vec<u64>,
+    /// Messages verified on each QP.
+    pub qp_messages: Vec<u64>,
+    /// Messages each QP completed between a quarter and three quarters of all completions
+    /// (the steady state; None when no message completed in that window).
+    pub qp_steady: Option<Vec<u64>>,
     /// Engine counters of A and B.
     pub counters: [Counters; 2],
     /// Link statistics A->B and B->A.
@@ -156,10 +175,43 @@ impl TransferReport {
         let bytes = (n3 - n1) * size as u64;
         Some(bytes as f64 / (c3 - c1) as f64 * 8.0 * self.clock_mhz / 1000.0)
     }
-    /// Whether every message arrived once, intact.
-    pub fn clean(&self, messages: u64) -> bool {
-        self.completed == messages && self.mismatches == 0 && self.lost == 0 && self.duplicated == 0 && self.errors == 0
+    /// Messages per second between the first and the third quartile of completions (the
+    /// steady state; None with fewer than 8 messages).
+    pub fn steady_msg_rate(&self, messages: u64) -> Option<f64> {
+        let ((c1, n1), (c3, n3)) = self.quartiles?;
+        if messages < 8 || c3 <= c1 || n3 <= n1 {
+            return None;
+        }
+        Some((n3 - n1) as f64 * self.clock_mhz * 1e6 / (c3 - c1) as f64)
     }
+    /// Messages completed per simulated second at the engines' clock.
+    pub fn msg_rate(&self) -> f64 {
+        self.completed as f64 * self.clock_mhz * 1e6 / self.cycles.max(1) as f64
+    }
+    /// Jain's fairness index over the bytes each QP completed in the steady state (between a
+    /// quarter and three quarters of the completions; over the whole run when that window is
+    /// empty): `(Σx)² / (n·Σx²)`, 1 when every QP got the same, `1/n` when one got all.
+    /// Every message has the same size, so bytes and messages give the same index (messages
+    /// are counted, so zero-length messages count too). None without QPs or completions.
+    pub fn fairness(&self) -> Option<f64> {
+        jain(self.qp_steady.as_ref().unwrap_or(&self.qp_messages))
+    }
+    /// Whether every message arrived once, intact, in order.
+    pub fn clean(&self, messages: u64) -> bool {
+        self.completed == messages
+            && self.mismatches == 0
+            && self.lost == 0
+            && self.duplicated == 0
+            && self.out_of_order == 0
+            && self.errors == 0
+    }
+}
+
+/// Jain's fairness index of `x`: `(Σx)² / (n·Σx²)` (None when `x` is empty or all zero).
+pub fn jain(x: &[u64]) -> Option<f64> {
+    let sum: f64 = x.iter().map(|&v| v as f64).sum();
+    let sq: f64 = x.iter().map(|&v| (v as f64) * (v as f64)).sum();
+    (sq > 0.0).then(|| sum * sum / (x.len() as f64 * sq))
 }
 
 /// The byte pattern of message `i`.
@@ -188,22 +240,38 @@ pub fn run(cfg: &TransferConfig, mut progress: impl FnMut(u64, u64)) -> Result<T
     if cfg.depth == 0 || cfg.depth > 4096 {
         return Err(SimError::Config(format!("depth {} out of range 1..=4096", cfg.depth)));
     }
-    // Buffer slots per side: `depth`, reused. Cosim READs use a slot per message instead: a
-    // duplicate READ that arrives after its message completed is re-executed by the
-    // responder, and if the host had rewritten the slot meanwhile, what it returns depends on
-    // when the engine read it (the HDL and the model read at different cycles).
-    let slots =
-        if cfg.cosim.is_some() && cfg.op == Op::Read { cfg.messages.max(cfg.depth as u64) } else { cfg.depth as u64 };
-    if (cfg.size.max(8) as u64).saturating_mul(slots) > 1 << 28 {
+    if cfg.qps == 0 || cfg.qps > 1024 {
+        return Err(SimError::Config(format!("{} QPs out of range 1..=1024", cfg.qps)));
+    }
+    if cfg.qps > 1 && cfg.messages < cfg.qps as u64 {
         return Err(SimError::Config(format!(
-            "cosim READs keep every message's source: {} x {} B is over 256 MiB",
-            cfg.messages, cfg.size
+            "{} messages over {} QPs: every QP carries at least one message",
+            cfg.messages, cfg.qps
         )));
     }
+    let nq = cfg.qps as u64;
+    // Messages QP `q` carries: `q`, `q + nq`, ... below `messages`.
+    let per_qp = |q: usize| cfg.messages.saturating_sub(q as u64).div_ceil(nq);
+    // Buffer slots per QP and side: `depth`, reused. Cosim READs use a slot per message
+    // instead: a duplicate READ that arrives after its message completed is re-executed by
+    // the responder, and if the host had rewritten the slot meanwhile, what it returns
+    // depends on when the engine read it (the HDL and the model read at different cycles).
+    let slots =
+        if cfg.cosim.is_some() && cfg.op == Op::Read { per_qp(0).max(cfg.depth as u64) } else { cfg.depth as u64 };
+    let slot_len = cfg.size.max(8);
+    if (slot_len as u64).saturating_mul(slots).saturating_mul(nq) > 1 << 28 {
+        return Err(SimError::Config(format!(
+            "{} QPs x {slots} slots x {slot_len} B of buffer on each side is over 256 MiB",
+            cfg.qps
+        )));
+    }
+    // QP `q`'s region of the buffer on each side starts here.
+    let region = slot_len * slots as usize;
     let pcfg = PairConfig {
         mtu: cfg.mtu,
         depth: cfg.depth as u32,
-        buf_len: cfg.size.max(8) * slots as usize,
+        qps: cfg.qps as u32,
+        buf_len: region * cfg.qps,
         ipv6: cfg.ipv6,
         rocev1: cfg.rocev1,
         timeout: cfg.timeout,
@@ -224,15 +292,34 @@ pub fn run(cfg: &TransferConfig, mut progress: impl FnMut(u64, u64)) -> Result<T
             "model_fault is for cosim READs (it changes the model's copy of a READ source)".into(),
         ));
     }
-    let mut rep = TransferReport { clock_mhz: pair.a.node.borrow().engine.cfg.clock_mhz, ..Default::default() };
+    let mut rep = TransferReport {
+        clock_mhz: pair.a.node.borrow().engine.cfg.clock_mhz,
+        qp_bytes: vec![0; cfg.qps],
+        qp_messages: vec![0; cfg.qps],
+        ..Default::default()
+    };
     let n = cfg.messages;
     let size = cfg.size;
-    let slot_len = size.max(8);
-    let mut posted = 0u64; // messages posted by A
-    let mut recv_posted = 0u64; // receives posted by B
+    let depth = cfg.depth;
+    // Where message `i` lives on either side: its QP's region, slot (i / nq) mod slots.
+    let offset = |i: u64| (i % nq) as usize * region + ((i / nq) % slots) as usize * slot_len;
+    // Each side's QP index by local QP number.
+    let index = |qps: &[roce_driver::QueuePair]| -> HashMap<u32, usize> {
+        qps.iter().enumerate().map(|(k, q)| (q.qpn(), k)).collect()
+    };
+    let (qa_index, qb_index) = (index(&pair.a.qps), index(&pair.b.qps));
+    let mut sent = vec![0u64; cfg.qps]; // messages posted on each QP by A
+    let mut inflight: Vec<VecDeque<u64>> = vec![VecDeque::new(); cfg.qps]; // by A, in order
+    let mut recv_posted = vec![0u64; cfg.qps]; // receives posted on each QP by B
+    let mut recv_done = vec![0u64; cfg.qps]; // receive completions on each QP at B
+                                             // The QPs with room and messages left, in the order the hosts serve them (round robin):
+                                             // a QP is in its queue at most once (flagged in `queued_*`).
+    let mut ready_a: VecDeque<usize> = (0..cfg.qps).collect();
+    let mut queued_a = vec![true; cfg.qps];
+    let mut ready_b: VecDeque<usize> = if cfg.op == Op::Send { (0..cfg.qps).collect() } else { VecDeque::new() };
+    let mut queued_b = vec![cfg.op == Op::Send; cfg.qps];
     let mut done_a = 0u64; // completions in order at A
     let mut done_b = 0u64; // receive completions at B
-    let mut inflight: VecDeque<u64> = VecDeque::new();
     let mut data = vec![0u8; size];
     let mut got = vec![0u8; size];
     let mut wcs = [WorkCompletion {
@@ -255,25 +342,28 @@ pub fn run(cfg: &TransferConfig, mut progress: impl FnMut(u64, u64)) -> Result<T
     let start = pair.now;
     let mut last_progress = 0u64;
     let (mut q1, mut q3) = (None, None);
+    let mut steady_from: Option<Vec<u64>> = None;
     let mut quiet = false;
     let sends_done = |done_a: u64, done_b: u64| if cfg.op == Op::Send { done_a.min(done_b) } else { done_a };
 
     loop {
         let (a, b) = (&mut pair.a, &mut pair.b);
-        // B keeps its receive queue full.
-        if cfg.op == Op::Send {
-            while recv_posted < n && recv_posted - done_b < cfg.depth as u64 {
-                let slot = (recv_posted % slots) as usize;
-                let sge = [b.mr.sge((slot * slot_len) as u64, size as u32)];
-                b.dev.post_recv(b.qp, &[RecvWr { wr_id: recv_posted, sges: &sge }]).map_err(drv)?;
-                recv_posted += 1;
+        // B keeps every QP's receive queue full.
+        while let Some(q) = ready_b.pop_front() {
+            let i = q as u64 + recv_posted[q] * nq;
+            let sge = [b.mr.sge(offset(i) as u64, size as u32)];
+            b.dev.post_recv(b.qps[q], &[RecvWr { wr_id: i, sges: &sge }]).map_err(drv)?;
+            recv_posted[q] += 1;
+            queued_b[q] = recv_posted[q] < per_qp(q) && recv_posted[q] - recv_done[q] < depth as u64;
+            if queued_b[q] {
+                ready_b.push_back(q);
             }
         }
-        // A keeps `depth` messages in flight.
-        while posted < n && inflight.len() < cfg.depth {
-            let slot = (posted % slots) as usize;
-            let off = (slot * slot_len) as u64;
-            pattern(cfg.seed, posted, &mut data);
+        // A keeps `depth` messages in flight on every QP, posting round robin.
+        while let Some(q) = ready_a.pop_front() {
+            let i = q as u64 + sent[q] * nq;
+            let off = offset(i) as u64;
+            pattern(cfg.seed, i, &mut data);
             let op = match cfg.op {
                 Op::Send => {
                     a.dev.write_buf(&a.buf, off as usize, &data);
@@ -299,77 +389,112 @@ pub fn run(cfg: &TransferConfig, mut progress: impl FnMut(u64, u64)) -> Result<T
             };
             let sge = [a.mr.sge(off, size as u32)];
             let sges: &[_] = if size == 0 { &[] } else { &sge };
-            a.dev.post_send(a.qp, &[SendWr::new(posted, op, sges)]).map_err(drv)?;
-            inflight.push_back(posted);
-            posted += 1;
+            a.dev.post_send(a.qps[q], &[SendWr::new(i, op, sges)]).map_err(drv)?;
+            inflight[q].push_back(i);
+            sent[q] += 1;
+            queued_a[q] = sent[q] < per_qp(q) && inflight[q].len() < depth;
+            if queued_a[q] {
+                ready_a.push_back(q);
+            }
         }
 
         // Completions at A (requester side).
         let k = a.dev.poll_cq(a.cq, &mut wcs).map_err(drv)?;
         for wc in &wcs[..k] {
+            let Some(&q) = qa_index.get(&wc.qpn) else {
+                rep.duplicated += 1;
+                continue;
+            };
             if wc.status != CqeStatus::Success {
                 rep.errors += 1;
                 rep.first_error.get_or_insert(wc.status);
-                inflight.retain(|&x| x != wc.wr_id);
+                inflight[q].retain(|&x| x != wc.wr_id);
+            } else if inflight[q].front() == Some(&wc.wr_id) {
+                inflight[q].pop_front();
+                let i = wc.wr_id;
+                match cfg.op {
+                    Op::Send => {}
+                    Op::Write | Op::Read => {
+                        pattern(cfg.seed, i, &mut data);
+                        if cfg.op == Op::Write {
+                            b.dev.read_buf(&b.buf, offset(i), &mut got);
+                        } else {
+                            a.dev.read_buf(&a.buf, offset(i), &mut got);
+                        }
+                        if got == data {
+                            rep.bytes_verified += size as u64;
+                            rep.qp_bytes[q] += size as u64;
+                            rep.qp_messages[q] += 1;
+                            rep.completed += 1;
+                        } else {
+                            rep.mismatches += 1;
+                        }
+                    }
+                }
+                done_a += 1;
+            } else if inflight[q].contains(&wc.wr_id) {
+                rep.out_of_order += 1;
                 continue;
-            }
-            if inflight.front() != Some(&wc.wr_id) {
+            } else {
                 rep.duplicated += 1;
                 continue;
             }
-            inflight.pop_front();
-            let i = wc.wr_id;
-            let off = (i % slots) as usize * slot_len;
-            match cfg.op {
-                Op::Send => {}
-                Op::Write | Op::Read => {
-                    pattern(cfg.seed, i, &mut data);
-                    if cfg.op == Op::Write {
-                        b.dev.read_buf(&b.buf, off, &mut got);
-                    } else {
-                        a.dev.read_buf(&a.buf, off, &mut got);
-                    }
-                    if got == data {
-                        rep.bytes_verified += size as u64;
-                        rep.completed += 1;
-                    } else {
-                        rep.mismatches += 1;
-                    }
-                }
+            if !queued_a[q] && sent[q] < per_qp(q) && inflight[q].len() < depth {
+                queued_a[q] = true;
+                ready_a.push_back(q);
             }
-            done_a += 1;
         }
         // Receive completions at B.
         if cfg.op == Op::Send {
             let k = b.dev.poll_cq(b.cq, &mut wcs).map_err(drv)?;
             for wc in &wcs[..k] {
+                let Some(&q) = qb_index.get(&wc.qpn) else {
+                    rep.duplicated += 1;
+                    continue;
+                };
                 if wc.status != CqeStatus::Success {
                     rep.errors += 1;
                     rep.first_error.get_or_insert(wc.status);
                     continue;
                 }
-                if wc.wr_id != done_b {
-                    rep.duplicated += 1;
+                let want = q as u64 + recv_done[q] * nq;
+                if wc.wr_id != want {
+                    if wc.wr_id > want && wc.wr_id % nq == q as u64 && wc.wr_id < q as u64 + recv_posted[q] * nq {
+                        rep.out_of_order += 1;
+                    } else {
+                        rep.duplicated += 1;
+                    }
                     continue;
                 }
-                let off = (wc.wr_id % slots) as usize * slot_len;
                 pattern(cfg.seed, wc.wr_id, &mut data);
-                b.dev.read_buf(&b.buf, off, &mut got);
+                b.dev.read_buf(&b.buf, offset(wc.wr_id), &mut got);
                 if got == data && wc.byte_len as usize == size {
                     rep.bytes_verified += size as u64;
+                    rep.qp_bytes[q] += size as u64;
+                    rep.qp_messages[q] += 1;
                     rep.completed += 1;
                 } else {
                     rep.mismatches += 1;
                 }
                 done_b += 1;
+                recv_done[q] += 1;
+                if !queued_b[q] && recv_posted[q] < per_qp(q) {
+                    queued_b[q] = true;
+                    ready_b.push_back(q);
+                }
             }
         }
         let finished = sends_done(done_a, done_b);
         if finished >= n / 4 && q1.is_none() {
             q1 = Some((pair.now - start, finished));
+            steady_from = Some(rep.qp_messages.clone());
         }
         if finished >= 3 * n / 4 && q3.is_none() {
             q3 = Some((pair.now - start, finished));
+            if let Some(from) = &steady_from {
+                let window: Vec<u64> = rep.qp_messages.iter().zip(from).map(|(x, y)| x - y).collect();
+                rep.qp_steady = window.iter().any(|&x| x > 0).then_some(window);
+            }
         }
         if finished / 16 != last_progress / 16 {
             progress(finished, n);
@@ -379,9 +504,7 @@ pub fn run(cfg: &TransferConfig, mut progress: impl FnMut(u64, u64)) -> Result<T
             break;
         }
         // Completions freed room: the hosts post again at the same cycle.
-        let room_a = posted < n && inflight.len() < cfg.depth;
-        let room_b = cfg.op == Op::Send && recv_posted < n && recv_posted - done_b < cfg.depth as u64;
-        if room_a || room_b {
+        if !ready_a.is_empty() || !ready_b.is_empty() {
             continue;
         }
 

@@ -1,7 +1,7 @@
 //! Two connected engines: node A and node B, each an engine model with host memory,
 //! programmed by `roce-driver` (one PD, one buffer registered for every access, one CQ,
-//! one RC QP), joined by two simulated links. The transfer workload and the protocol tests
-//! build on it.
+//! [`PairConfig::qps`] RC QPs, QP `k` of A connected to QP `k` of B), joined by two
+//! simulated links. The transfer workload and the protocol tests build on it.
 
 use std::cell::RefCell;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -23,8 +23,10 @@ use crate::SimError;
 pub struct PairConfig {
     /// Path MTU in bytes.
     pub mtu: u32,
-    /// Send and receive queue depth.
+    /// Send and receive queue depth (of each QP).
     pub depth: u32,
+    /// RC QPs on each node (1 ..= the engine's QPs less the two reserved QPNs 0 and 1).
+    pub qps: u32,
     /// Bytes of the registered buffer on each side.
     pub buf_len: usize,
     /// RoCEv2 over IPv6.
@@ -64,6 +66,7 @@ impl Default for PairConfig {
         PairConfig {
             mtu: 4096,
             depth: 64,
+            qps: 1,
             buf_len: 1 << 20,
             ipv6: false,
             timeout: 8,
@@ -89,10 +92,12 @@ pub struct Endpoint {
     pub node: NodeRef,
     /// Its driver.
     pub dev: Device<ModelBackend>,
-    /// The CQ (send and receive completions).
+    /// The CQ (send and receive completions of every QP).
     pub cq: CompletionQueue,
-    /// The QP.
+    /// The first QP (`qps[0]`).
     pub qp: QueuePair,
+    /// Every QP, [`PairConfig::qps`] of them.
+    pub qps: Vec<QueuePair>,
     /// The registered buffer.
     pub buf: DmaBuf,
     /// Its memory region.
@@ -101,8 +106,21 @@ pub struct Endpoint {
     pub mac: [u8; 6],
     /// Station IP (IPv4 or IPv6 GID).
     pub ip: IpAddr,
-    /// First PSN this side sends.
+    /// First PSN this side sends on its first QP (QP `k` starts at [`qp_psn`]`(psn, k)`).
     pub psn: u32,
+}
+
+/// The first PSN a side sends on its QP `k`, from that of its first QP.
+pub fn qp_psn(psn: u32, k: u32) -> u32 {
+    psn.wrapping_add(k.wrapping_mul(0x9E_3779)) & 0xFF_FFFF
+}
+
+/// The CQ entries an endpoint asks for: four per send queue entry of a single QP; with more
+/// QPs, room for every QP's queue (four per entry while that fits the driver's largest CQ,
+/// 2^15 entries).
+pub fn cq_entries(depth: u32, qps: u32) -> u32 {
+    let want = u64::from(depth) * u64::from(qps) * 4 + 16;
+    want.min(1 << 15) as u32
 }
 
 /// A driver error as a simulator error.
@@ -127,7 +145,9 @@ pub const ALL_ACCESS: AccessFlags = AccessFlags::LOCAL_WRITE
     .union(AccessFlags::REMOTE_READ)
     .union(AccessFlags::REMOTE_ATOMIC);
 
-/// A node with its driver, a PD, a registered buffer, a CQ and a QP (in RESET).
+/// A node with its driver, a PD, a registered buffer, a CQ and [`PairConfig::qps`] QPs (in
+/// RESET), all completing into that CQ. More QPs than the engine has for RC, or more work
+/// requests than one CQ holds, is [`SimError::Capacity`].
 pub fn endpoint(cfg: &PairConfig, mac: [u8; 6], ip4: Ipv4Addr, gid: Ipv6Addr, psn: u32) -> Result<Endpoint, SimError> {
     endpoint_on(cfg, false, mac, ip4, gid, psn)
 }
@@ -158,21 +178,67 @@ pub fn endpoint_on(
     };
     let node = Rc::new(RefCell::new(node));
     let mut dev = Device::open(ModelBackend(node.clone())).map_err(drv)?;
+    let engine = if hdl { "the Verilated engine" } else { "the engine model" };
+    // QPNs 0 and 1 are reserved (QP0/QP1 of InfiniBand), never RC
+    let max_rc = dev.max_qps().saturating_sub(2);
+    if cfg.qps == 0 || cfg.qps > max_rc {
+        return Err(SimError::Capacity {
+            engine,
+            what: "RC QPs",
+            asked: u64::from(cfg.qps),
+            max: u64::from(max_rc),
+            why: format!(
+                "CAPS.LOG_MAX_QP {} gives {} QPs, QPNs 0 and 1 reserved",
+                dev.max_qps().trailing_zeros(),
+                dev.max_qps()
+            ),
+        });
+    }
+    let cqe = cq_entries(cfg.depth, cfg.qps);
+    if u64::from(cfg.depth) * u64::from(cfg.qps) > u64::from(cqe) {
+        return Err(SimError::Capacity {
+            engine,
+            what: "outstanding work requests (QPs x depth) on one CQ",
+            asked: u64::from(cfg.depth) * u64::from(cfg.qps),
+            max: u64::from(cqe),
+            why: "a CQ has at most 2^15 entries".into(),
+        });
+    }
     dev.configure_port(mac, ip4, gid);
     dev.enable(cfg.features);
     let pd = dev.alloc_pd();
     let buf = dev.alloc_buf(cfg.buf_len.max(8)).map_err(drv)?;
     let mr = dev.reg_mr(pd, &buf, 0, buf.len, ALL_ACCESS).map_err(drv)?;
-    let cq = dev.create_cq(4 * cfg.depth + 16).map_err(drv)?;
-    let qp = dev.create_qp(pd, cq, cq, cfg.depth, cfg.depth).map_err(drv)?;
+    let cq = dev.create_cq(cqe).map_err(drv)?;
+    let qps = (0..cfg.qps)
+        .map(|_| dev.create_qp(pd, cq, cq, cfg.depth, cfg.depth))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(drv)?;
+    let qp = qps[0];
     let ip = if cfg.ipv6 { IpAddr::V6(gid) } else { IpAddr::V4(ip4) };
-    Ok(Endpoint { node, dev, cq, qp, buf, mr, mac, ip, psn })
+    Ok(Endpoint { node, dev, cq, qp, qps, buf, mr, mac, ip, psn })
 }
 
-/// Bring `me` to RTS towards a peer (the usual INIT / RTR / RTS sequence).
+/// Bring `me`'s first QP to RTS towards a peer (the usual INIT / RTR / RTS sequence).
 pub fn connect(
     cfg: &PairConfig,
     me: &mut Endpoint,
+    peer_qpn: u32,
+    peer_mac: [u8; 6],
+    peer_ip: IpAddr,
+    peer_psn: u32,
+) -> Result<(), SimError> {
+    let (qp, psn) = (me.qp, me.psn);
+    connect_qp(cfg, me, qp, psn, peer_qpn, peer_mac, peer_ip, peer_psn)
+}
+
+/// Bring `qp` of `me` to RTS towards a peer QP, sending from PSN `psn`.
+#[allow(clippy::too_many_arguments)]
+pub fn connect_qp(
+    cfg: &PairConfig,
+    me: &mut Endpoint,
+    qp: QueuePair,
+    psn: u32,
     peer_qpn: u32,
     peer_mac: [u8; 6],
     peer_ip: IpAddr,
@@ -184,7 +250,7 @@ pub fn connect(
         path_mtu: path_mtu(cfg.mtu)?,
         dest_qpn: peer_qpn,
         rq_psn: peer_psn,
-        sq_psn: me.psn,
+        sq_psn: psn,
         encap: if cfg.rocev1 {
             Encap::RoceV1
         } else if peer_ip.is_ipv6() {
@@ -201,11 +267,11 @@ pub fn connect(
         min_rnr_timer: 1,
         ..QpAttr::default()
     };
-    me.dev.modify_qp(me.qp, &a, masks::INIT).map_err(drv)?;
+    me.dev.modify_qp(qp, &a, masks::INIT).map_err(drv)?;
     a.state = QpState::Rtr;
-    me.dev.modify_qp(me.qp, &a, masks::RTR).map_err(drv)?;
+    me.dev.modify_qp(qp, &a, masks::RTR).map_err(drv)?;
     a.state = QpState::Rts;
-    me.dev.modify_qp(me.qp, &a, masks::RTS).map_err(drv)?;
+    me.dev.modify_qp(qp, &a, masks::RTS).map_err(drv)?;
     Ok(())
 }
 
@@ -227,7 +293,7 @@ pub struct Pair {
 }
 
 impl Pair {
-    /// Create and connect the pair.
+    /// Create the pair and connect QP `k` of A to QP `k` of B, for every `k`.
     pub fn new(cfg: &PairConfig) -> Result<Self, SimError> {
         let psn_a = (cfg.seed as u32).wrapping_mul(2_654_435_761) & 0xFF_FFFF;
         let psn_b = (cfg.seed as u32 ^ 0x5A_5A5A).wrapping_mul(40_503) & 0xFF_FFFF;
@@ -235,10 +301,13 @@ impl Pair {
         let gid_b = Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, 0xb);
         let mut a = endpoint_on(cfg, cfg.hdl[0], [0x02, 0, 0, 0, 0, 0xA], Ipv4Addr::new(192, 0, 2, 1), gid_a, psn_a)?;
         let mut b = endpoint_on(cfg, cfg.hdl[1], [0x02, 0, 0, 0, 0, 0xB], Ipv4Addr::new(192, 0, 2, 2), gid_b, psn_b)?;
-        let (qa, qb) = (a.qp.qpn(), b.qp.qpn());
         let (ma, mb, ia, ib) = (a.mac, b.mac, a.ip, b.ip);
-        connect(cfg, &mut a, qb, mb, ib, psn_b)?;
-        connect(cfg, &mut b, qa, ma, ia, psn_a)?;
+        for k in 0..cfg.qps as usize {
+            let (qa, qb) = (a.qps[k], b.qps[k]);
+            let (pa, pb) = (qp_psn(psn_a, k as u32), qp_psn(psn_b, k as u32));
+            connect_qp(cfg, &mut a, qa, pa, qb.qpn(), mb, ib, pb)?;
+            connect_qp(cfg, &mut b, qb, pb, qa.qpn(), ma, ia, pa)?;
+        }
         let ab = Link::new(cfg.link, cfg.seed.wrapping_mul(31).wrapping_add(1));
         let ba = Link::new(cfg.link, cfg.seed.wrapping_mul(31).wrapping_add(2));
         Ok(Pair { a, b, ab, ba, now: 0, capture: None })

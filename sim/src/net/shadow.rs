@@ -15,11 +15,12 @@
 //!   responder asked for (before its coalescing), and per QP the last one of each side is
 //!   compared at the end; CNPs (rate limited by time) are counted.
 //!   Requests (a requester node) are compared by (destination QP, PSN): each request must
-//!   equal the other side's request of that PSN; while neither side has sent a PSN twice
-//!   they are also compared in order, and in the end both must have sent the same PSNs.
-//!   Once one goes back (go-back-N after a NAK or a local ACK timeout), how many packets it
-//!   had sent before, when its timer fired, and whether a response to the other's
-//!   re-issued READ spared it a resend are timing: then only requests of the same PSN are
+//!   equal the other side's request of that PSN; per QP, while neither side has sent a PSN
+//!   of that QP twice, they are also compared in order, and in the end both must have sent
+//!   the same PSNs (the order between QPs is the schedulers', i.e. timing). Once one goes
+//!   back on a QP (go-back-N after a NAK or a local ACK timeout), how many packets it had
+//!   sent before, when its timer fired, and whether a response to the other's re-issued
+//!   READ spared it a resend are timing: then only that QP's requests of the same PSN are
 //!   compared (the completer's DMA writes and CQEs stay compared in order).
 //! - **DMA writes**: per host-memory window (each driver allocation: a ring, a buffer), the
 //!   written bytes in order, address and data: payload placement and CQEs. The order across
@@ -91,10 +92,11 @@ pub struct Shadow {
     writes: HashMap<u64, [WriteQ; 2]>,
     /// Requests each side sent, by (destination QP, PSN): the last one, normalized.
     reqs: [HashMap<(u32, u32), Vec<u8>>; 2],
-    /// Request keys in send order while neither side has sent a PSN twice.
-    req_order: [VecDeque<(u32, u32)>; 2],
-    /// A side sent a PSN again (went back).
-    req_repeat: [bool; 2],
+    /// Per destination QP: request keys in send order while neither side has sent a PSN of
+    /// that QP twice.
+    req_order: HashMap<u32, [VecDeque<(u32, u32)>; 2]>,
+    /// Destination QPs on which a side sent a PSN again (went back).
+    req_repeat: HashSet<u32>,
     /// What was compared.
     pub stats: ShadowStats,
     /// The first difference, once seen (comparison stops there).
@@ -297,9 +299,8 @@ impl Shadow {
         const BLOCK: &str = "roce_req (request)";
         let (me, other) = (side as usize, 1 - side as usize);
         let n = normalized(f);
-        if self.reqs[me].contains_key(&key) && !self.req_repeat[me] {
-            self.req_repeat[me] = true;
-            self.req_order = Default::default();
+        if self.reqs[me].contains_key(&key) && self.req_repeat.insert(key.0) {
+            self.req_order.remove(&key.0);
         }
         if let Some(o) = self.reqs[other].get(&key) {
             self.stats.frames += 1;
@@ -321,9 +322,10 @@ impl Shadow {
             }
         }
         self.reqs[me].insert(key, n);
-        if !self.req_repeat.iter().any(|&r| r) {
-            self.req_order[me].push_back(key);
-            let [hq, mq] = &mut self.req_order;
+        if !self.req_repeat.contains(&key.0) {
+            let order = self.req_order.entry(key.0).or_default();
+            order[me].push_back(key);
+            let [hq, mq] = order;
             while let (Some(h), Some(m)) = (hq.front(), mq.front()) {
                 if h != m {
                     let what = "requests in a different order (neither side went back)".to_string();
@@ -473,13 +475,16 @@ impl Shadow {
             self.diverge(cycle, block, what, h, m);
             return;
         }
-        // After a side went back, one side may resend a PSN the other never needs again: a
-        // response to the other's re-issued READ, or an ACK, can reach it before its own
-        // timer fires. Only without any going back must both have sent the same PSNs.
-        let went_back = self.req_repeat.iter().any(|&r| r);
-        for (side, other) in [(0usize, "model"), (1, "HDL")].into_iter().filter(|_| !went_back) {
-            let mut missing: Vec<_> =
-                self.reqs[side].keys().filter(|k| !self.reqs[1 - side].contains_key(k)).copied().collect();
+        // After a side went back on a QP, one side may resend a PSN the other never needs
+        // again: a response to the other's re-issued READ, or an ACK, can reach it before its
+        // own timer fires. Only on QPs without any going back must both have sent the same
+        // PSNs.
+        for (side, other) in [(0usize, "model"), (1, "HDL")] {
+            let mut missing: Vec<_> = self.reqs[side]
+                .keys()
+                .filter(|k| !self.req_repeat.contains(&k.0) && !self.reqs[1 - side].contains_key(k))
+                .copied()
+                .collect();
             missing.sort_unstable();
             if let Some(&(q, p)) = missing.first() {
                 let v = format!("QP {q:#x} PSN {p:#08x} (and {} more)", missing.len() - 1);
@@ -541,10 +546,14 @@ mod tests {
     }
 
     fn request(psn: u32, byte: u8) -> Vec<u8> {
+        request_to(0x11, psn, byte)
+    }
+
+    fn request_to(qpn: u32, psn: u32, byte: u8) -> Vec<u8> {
         use roce_model::wire::{BthFields, EthernetFields, FrameBuilder, Ipv4Fields};
         let eth = EthernetFields { dst: [2, 0, 0, 0, 0, 0xB], src: [2, 0, 0, 0, 0, 0xA], vlan: None };
         let ip = Ipv4Fields { src: [192, 0, 2, 1].into(), dst: [192, 0, 2, 2].into(), ..Ipv4Fields::default() };
-        let b = FrameBuilder::new(eth, ip, BthFields::new(Opcode::RcSendOnly, 0x11, psn));
+        let b = FrameBuilder::new(eth, ip, BthFields::new(Opcode::RcSendOnly, qpn, psn));
         let mut f = b.build(&[byte; 40]).expect("frame");
         icrc::fill(&mut f).expect("ICRC");
         f
@@ -587,5 +596,25 @@ mod tests {
         s.push_write(Side::Model, 0x1000, &[1]);
         s.finish(5);
         assert!(s.divergence.expect("reported").what.contains("the HDL did not make"));
+    }
+
+    #[test]
+    fn requests_compare_in_order_per_qp() {
+        // two QPs interleaved differently by the two sides (the schedulers' timing): no
+        // divergence; each QP's own order still counts
+        let mut s = Shadow::new();
+        for (q, p) in [(0x11, 0), (0x12, 5), (0x11, 1), (0x12, 6)] {
+            s.push_frame(Side::Hdl, 1, &request_to(q, p, 1));
+        }
+        for (q, p) in [(0x12, 5), (0x12, 6), (0x11, 0), (0x11, 1)] {
+            s.push_frame(Side::Model, 2, &request_to(q, p, 1));
+        }
+        s.finish(3);
+        assert_eq!(s.divergence, None);
+        let mut s = Shadow::new();
+        s.push_frame(Side::Hdl, 1, &request_to(0x12, 5, 1));
+        s.push_frame(Side::Model, 1, &request_to(0x11, 0, 1));
+        s.push_frame(Side::Model, 1, &request_to(0x12, 6, 1));
+        assert!(s.divergence.expect("order within QP 0x12").what.contains("different order"));
     }
 }
