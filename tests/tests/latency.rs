@@ -13,7 +13,7 @@ use roce_sim::cmd::latency::{dma_read_latency, measure, LatencyConfig, LatencyPo
 use roce_sim::cmd::transfer::Op;
 
 fn points(op: Op) -> Vec<LatencyPoint> {
-    let c = LatencyConfig { op, sizes: vec![64, 1024, 4096], mtu: 4096, samples: 3, engines: vec![false, true] };
+    let c = LatencyConfig { op, sizes: vec![64, 1024, 4096], mtu: 4096, samples: 3, ..LatencyConfig::default() };
     measure(&c, |_| {}).expect("latency run")
 }
 

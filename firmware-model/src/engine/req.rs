@@ -230,11 +230,12 @@ impl Engine {
             return;
         }
         let addr = qp.sq.slot(start, SqWqe::SIZE as u64);
-        let done = self.wqe_read_done(now, n as usize * SqWqe::SIZE);
+        let done = self.dma_read_done(now, n as usize * SqWqe::SIZE);
         let rd = WqeRead { idx: start, addr, n, fetch_from: from };
         for (k, (idx, fetch)) in rd.wqes().enumerate() {
-            // the WQEs stream in two beats each
-            let ready_at = done - 2 * u64::from(n - 1 - k as u32) + fetch::LATENCY;
+            // the WQEs stream in two beats each, at the read bandwidth
+            let behind = u64::from(n - 1 - k as u32) * SqWqe::SIZE as u64 / self.cfg.host_mem.rd_bytes_per_cycle.max(1);
+            let ready_at = done - behind + fetch::LATENCY;
             if fetch {
                 let mut b = [0u8; SqWqe::SIZE];
                 let ok = mem.dma_read(qp.sq.slot(idx, SqWqe::SIZE as u64), &mut b).is_ok();

@@ -15,6 +15,7 @@
 
 use roce_driver::{CqeStatus, RecvWr, SendWr, WorkCompletion, WrOp};
 use roce_model::contract::regs::SQ_DB;
+use roce_model::engine::HostMemBudget;
 
 use crate::cmd::transfer::Op;
 use crate::net::fabric::LinkConfig;
@@ -35,11 +36,20 @@ pub struct LatencyConfig {
     pub samples: u32,
     /// Engines: false = the model, true = the Verilated engine (on both nodes).
     pub engines: Vec<bool>,
+    /// Host memory of both nodes.
+    pub host_mem: HostMemBudget,
 }
 
 impl Default for LatencyConfig {
     fn default() -> Self {
-        LatencyConfig { op: Op::Write, sizes: vec![64, 1024, 4096], mtu: 4096, samples: 8, engines: vec![false, true] }
+        LatencyConfig {
+            op: Op::Write,
+            sizes: vec![64, 1024, 4096],
+            mtu: 4096,
+            samples: 8,
+            engines: vec![false, true],
+            host_mem: HostMemBudget::default(),
+        }
     }
 }
 
@@ -265,6 +275,7 @@ pub fn measure(c: &LatencyConfig, mut progress: impl FnMut(&LatencyPoint)) -> Re
             buf_len,
             hdl: [hdl, hdl],
             link: LinkConfig::default(),
+            host_mem: c.host_mem,
             ..PairConfig::default()
         };
         let mut p = Pair::new(&cfg)?;
@@ -296,10 +307,13 @@ pub fn measure(c: &LatencyConfig, mut progress: impl FnMut(&LatencyPoint)) -> Re
 }
 
 /// The measured points as a table.
-pub fn table(c: &LatencyConfig, pts: &[LatencyPoint], dma_read_latency: u64) -> String {
+pub fn table(c: &LatencyConfig, pts: &[LatencyPoint]) -> String {
     let mut s = format!(
-        "latency, {:?}, MTU {}, {} samples per size, cycles at 250 MHz (min / median / max), DMA read latency {dma_read_latency}\n",
-        c.op, c.mtu, c.samples
+        "latency, {:?}, MTU {}, {} samples per size, cycles at 250 MHz (min / median / max)\n{}\n",
+        c.op,
+        c.mtu,
+        c.samples,
+        c.host_mem.describe(250.0)
     );
     s.push_str("| engine | size | doorbell -> wire | wire -> DMA first beat | wire -> DMA done | payload of the packet |\n|---|--:|--:|--:|--:|--:|\n");
     let f = |x: &Spread| format!("{} / {} / {}", x.min, x.median, x.max);
@@ -317,7 +331,7 @@ pub fn table(c: &LatencyConfig, pts: &[LatencyPoint], dma_read_latency: u64) -> 
     s
 }
 
-/// A node's engine model configuration (its DMA read latency for the report).
+/// The DMA read latency of a node built by default (what the latency figures contain).
 pub fn dma_read_latency() -> u64 {
-    SimNode::new(Default::default()).engine.cfg.dma_read_latency
+    SimNode::new(Default::default()).engine.cfg.host_mem.read_latency
 }

@@ -7,6 +7,8 @@ use std::path::Path;
 
 use plotters::prelude::*;
 
+use roce_model::engine::HostMemBudget;
+
 use crate::cmd::transfer::{run, Op, TransferConfig};
 use crate::net::fabric::LinkConfig;
 use crate::SimError;
@@ -49,6 +51,8 @@ pub struct SweepConfig {
     pub bytes: u64,
     /// Messages in flight.
     pub depth: usize,
+    /// Host memory of both nodes.
+    pub host_mem: HostMemBudget,
 }
 
 /// Run every point; `progress` is told each finished one.
@@ -67,6 +71,7 @@ pub fn sweep(c: &SweepConfig, mut progress: impl FnMut(&Point)) -> Result<Vec<Po
                     depth: c.depth,
                     link: LinkConfig::default(),
                     hdl,
+                    host_mem: c.host_mem,
                     ..TransferConfig::default()
                 };
                 let r = run(&cfg, |_, _| {})?;
