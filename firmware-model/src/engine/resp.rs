@@ -199,6 +199,11 @@ impl Engine {
         }
         match (self.cfg.profile, qp.resp.ack) {
             (Profile::Rxe, Some(_)) => qp.resp.acks_after.push_back(a),
+            // not known to the ACK generator before its packet is done (the payload written
+            // within host memory's budget): it waits behind the owed one
+            (Profile::Engine, Some(old)) if a.ready > old.ready || !qp.resp.acks_after.is_empty() => {
+                qp.resp.acks_after.push_back(a)
+            }
             _ => qp.resp.ack = Some(ack_merge(qp.resp.ack, a)),
         }
         if !self.ack_qps.contains(&qp.qpn) {

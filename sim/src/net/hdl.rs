@@ -26,7 +26,8 @@ pub struct HdlConfig {
     /// Host memory behind the DMA ports: a read's first data beat comes `read_latency`
     /// cycles after its request at the earliest, read data beats are spread at
     /// `rd_bytes_per_cycle` over all tags, the read request port is not ready while
-    /// `read_tags` reads are outstanding, and write data is taken at `wr_bytes_per_cycle`.
+    /// `read_tags` reads are outstanding (their data not all in from host memory), and
+    /// write data is taken at `wr_bytes_per_cycle`.
     pub host_mem: HostMemBudget,
     /// MAC line rate in bytes per cycle (100 Gb/s at 250 MHz: 50).
     pub line_bytes_per_cycle: f64,
@@ -108,8 +109,11 @@ pub struct HdlEngine {
     /// The cycle the read-completion direction is free (the next read's first beat can come
     /// at the earliest).
     rd_free_at: u64,
-    /// Reads accepted whose last beat has not been taken.
-    rd_outstanding: usize,
+    /// When each outstanding read's data is all in from host memory (the cycle after its
+    /// last beat is due), in issue order: a read tag is free again from then on, whether
+    /// or not the engine has taken the data (as a PCIe tag frees when its completion
+    /// arrives; the harness keeps the data per tag until the engine takes it).
+    rd_done: VecDeque<u64>,
     /// Most reads outstanding at once.
     pub rd_peak: usize,
     /// Cycles the read request port was held not ready because every read tag was taken
@@ -227,7 +231,7 @@ impl HdlEngine {
             rd_q: Vec::new(),
             rd_tag: 0,
             rd_free_at: 0,
-            rd_outstanding: 0,
+            rd_done: VecDeque::new(),
             rd_peak: 0,
             rd_tag_stalls: 0,
             wr_free_bt: 0,
@@ -342,7 +346,10 @@ impl HdlEngine {
         // host memory's budget: a read tag free, the write direction free this cycle
         let hm = self.cfg.host_mem;
         let tags = hm.read_tags as usize;
-        let tag_free = tags == 0 || self.rd_outstanding < tags;
+        while self.rd_done.front().is_some_and(|&t| t <= now) {
+            self.rd_done.pop_front();
+        }
+        let tag_free = tags == 0 || self.rd_done.len() < tags;
         let rdq_ready = rdq_go && tag_free;
         let wbpc = hm.wr_bytes_per_cycle.clamp(1, DMA_BEAT_BYTES);
         let wrd_ready = wrd_go && self.wr_free_bt < (now + 1) * wbpc;
@@ -385,9 +392,7 @@ impl HdlEngine {
         if rd_now {
             let tag = self.rd_tag % nt;
             if self.dut.get_bool(p.rd_dat[2]) {
-                if self.rd_q[tag].pop_front().is_some_and(|b| b.2) {
-                    self.rd_outstanding -= 1;
-                }
+                self.rd_q[tag].pop_front();
             } else {
                 // not taken: offer another tag's data next cycle
                 self.rd_tag = tag + 1;
@@ -421,8 +426,8 @@ impl HdlEngine {
                 let at = if i + 1 == nb { start + occ - 1 } else { start + 64 * i as u64 / rbpc };
                 self.rd_q[tag].push_back((at, c, i + 1 == nb, err));
             }
-            self.rd_outstanding += 1;
-            self.rd_peak = self.rd_peak.max(self.rd_outstanding);
+            self.rd_done.push_back(start + occ);
+            self.rd_peak = self.rd_peak.max(self.rd_done.len());
         }
         if wrq_go && self.dut.get_bool(p.wr_req[0]) {
             let w: DmaReq = self.dut.get_bundle(p.wr_req[2]);
