@@ -131,6 +131,9 @@ pub struct TransferReport {
     pub clock_mhz: f64,
     /// Captured frames: (cycle, direction 0 = A->B, frame).
     pub capture: Vec<(u64, u8, Vec<u8>)>,
+    /// ACK/NAKs each node's engine model (A, B) still owed when the run stopped (0 for a
+    /// Verilated node).
+    pub owed_acks: [usize; 2],
     /// Most DMA reads each node (A, B) had outstanding at once.
     pub peak_reads: [usize; 2],
     /// How often each node's DMA reads waited for a read tag: the model counts reads that
@@ -429,8 +432,12 @@ pub fn run(cfg: &TransferConfig, mut progress: impl FnMut(u64, u64)) -> Result<T
     rep.quartiles = q1.zip(q3);
     rep.lost = n.saturating_sub(rep.completed + rep.mismatches);
     rep.counters = [pair.a.node.borrow_mut().counters(), pair.b.node.borrow_mut().counters()];
-    for (i, node) in [&pair.a.node, &pair.b.node].into_iter().enumerate() {
+    for (i, (node, qpn)) in [(&pair.a.node, pair.a.qp.qpn()), (&pair.b.node, pair.b.qp.qpn())].into_iter().enumerate() {
         let n = node.borrow();
+        if n.hdl.is_none() {
+            rep.owed_acks[i] =
+                n.engine.qp(qpn).map_or(0, |q| usize::from(q.resp.ack.is_some()) + q.resp.acks_after.len());
+        }
         (rep.peak_reads[i], rep.tag_waits[i]) = match n.hdl.as_ref() {
             Some(h) => (h.rd_peak, h.rd_tag_stalls),
             None => (n.engine.host.peak_reads, n.engine.host.tag_waits),
