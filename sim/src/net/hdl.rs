@@ -3,9 +3,8 @@
 //! host memory (any [`Dma`]: the [`roce_model::engine::HostMem`] the engine model uses, or
 //! an application's own memory) within a [`HostMemBudget`] (read latency, bandwidth per
 //! direction, reads outstanding: the engine model enforces the same description), and its
-//! AXI4-Lite register port
-//! driven by blocking MMIO reads and writes, so `roce-driver` programs it exactly as it
-//! programs the model or a board.
+//! AXI4-Lite register port driven by blocking MMIO reads and writes, so `roce-driver`
+//! programs it exactly as it programs the model or a board.
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
