@@ -72,4 +72,7 @@ pub enum SimError {
     /// Other I/O.
     #[error("{0}: {1}")]
     Io(String, #[source] std::io::Error),
+    /// A host memory budget that cannot be built (e.g. a bandwidth below a byte per cycle).
+    #[error(transparent)]
+    Budget(#[from] roce_model::engine::BudgetError),
 }

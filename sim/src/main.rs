@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
-use roce_model::engine::Profile;
+use roce_model::engine::{HostMemBudget, Profile};
 use roce_sim::cosim::icrc::icrc_lockstep;
 use roce_sim::stream::Traffic;
 use roce_sim::{pcapio, SimError};
@@ -41,6 +41,32 @@ enum Cmd {
     Latency(LatencyArgs),
 }
 
+/// Host memory behind both nodes' DMA (the engine model and the Verilated engine's harness
+/// enforce the same budget).
+#[derive(Args)]
+struct HostMemArgs {
+    /// PCIe bandwidth per direction in GB/s (gigabytes per second; 13 = Gen3 x16 as measured
+    /// on Alveo boards, 52 bytes per 250 MHz cycle). 0: no bandwidth limit (the DMA ports'
+    /// 64 bytes per cycle) and, unless --read-tags is given, no read tag limit.
+    #[arg(long, default_value_t = HostMemBudget::PCIE_GEN3_X16_GBYTES)]
+    pcie_gbps: f64,
+    /// Cycles from a DMA read request to its first data.
+    #[arg(long, default_value_t = HostMemBudget::READ_LATENCY)]
+    dma_latency: u64,
+    /// DMA reads outstanding at most, 0 for no limit [default: 32, what the Alveo U250
+    /// build's XDMA AXI slave bridge takes; none with --pcie-gbps 0].
+    #[arg(long)]
+    read_tags: Option<u32>,
+}
+
+impl HostMemArgs {
+    /// The budget at the engines' 250 MHz.
+    fn budget(&self) -> Result<HostMemBudget, SimError> {
+        let tags = self.read_tags.unwrap_or(if self.pcie_gbps == 0.0 { 0 } else { HostMemBudget::READ_TAGS });
+        Ok(HostMemBudget::pcie(self.pcie_gbps, 250.0, self.dma_latency, tags)?)
+    }
+}
+
 #[derive(Args)]
 struct LatencyArgs {
     /// Operation (read: wire to DMA is the completer placing the first READ response;
@@ -62,6 +88,8 @@ struct LatencyArgs {
     /// One-way link latency in nanoseconds (pingpong).
     #[arg(long, default_value_t = 1000)]
     link_ns: u64,
+    #[command(flatten)]
+    host: HostMemArgs,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -103,6 +131,8 @@ struct SweepArgs {
     /// against the QP count.
     #[arg(long, value_name = "OUT.svg")]
     svg: Option<PathBuf>,
+    #[command(flatten)]
+    host: HostMemArgs,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -223,6 +253,8 @@ struct TransferArgs {
     /// Local ACK timeout of both QPs (4.096 us x 2^N, 1..31).
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u8).range(1..32))]
     timeout: u8,
+    #[command(flatten)]
+    host: HostMemArgs,
 }
 
 #[derive(Args)]
@@ -454,6 +486,7 @@ fn run_transfer(a: &TransferArgs, out: &mut impl Write) -> Result<u64, SimError>
         timeout: a.timeout,
         model_fault: a.cosim_self_check,
         stall: a.stall,
+        host_mem: a.host.budget()?,
         ..TransferConfig::default()
     };
     if a.fst.is_some() && !matches!(a.engine, EngineArg::Cosim | EngineArg::Cosim2 | EngineArg::CosimReq) {
@@ -478,6 +511,7 @@ fn run_transfer(a: &TransferArgs, out: &mut impl Write) -> Result<u64, SimError>
         writeln!(out, "  QPs              {} (message i on QP i mod {}, depth {} each)", a.qps, a.qps, a.depth)
             .map_err(io)?;
     }
+    writeln!(out, "  {}", cfg.host_mem.describe(r.clock_mhz)).map_err(io)?;
     let kind = |h: bool| match (h, cfg.cosim.is_some()) {
         (false, _) if cfg.peer == Profile::Rxe => "model (rxe profile)",
         (false, _) => "model",
@@ -545,6 +579,12 @@ fn run_transfer(a: &TransferArgs, out: &mut impl Write) -> Result<u64, SimError>
     writeln!(out, "  simulated cycles {} ({:.1} us at {} MHz)", r.cycles, r.cycles as f64 / r.clock_mhz, r.clock_mhz)
         .map_err(io)?;
     writeln!(out, "  goodput          {:.2} bytes/cycle = {:.2} Gb/s", r.bytes_per_cycle(), r.gbps()).map_err(io)?;
+    writeln!(
+        out,
+        "  DMA reads        at most {} / {} outstanding (A / B); waited for a tag {} / {}",
+        r.peak_reads[0], r.peak_reads[1], r.tag_waits[0], r.tag_waits[1]
+    )
+    .map_err(io)?;
     if let Some(g) = r.steady_gbps(a.messages, a.size) {
         writeln!(out, "  steady state     {g:.2} Gb/s (between a quarter and three quarters of the completions)")
             .map_err(io)?;
@@ -652,9 +692,11 @@ fn run_sweep(a: &SweepArgs, out: &mut impl Write) -> Result<u64, SimError> {
         qps: a.qps.clone(),
         bytes: a.bytes,
         depth: a.depth,
+        host_mem: a.host.budget()?,
     };
     let per_qp = if by_qps { " on each QP" } else { "" };
     writeln!(out, "sweep: {op:?}, depth {}{per_qp}, clean 100 Gb/s link, 250 MHz; model: both nodes the model, hdl: node B (responder) Verilated, hdl2: both", a.depth).map_err(io)?;
+    writeln!(out, "{}", cfg.host_mem.describe(250.0)).map_err(io)?;
     if by_qps {
         writeln!(
             out,
@@ -748,11 +790,12 @@ fn run_latency(a: &LatencyArgs, out: &mut impl Write) -> Result<u64, SimError> {
         samples: a.samples,
         engines: a.engine.iter().map(|e| matches!(e, EngineArg::Hdl)).collect(),
         link_latency: a.link_ns * 250 / 1000,
+        host_mem: a.host.budget()?,
     };
     let table = if matches!(a.op, LatOpArg::Pingpong) {
-        lat::pingpong_table(&cfg, &lat::measure_pingpong(&cfg, |_| {})?, lat::dma_read_latency())
+        lat::pingpong_table(&cfg, &lat::measure_pingpong(&cfg, |_| {})?)
     } else {
-        lat::table(&cfg, &lat::measure(&cfg, |_| {})?, lat::dma_read_latency())
+        lat::table(&cfg, &lat::measure(&cfg, |_| {})?)
     };
     write!(out, "{table}").map_err(io)?;
     Ok(0)

@@ -121,3 +121,46 @@ fn bad_input_is_a_clear_error() {
         assert!(err.contains("error") && !err.contains("panicked"), "{args:?}: {err}");
     }
 }
+
+/// Every transfer and latency figure states the host memory budget it was measured under,
+/// and a budget that cannot be is a clear error.
+#[test]
+fn host_memory_budget_in_the_header() {
+    let run = |extra: &[&str]| {
+        let o = bin()
+            .args(["transfer", "--size", "4096", "--messages", "4", "--op", "read"])
+            .args(extra)
+            .output()
+            .expect("run");
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "{extra:?}: {out}\n{err}");
+        out.lines().find(|l| l.contains("host memory:")).unwrap_or_default().trim().to_string()
+    };
+    assert_eq!(
+        run(&[]),
+        "host memory: PCIe 13.0 GB/s per direction (52 B per cycle at 250 MHz), read latency 250 cycles, 32 read tags"
+    );
+    assert_eq!(
+        run(&["--pcie-gbps", "0"]),
+        "host memory: no PCIe bandwidth limit (the ports' 64 B per cycle), read latency 250 cycles, no read tag limit"
+    );
+    assert_eq!(
+        run(&["--pcie-gbps", "4", "--dma-latency", "500", "--read-tags", "2"]),
+        "host memory: PCIe 4.0 GB/s per direction (16 B per cycle at 250 MHz), read latency 500 cycles, 2 read tags"
+    );
+    let o = bin().args(["latency", "--engine", "model", "--sizes", "64", "--samples", "1"]).output().expect("run");
+    let (out, err) = text(&o);
+    assert!(o.status.success() && out.contains("host memory: PCIe 13.0 GB/s"), "{out}\n{err}");
+
+    for (args, msg) in [
+        (&["--pcie-gbps=-1"][..], "is not a number of GB/s"),
+        (&["--pcie-gbps", "0.1"], "less than one byte per cycle"),
+        (&["--pcie-gbps", "fast"], "error"),
+        (&["--read-tags", "-2"], "error"),
+    ] {
+        let o = bin().args(["transfer", "--messages", "1"]).args(args).output().expect("run");
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(msg) && !err.contains("panicked"), "{args:?}: {err}");
+    }
+}

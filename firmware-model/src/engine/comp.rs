@@ -387,7 +387,8 @@ impl Engine {
         if let Err(st) = r {
             return Some(if st == WcStatus::LocLenErr { WcStatus::LocLenErr } else { WcStatus::LocProtErr });
         }
-        self.last_placement = Some((at, at + plen.div_ceil(self.cfg.dma_bytes_per_cycle), plen));
+        let placed = self.dma_write_done(at, plen as usize);
+        self.last_placement = Some((placed - self.cfg.host_mem.write_cycles(plen), placed, plen));
         qp.comp.rd_pkts = rd_pkts + 1;
         if last {
             self.complete_front(qp, None, at, mem);
@@ -422,6 +423,7 @@ impl Engine {
         if let Err(st) = r {
             return Some(if st == WcStatus::LocLenErr { WcStatus::LocLenErr } else { WcStatus::LocProtErr });
         }
+        self.dma_write_done(at, data.len());
         self.complete_front(qp, None, at, mem);
         qp.comp.una = psn_add(p.psn, 1);
         Self::on_progress(qp, self.tick_of(at));

@@ -202,6 +202,7 @@ impl Engine {
             self.completion_log.push((at + LATENCY, c));
         }
         let img = encode_cqe(&c, 0, 0);
+        self.dma_write_done(at + LATENCY, img.len());
         match cq_post(&mut self.cqs, cqn, &img, |a, d| mem.dma_write(a, d).is_ok()) {
             CqPost::Written { fired, irq } => {
                 if fired && irq {

@@ -37,7 +37,7 @@ pub mod types;
 use std::collections::VecDeque;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
-pub use mem::{Dma, DmaError, HostMem};
+pub use mem::{BudgetError, Dma, DmaError, HostMem, HostMemBudget, HostMemTimer, DMA_BEAT_BYTES};
 pub use mr_check::{Mr, MrError, MrTable};
 pub use qp_ctx::{Qp, Ring};
 pub use types::*;
@@ -60,10 +60,9 @@ pub struct EngineConfig {
     /// Line rate in Gb/s (the MAC serialises at this rate, with 20 bytes of preamble and
     /// inter-frame gap and 4 bytes of FCS per frame).
     pub line_gbps: f64,
-    /// DMA read latency (request to first data) in cycles.
-    pub dma_read_latency: u64,
-    /// DMA bandwidth per direction in bytes per cycle.
-    pub dma_bytes_per_cycle: u64,
+    /// What host memory gives the DMA: read latency, bandwidth per direction, reads
+    /// outstanding (enforced by [`Engine::host`]).
+    pub host_mem: HostMemBudget,
     /// Cycles per 4.096 µs (the IB timer unit).
     pub tick_cycles: u64,
     /// Number of QP contexts.
@@ -117,7 +116,8 @@ pub const RXE_MAX_PKT_PER_ACK: u32 = 64;
 pub const RXE_MAX_UNACKED_PSNS: u32 = 128;
 
 impl Default for EngineConfig {
-    /// A 100 Gb/s engine at 250 MHz with 1024 QPs.
+    /// A 100 Gb/s engine at 250 MHz with 1024 QPs, behind PCIe Gen3 x16
+    /// ([`HostMemBudget::default`]).
     fn default() -> Self {
         EngineConfig {
             mac: [0x02, 0, 0, 0, 0, 1],
@@ -125,8 +125,7 @@ impl Default for EngineConfig {
             gid: Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, 1),
             clock_mhz: 250.0,
             line_gbps: 100.0,
-            dma_read_latency: 250,
-            dma_bytes_per_cycle: 64,
+            host_mem: HostMemBudget::default(),
             tick_cycles: 1024,
             max_qps: 1024,
             max_cqs: 1024,
@@ -309,8 +308,9 @@ pub struct Engine {
     /// `roce_req`'s WQE prefetch store, shared by all QPs (`qp_ctx::wqe_store_slot`).
     pub(crate) wqe_store: Vec<Option<qp_ctx::StoreEntry>>,
     mac_free_at: u64,
-    dma_rd_free: u64,
-    wqe_rd_free: u64,
+    /// Host memory's timing: every DMA read and write the engine issues, under
+    /// `cfg.host_mem`.
+    pub host: HostMemTimer,
     /// `roce_resp`'s receive WQE prefetch (timing only: the WQE itself is read from host
     /// memory when it is consumed, as before).
     pub(crate) rq_pf: resp::RqPrefetch,
@@ -353,8 +353,7 @@ impl Engine {
             req_rr: VecDeque::new(),
             wqe_store: vec![None; 1 << qp_ctx::LOG_WQE_STORE],
             mac_free_at: 0,
-            dma_rd_free: 0,
-            wqe_rd_free: 0,
+            host: HostMemTimer::new(cfg.host_mem),
             rq_pf: resp::RqPrefetch::default(),
             pause_until: [0; 8],
             completion_log: Vec::new(),
@@ -481,21 +480,14 @@ impl Engine {
         ((len + 24) as f64 / self.cfg.line_bytes_per_cycle()).ceil() as u64
     }
 
-    /// A DMA read of `n` bytes issued at `now`: returns the cycle its data is in.
+    /// A DMA read of `n` bytes requested at `now`: the cycle its data is in. Every read of
+    /// every client (payload, WQEs, READ responses, atomics) shares host memory's budget.
     fn dma_read_done(&mut self, now: u64, n: usize) -> u64 {
-        let beats = (n as u64).div_ceil(self.cfg.dma_bytes_per_cycle).max(1);
-        let start = now.max(self.dma_rd_free);
-        self.dma_rd_free = start + beats;
-        start + self.cfg.dma_read_latency + beats
+        self.host.read(now, n as u64)
     }
 
-    /// A WQE read of `n` bytes issued at `now`: returns the cycle its data is in. WQE reads
-    /// have their own DMA tag (`roce_dma_rd_arb`: reads of different tags may interleave):
-    /// in order among themselves, not queued behind the payload reads.
-    fn wqe_read_done(&mut self, now: u64, n: usize) -> u64 {
-        let beats = (n as u64).div_ceil(self.cfg.dma_bytes_per_cycle).max(1);
-        let start = now.max(self.wqe_rd_free);
-        self.wqe_rd_free = start + beats;
-        start + self.cfg.dma_read_latency + beats
+    /// A DMA write of `n` bytes whose data is ready at `at`: the cycle it has passed.
+    fn dma_write_done(&mut self, at: u64, n: usize) -> u64 {
+        self.host.write(at, n as u64)
     }
 }

@@ -247,7 +247,10 @@ pub struct RespState {
     pub resources: VecDeque<RdResource>,
     /// ACK/NAK to send (coalesced: a newer one replaces an older ACK).
     pub ack: Option<AckOwed>,
-    /// [`super::Profile::Rxe`]: the ACK/NAKs owed after `ack`, in order (nothing coalesces).
+    /// The ACK/NAKs owed after `ack`, in order. [`super::Profile::Rxe`]: each is sent
+    /// (nothing coalesces). [`super::Profile::Engine`]: those whose payload is not all
+    /// written by the time `ack` may go (their `ready` is later); when `ack`'s turn comes,
+    /// those written by then are merged into it (the generator sends the latest PSN it has).
     pub acks_after: VecDeque<AckOwed>,
 }
 

@@ -230,11 +230,12 @@ impl Engine {
             return;
         }
         let addr = qp.sq.slot(start, SqWqe::SIZE as u64);
-        let done = self.wqe_read_done(now, n as usize * SqWqe::SIZE);
+        let done = self.dma_read_done(now, n as usize * SqWqe::SIZE);
         let rd = WqeRead { idx: start, addr, n, fetch_from: from };
         for (k, (idx, fetch)) in rd.wqes().enumerate() {
-            // the WQEs stream in two beats each
-            let ready_at = done - 2 * u64::from(n - 1 - k as u32) + fetch::LATENCY;
+            // the WQEs stream in two beats each, at the read bandwidth
+            let behind = u64::from(n - 1 - k as u32) * SqWqe::SIZE as u64 / self.cfg.host_mem.rd_bytes_per_cycle.max(1);
+            let ready_at = done - behind + fetch::LATENCY;
             if fetch {
                 let mut b = [0u8; SqWqe::SIZE];
                 let ok = mem.dma_read(qp.sq.slot(idx, SqWqe::SIZE as u64), &mut b).is_ok();
@@ -584,14 +585,19 @@ impl Engine {
 mod tests {
     use super::*;
     use crate::contract::{AccessFlags, CqCtx, MrCtx, PathMtu, QpAttrMask, QpCtx, QpType, SqData, SqFlags, SqOpcode};
-    use crate::engine::{EngineConfig, HostMem};
+    use crate::engine::{EngineConfig, HostMem, HostMemBudget};
 
     const SQ: u64 = 0x10_0000;
 
     /// An engine with QP 2 in RTS (SQ of 64 at `SQ`), a CQ and one MR; `n` one-packet WRITEs
     /// posted.
     fn rig(n: u32) -> (Engine, HostMem) {
-        let mut e = Engine::new(EngineConfig::default());
+        rig_with(EngineConfig::default(), n, 64)
+    }
+
+    /// [`rig`] with engine configuration `cfg` and WRITEs of `len` bytes (MTU 1024).
+    fn rig_with(cfg: EngineConfig, n: u32, len: u32) -> (Engine, HostMem) {
+        let mut e = Engine::new(cfg);
         e.regs.enabled = true;
         let mut m = HostMem::new();
         e.create_cq(1, &CqCtx { base: 0x40_0000, log_size: 8, valid: true, ..CqCtx::default() }).unwrap();
@@ -634,7 +640,7 @@ mod tests {
         e.modify_qp(2, &c, rts, &mut m).unwrap();
         for i in 0..n {
             let mut sge = [crate::contract::Sge::default(); 4];
-            sge[0] = crate::contract::Sge { addr: 0x1000 + 64 * u64::from(i), len: 64, lkey: 0x105 };
+            sge[0] = crate::contract::Sge { addr: 0x1000 + 64 * u64::from(i), len, lkey: 0x105 };
             let w = SqWqe {
                 wr_id: u64::from(i),
                 opcode: SqOpcode::Write,
@@ -642,7 +648,7 @@ mod tests {
                 num_sge: 1,
                 remote_addr: 0x9000,
                 rkey: 7,
-                total_len: 64,
+                total_len: len,
                 data: SqData::Sge(sge),
                 ..SqWqe::default()
             };
@@ -650,6 +656,55 @@ mod tests {
         }
         e.sq_doorbell(0, 2, n, &mut m);
         (e, m)
+    }
+
+    /// The cycles the requester puts its frames on the wire, polled every cycle up to `end`.
+    fn wire_times(e: &mut Engine, m: &mut HostMem, end: u64) -> Vec<u64> {
+        let mut t = Vec::new();
+        for now in 0..end {
+            while e.tx(now, m).is_some() {
+                t.push(now);
+            }
+        }
+        t
+    }
+
+    /// A 64 KiB WRITE's payload reads (64 of 1 KiB) share the read bandwidth: at 16 bytes
+    /// per cycle the last packet cannot leave before 65536 / 16 cycles of data after the
+    /// WQE's and the first payload read's latency, and leaves soon after.
+    #[test]
+    fn payload_reads_are_bound_by_the_read_bandwidth() {
+        let host_mem = HostMemBudget { rd_bytes_per_cycle: 16, ..HostMemBudget::default() };
+        let (mut e, mut m) = rig_with(EngineConfig { host_mem, ..EngineConfig::default() }, 1, 65536);
+        let t = wire_times(&mut e, &mut m, 20_000);
+        assert_eq!(t.len(), 64);
+        let floor = 2 * 250 + 65536 / 16;
+        let last = t.last().copied().unwrap_or(0);
+        assert!(last >= floor, "last packet at {last}, before {floor}");
+        assert!(last <= floor + 200, "last packet at {last}, far after {floor}");
+        // the ports' 64 B per cycle: the line (22 cycles per 1 KiB packet) is the bound
+        let (mut e, mut m) = rig_with(EngineConfig::default(), 1, 65536);
+        let off = wire_times(&mut e, &mut m, 20_000);
+        assert!(off.last().copied().unwrap_or(0) < floor / 2, "{off:?}");
+    }
+
+    /// With 2 read tags the requester has at most 2 reads outstanding (a WQE read, then
+    /// payload reads of 64 bytes, 252 cycles each): 16 WRITEs take about 8 read latencies.
+    #[test]
+    fn reads_wait_for_a_read_tag() {
+        let two = HostMemBudget { read_tags: 2, ..HostMemBudget::default() };
+        let (mut e, mut m) = rig_with(EngineConfig { host_mem: two, ..EngineConfig::default() }, 16, 64);
+        let t = wire_times(&mut e, &mut m, 10_000);
+        assert_eq!(t.len(), 16);
+        assert_eq!(e.host.peak_reads, 2);
+        assert!(e.host.tag_waits > 0);
+        let last = t.last().copied().unwrap_or(0);
+        // the WQE read, then 16 payload reads two at a time
+        assert!(last >= 252 + 8 * 252, "16 packets by {last}");
+        let (mut e, mut m) = rig_with(EngineConfig::default(), 16, 64);
+        let many = wire_times(&mut e, &mut m, 10_000);
+        assert!(e.host.peak_reads > 2);
+        assert!(many.last().copied().unwrap_or(0) < 252 + 3 * 252, "{many:?}");
     }
 
     #[test]

@@ -50,11 +50,11 @@ pub struct RqPrefetch {
 }
 
 impl Engine {
-    /// A 64-byte read by the responder issued at `now`: the cycle its data is in.
+    /// A 64-byte read by the responder requested at `now`: the cycle its data is in.
     fn resp_wqe_read(&mut self, now: u64) -> u64 {
-        let start = now.max(self.rq_pf.rd_free);
-        self.rq_pf.rd_free = start + 1;
-        start + self.cfg.dma_read_latency + 1
+        let issue = now.max(self.rq_pf.rd_free);
+        self.rq_pf.rd_free = issue + 1;
+        self.dma_read_done(issue, crate::contract::RqWqe::SIZE)
     }
 
     /// Read ahead the WQEs of the followed QP that are posted and not yet read, at `now`.
@@ -199,6 +199,11 @@ impl Engine {
         }
         match (self.cfg.profile, qp.resp.ack) {
             (Profile::Rxe, Some(_)) => qp.resp.acks_after.push_back(a),
+            // not known to the ACK generator before its packet is done (the payload written
+            // within host memory's budget): it waits behind the owed one
+            (Profile::Engine, Some(old)) if a.ready > old.ready || !qp.resp.acks_after.is_empty() => {
+                qp.resp.acks_after.push_back(a)
+            }
             _ => qp.resp.ack = Some(ack_merge(qp.resp.ack, a)),
         }
         if !self.ack_qps.contains(&qp.qpn) {
@@ -377,7 +382,9 @@ impl Engine {
             self.remember(qp, RdResource { psn: p.psn, npkts: 1, atomic_orig: Some(orig) });
             qp.resp.epsn = psn_add(qp.resp.epsn, 1);
             qp.resp.msn = psn_add(qp.resp.msn, 1);
-            self.atomic_ack(qp, p.psn, orig, at + self.cfg.dma_read_latency);
+            let read = self.dma_read_done(at, 8);
+            self.dma_write_done(read, 8);
+            self.atomic_ack(qp, p.psn, orig, read);
             return Outcome::Done;
         }
         Outcome::Fatal(NAK_INV_REQ)
@@ -424,8 +431,9 @@ impl Engine {
         }
         *off += data.len() as u64;
         qp.resp.epsn = psn_add(qp.resp.epsn, 1);
-        let ready = at + (data.len() as u64).div_ceil(self.cfg.dma_bytes_per_cycle);
-        self.last_placement = Some((at, ready, data.len() as u64));
+        let ready = self.dma_write_done(at, data.len());
+        self.last_placement =
+            Some((ready - self.cfg.host_mem.write_cycles(data.len() as u64), ready, data.len() as u64));
         if pos.is_end() {
             let mut invalidated = None;
             if let Some(ieth) = p.ext.ieth {
@@ -488,9 +496,10 @@ impl Engine {
         *off += n;
         let total = *dma_len;
         qp.resp.epsn = psn_add(qp.resp.epsn, 1);
-        let mut ready = at + n.div_ceil(self.cfg.dma_bytes_per_cycle);
+        let mut ready = at;
         if n > 0 {
-            self.last_placement = Some((at, ready, n));
+            ready = self.dma_write_done(at, n as usize);
+            self.last_placement = Some((ready - self.cfg.host_mem.write_cycles(n), ready, n));
         }
         if pos.is_end() {
             qp.resp.cur = None;

@@ -20,7 +20,7 @@ use super::mem::Dma;
 use super::qp_ctx::Qp;
 use super::req::Blocked;
 use super::types::*;
-use super::{Engine, TxKind, TxPkt};
+use super::{Engine, Profile, TxKind, TxPkt};
 
 /// Header build + ICRC insert latency in cycles (the `roce_icrc` pipeline dominates).
 pub const LATENCY: u64 = 3 + crate::blocks::icrc::LATENCY as u64;
@@ -259,6 +259,14 @@ impl Engine {
             match owed {
                 Some(a) if a.ready + LATENCY <= now && !self.paused(qpn, now) => {
                     let mut qp = self.take_qp(qpn)?;
+                    let mut a = a;
+                    if self.cfg.profile == Profile::Engine {
+                        // the ACKs owed since whose packets are done by now
+                        while let Some(&b) = qp.resp.acks_after.front().filter(|b| b.ready + LATENCY <= now) {
+                            a = super::resp::ack_merge(Some(a), b);
+                            qp.resp.acks_after.pop_front();
+                        }
+                    }
                     qp.resp.ack = qp.resp.acks_after.pop_front();
                     if qp.resp.ack.is_some() {
                         self.ack_qps.push_back(qpn);

@@ -20,6 +20,7 @@
 
 use roce_driver::{CqeStatus, RecvWr, SendWr, WorkCompletion, WrOp};
 use roce_model::contract::regs::SQ_DB;
+use roce_model::engine::HostMemBudget;
 
 use crate::cmd::transfer::Op;
 use crate::net::fabric::LinkConfig;
@@ -43,6 +44,8 @@ pub struct LatencyConfig {
     /// One-way latency of each link in cycles (ping-pong; the other measurements hand the
     /// measured frame over directly).
     pub link_latency: u64,
+    /// Host memory of both nodes.
+    pub host_mem: HostMemBudget,
 }
 
 impl Default for LatencyConfig {
@@ -54,6 +57,7 @@ impl Default for LatencyConfig {
             samples: 8,
             engines: vec![false, true],
             link_latency: LinkConfig::default().latency,
+            host_mem: HostMemBudget::default(),
         }
     }
 }
@@ -287,6 +291,7 @@ pub fn measure(c: &LatencyConfig, mut progress: impl FnMut(&LatencyPoint)) -> Re
             buf_len,
             hdl: [hdl, hdl],
             link: LinkConfig::default(),
+            host_mem: c.host_mem,
             ..PairConfig::default()
         };
         let mut p = Pair::new(&cfg)?;
@@ -318,10 +323,13 @@ pub fn measure(c: &LatencyConfig, mut progress: impl FnMut(&LatencyPoint)) -> Re
 }
 
 /// The measured points as a table.
-pub fn table(c: &LatencyConfig, pts: &[LatencyPoint], dma_read_latency: u64) -> String {
+pub fn table(c: &LatencyConfig, pts: &[LatencyPoint]) -> String {
     let mut s = format!(
-        "latency, {:?}, MTU {}, {} samples per size, cycles at 250 MHz (min / median / max), DMA read latency {dma_read_latency}\n",
-        c.op, c.mtu, c.samples
+        "latency, {:?}, MTU {}, {} samples per size, cycles at 250 MHz (min / median / max)\n{}\n",
+        c.op,
+        c.mtu,
+        c.samples,
+        c.host_mem.describe(250.0)
     );
     s.push_str("| engine | size | doorbell -> wire | wire -> DMA first beat | wire -> DMA done | payload of the packet |\n|---|--:|--:|--:|--:|--:|\n");
     for p in pts {
@@ -333,9 +341,9 @@ pub fn table(c: &LatencyConfig, pts: &[LatencyPoint], dma_read_latency: u64) -> 
     s
 }
 
-/// A node's engine model configuration (its DMA read latency for the report).
+/// The DMA read latency of a node built by default (what the latency figures contain).
 pub fn dma_read_latency() -> u64 {
-    SimNode::new(Default::default()).engine.cfg.dma_read_latency
+    SimNode::new(Default::default()).engine.cfg.host_mem.read_latency
 }
 
 /// One ping-pong size on one engine, in cycles.
@@ -425,6 +433,7 @@ pub fn measure_pingpong(
             buf_len,
             hdl: [hdl, hdl],
             link: LinkConfig { latency: c.link_latency, ..LinkConfig::default() },
+            host_mem: c.host_mem,
             ..PairConfig::default()
         };
         let mut p = Pair::new(&cfg)?;
@@ -453,11 +462,14 @@ pub fn measure_pingpong(
 }
 
 /// The ping-pong points as a table.
-pub fn pingpong_table(c: &LatencyConfig, pts: &[PingPongPoint], dma_read_latency: u64) -> String {
+pub fn pingpong_table(c: &LatencyConfig, pts: &[PingPongPoint]) -> String {
     let mut s = format!(
         "ping-pong (SEND/RECV), MTU {}, {} samples per size, cycles at 250 MHz (min / median / max), \
-         link latency {} cycles each way, DMA read latency {dma_read_latency}\n",
-        c.mtu, c.samples, c.link_latency
+         link latency {} cycles each way\n{}\n",
+        c.mtu,
+        c.samples,
+        c.link_latency,
+        c.host_mem.describe(250.0)
     );
     s.push_str(
         "| engine | size | A post -> B completion | B post -> A completion | half round trip | half round trip - link |\n\

@@ -9,6 +9,8 @@ use std::path::Path;
 
 use plotters::prelude::*;
 
+use roce_model::engine::HostMemBudget;
+
 use crate::cmd::transfer::{run, Op, TransferConfig};
 use crate::net::fabric::LinkConfig;
 use crate::SimError;
@@ -61,6 +63,8 @@ pub struct SweepConfig {
     pub bytes: u64,
     /// Messages in flight on each QP.
     pub depth: usize,
+    /// Host memory of both nodes.
+    pub host_mem: HostMemBudget,
 }
 
 /// The fewest messages a sweep point runs per QP, so that every QP refills its queue a few
@@ -86,6 +90,7 @@ pub fn sweep(c: &SweepConfig, mut progress: impl FnMut(&Point)) -> Result<Vec<Po
                         qps,
                         link: LinkConfig::default(),
                         hdl,
+                        host_mem: c.host_mem,
                         ..TransferConfig::default()
                     };
                     let r = run(&cfg, |_, _| {})?;

@@ -16,7 +16,7 @@
 use std::collections::{HashMap, VecDeque};
 
 use roce_driver::{CqeStatus, RecvWr, SendWr, WorkCompletion, WrOp};
-use roce_model::engine::{Counters, Profile};
+use roce_model::engine::{Counters, HostMemBudget, Profile};
 
 use crate::net::fabric::{LinkConfig, LinkStats};
 use crate::net::hdl::HdlConfig;
@@ -79,6 +79,8 @@ pub struct TransferConfig {
     /// Whose choices the nodes running the model alone make (`Profile::Rxe`: like Linux
     /// Soft-RoCE, the peer users meet).
     pub peer: Profile,
+    /// Host memory of both nodes.
+    pub host_mem: HostMemBudget,
 }
 
 impl Default for TransferConfig {
@@ -102,6 +104,7 @@ impl Default for TransferConfig {
             stall: 0.0,
             capture: false,
             peer: Profile::Engine,
+            host_mem: HostMemBudget::default(),
         }
     }
 }
@@ -147,6 +150,14 @@ pub struct TransferReport {
     pub clock_mhz: f64,
     /// Captured frames: (cycle, direction 0 = A->B, frame).
     pub capture: Vec<(u64, u8, Vec<u8>)>,
+    /// ACK/NAKs each node's engine model (A, B) still owed when the run stopped (0 for a
+    /// Verilated node).
+    pub owed_acks: [usize; 2],
+    /// Most DMA reads each node (A, B) had outstanding at once.
+    pub peak_reads: [usize; 2],
+    /// How often each node's DMA reads waited for a read tag: the model counts reads that
+    /// waited, the Verilated engine's harness the cycles its read request port was held.
+    pub tag_waits: [u64; 2],
     /// Cosim: what was compared at each HDL node (None: not a cosim node).
     pub cosim: [Option<ShadowStats>; 2],
     /// Cosim: the counters of the model that ran beside each HDL node (None: not a cosim
@@ -281,6 +292,7 @@ pub fn run(cfg: &TransferConfig, mut progress: impl FnMut(u64, u64)) -> Result<T
         cosim: cfg.cosim.clone(),
         stall: cfg.stall,
         peer: cfg.peer,
+        host_mem: cfg.host_mem,
         ..PairConfig::default()
     };
     let mut pair = Pair::new(&pcfg)?;
@@ -543,6 +555,17 @@ pub fn run(cfg: &TransferConfig, mut progress: impl FnMut(u64, u64)) -> Result<T
     rep.quartiles = q1.zip(q3);
     rep.lost = n.saturating_sub(rep.completed + rep.mismatches);
     rep.counters = [pair.a.node.borrow_mut().counters(), pair.b.node.borrow_mut().counters()];
+    for (i, (node, qpn)) in [(&pair.a.node, pair.a.qp.qpn()), (&pair.b.node, pair.b.qp.qpn())].into_iter().enumerate() {
+        let n = node.borrow();
+        if n.hdl.is_none() {
+            rep.owed_acks[i] =
+                n.engine.qp(qpn).map_or(0, |q| usize::from(q.resp.ack.is_some()) + q.resp.acks_after.len());
+        }
+        (rep.peak_reads[i], rep.tag_waits[i]) = match n.hdl.as_ref() {
+            Some(h) => (h.rd_peak, h.rd_tag_stalls),
+            None => (n.engine.host.peak_reads, n.engine.host.tag_waits),
+        };
+    }
     rep.links = [pair.ab.stats, pair.ba.stats];
     rep.capture = pair.capture.take().unwrap_or_default();
     progress(sends_done(done_a, done_b), n);

@@ -1,16 +1,17 @@
 //! The Verilated engine (`hdl/rtl/roce_engine.sv`) as a node of the simulator: its MAC
 //! ports fed from and drained to frame queues at the line rate, its DMA ports served from
 //! host memory (any [`Dma`]: the [`roce_model::engine::HostMem`] the engine model uses, or
-//! an application's own memory) with a read latency, and its AXI4-Lite register port
-//! driven by blocking MMIO reads and writes, so `roce-driver` programs it exactly as it
-//! programs the model or a board.
+//! an application's own memory) within a [`HostMemBudget`] (read latency, bandwidth per
+//! direction, reads outstanding: the engine model enforces the same description), and its
+//! AXI4-Lite register port driven by blocking MMIO reads and writes, so `roce-driver`
+//! programs it exactly as it programs the model or a board.
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
 
 use roce_model::contract::records::DmaReq;
 use roce_model::engine::regs::counter_field;
-use roce_model::engine::{Counters, Dma};
+use roce_model::engine::{Counters, Dma, HostMemBudget, DMA_BEAT_BYTES};
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -21,8 +22,12 @@ use crate::SimError;
 /// How the harness around the engine behaves.
 #[derive(Clone, Debug)]
 pub struct HdlConfig {
-    /// Cycles from a DMA read request to its first data beat.
-    pub dma_read_latency: u64,
+    /// Host memory behind the DMA ports: a read's first data beat comes `read_latency`
+    /// cycles after its request at the earliest, read data beats are spread at
+    /// `rd_bytes_per_cycle` over all tags, the read request port is not ready while
+    /// `read_tags` reads are outstanding (their data not all in from host memory), and
+    /// write data is taken at `wr_bytes_per_cycle`.
+    pub host_mem: HostMemBudget,
     /// MAC line rate in bytes per cycle (100 Gb/s at 250 MHz: 50).
     pub line_bytes_per_cycle: f64,
     /// Dump an FST waveform here (needs the `fst` feature) ...
@@ -41,7 +46,7 @@ pub struct HdlConfig {
 impl Default for HdlConfig {
     fn default() -> Self {
         HdlConfig {
-            dma_read_latency: 250,
+            host_mem: HostMemBudget::default(),
             line_bytes_per_cycle: 50.0,
             fst: None,
             fst_window: 0..u64::MAX,
@@ -100,8 +105,22 @@ pub struct HdlEngine {
     rd_q: Vec<VecDeque<RdBeat>>,
     /// The tag whose data is offered (kept while it is taken, else the next tag with data).
     rd_tag: usize,
-    /// The cycle the next read's first beat can come at the earliest (one beat per cycle).
+    /// The cycle the read-completion direction is free (the next read's first beat can come
+    /// at the earliest).
     rd_free_at: u64,
+    /// When each outstanding read's data is all in from host memory (the cycle after its
+    /// last beat is due), in issue order: a read tag is free again from then on, whether
+    /// or not the engine has taken the data (as a PCIe tag frees when its completion
+    /// arrives; the harness keeps the data per tag until the engine takes it).
+    rd_done: VecDeque<u64>,
+    /// Most reads outstanding at once.
+    pub rd_peak: usize,
+    /// Cycles the read request port was held not ready because every read tag was taken
+    /// while the engine offered a request.
+    pub rd_tag_stalls: u64,
+    /// When the write direction is free, in byte-times (a cycle is `wr_bytes_per_cycle`
+    /// of them): write data beats are taken while this is within the current cycle.
+    wr_free_bt: u64,
     wr_reqs: VecDeque<(u64, usize)>,
     wr_data: Vec<u8>,
     wr_done: VecDeque<Vec<u8>>,
@@ -211,6 +230,10 @@ impl HdlEngine {
             rd_q: Vec::new(),
             rd_tag: 0,
             rd_free_at: 0,
+            rd_done: VecDeque::new(),
+            rd_peak: 0,
+            rd_tag_stalls: 0,
+            wr_free_bt: 0,
             wr_reqs: VecDeque::new(),
             wr_data: Vec::new(),
             wr_done: VecDeque::new(),
@@ -319,9 +342,19 @@ impl HdlEngine {
                 self.dut.set_u64(p.rd_dat[5], tag as u64);
             }
         }
-        self.dut.set_u64(p.rd_req[1], u64::from(rdq_go));
+        // host memory's budget: a read tag free, the write direction free this cycle
+        let hm = self.cfg.host_mem;
+        let tags = hm.read_tags as usize;
+        while self.rd_done.front().is_some_and(|&t| t <= now) {
+            self.rd_done.pop_front();
+        }
+        let tag_free = tags == 0 || self.rd_done.len() < tags;
+        let rdq_ready = rdq_go && tag_free;
+        let wbpc = hm.wr_bytes_per_cycle.clamp(1, DMA_BEAT_BYTES);
+        let wrd_ready = wrd_go && self.wr_free_bt < (now + 1) * wbpc;
+        self.dut.set_u64(p.rd_req[1], u64::from(rdq_ready));
         self.dut.set_u64(p.wr_req[1], u64::from(wrq_go));
-        self.dut.set_u64(p.wr_dat[3], u64::from(wrd_go));
+        self.dut.set_u64(p.wr_dat[3], u64::from(wrd_ready));
         self.dut.eval();
 
         if rx_valid && self.dut.get_bool(p.rx[3]) {
@@ -364,7 +397,10 @@ impl HdlEngine {
                 self.rd_tag = tag + 1;
             }
         }
-        if rdq_go && self.dut.get_bool(p.rd_req[0]) {
+        if rdq_go && !tag_free && self.dut.get_bool(p.rd_req[0]) {
+            self.rd_tag_stalls += 1;
+        }
+        if rdq_ready && self.dut.get_bool(p.rd_req[0]) {
             let r: DmaReq = self.dut.get_bundle(p.rd_req[2]);
             let (addr, len) = (r.addr, usize::from(r.len));
             let tag = self.dut.get_u64(p.rd_req[3]);
@@ -373,30 +409,40 @@ impl HdlEngine {
             if err {
                 buf.fill(0);
             }
-            let start = self.rd_free_at.max(now + self.cfg.dma_read_latency);
+            // the read occupies the read-completion direction for its cycles at the
+            // budget's bandwidth, its beats spread over them (the last in the last cycle)
+            let start = self.rd_free_at.max(now + hm.read_latency);
             let nb = len.div_ceil(64).max(1);
-            self.rd_free_at = start + nb as u64;
+            let occ = hm.read_cycles(len as u64);
+            let rbpc = hm.rd_bytes_per_cycle.clamp(1, DMA_BEAT_BYTES);
+            self.rd_free_at = start + occ;
             let tag = tag as usize;
             if self.rd_q.len() <= tag {
                 self.rd_q.resize_with(tag + 1, VecDeque::new);
             }
             for i in 0..nb {
                 let c = buf.get(64 * i..(64 * i + 64).min(len)).unwrap_or(&[]).to_vec();
-                self.rd_q[tag].push_back((start + i as u64, c, i + 1 == nb, err));
+                let at = if i + 1 == nb { start + occ - 1 } else { start + 64 * i as u64 / rbpc };
+                self.rd_q[tag].push_back((at, c, i + 1 == nb, err));
             }
+            self.rd_done.push_back(start + occ);
+            self.rd_peak = self.rd_peak.max(self.rd_done.len());
         }
         if wrq_go && self.dut.get_bool(p.wr_req[0]) {
             let w: DmaReq = self.dut.get_bundle(p.wr_req[2]);
             self.wr_reqs.push_back((w.addr, usize::from(w.len)));
         }
-        if wrd_go && self.dut.get_bool(p.wr_dat[2]) {
+        if wrd_ready && self.dut.get_bool(p.wr_dat[2]) {
             self.dut.get(p.wr_dat[0], &mut self.w);
             let mut b = [0u8; 64];
             unpack_bytes(&self.w, &mut b);
             let n = self.dut.get_u64(p.wr_dat[1]).count_ones() as usize;
             self.wr_data.extend_from_slice(&b[..n]);
             let first = *self.wr_first.get_or_insert(now);
+            // the beat's bytes take the write direction; a write ends on a whole cycle
+            self.wr_free_bt = self.wr_free_bt.max(now * wbpc) + n as u64;
             if self.dut.get_bool(p.wr_dat[4]) {
+                self.wr_free_bt = self.wr_free_bt.div_ceil(wbpc) * wbpc;
                 self.wr_done.push_back(std::mem::take(&mut self.wr_data));
                 self.wr_beats.push_back((first, now));
                 self.wr_first = None;

@@ -51,7 +51,7 @@ use std::time::{Duration, Instant};
 
 use roce_driver::{Backend, DmaBuf, DriverError};
 use roce_model::contract::regs;
-use roce_model::engine::{Counters, Engine, EngineConfig, HostMem};
+use roce_model::engine::{Counters, Engine, EngineConfig, HostMem, HostMemBudget};
 
 use crate::SimError;
 
@@ -244,6 +244,13 @@ impl NetDev {
             gid: cfg.gid,
             clock_mhz: cfg.clock_mhz,
             tick_cycles: ((4.096 * cfg.clock_mhz).round() as u64).max(1),
+            // PCIe Gen3 x16's bytes per cycle at this clock
+            host_mem: HostMemBudget::pcie(
+                HostMemBudget::PCIE_GEN3_X16_GBYTES,
+                cfg.clock_mhz,
+                HostMemBudget::READ_LATENCY,
+                HostMemBudget::READ_TAGS,
+            )?,
             ..EngineConfig::default()
         };
         let node = NetNode { engine: Engine::new(ecfg), mem: HostMem::with_iommu(), now: 0, next_iova: 0x1_0000_0000 };

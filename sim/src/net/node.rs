@@ -38,16 +38,17 @@ impl SimNode {
         SimNode { engine: Engine::new(cfg), hdl: None, mem, now: 0, shadow: None, next_iova: 0x1_0000_0000 }
     }
 
-    /// A node with the Verilated engine (`cfg` gives its clock, line rate and DMA latency).
+    /// A node with the Verilated engine (`cfg` gives its clock, line rate and host memory
+    /// budget).
     pub fn new_hdl(cfg: EngineConfig) -> Result<Self, SimError> {
         Self::new_hdl_with(cfg, HdlConfig::default())
     }
 
     /// [`SimNode::new_hdl`] with the harness configured by `hcfg` (backpressure, FST); its
-    /// DMA latency and line rate come from `cfg`.
+    /// host memory budget and line rate come from `cfg`.
     pub fn new_hdl_with(cfg: EngineConfig, hcfg: HdlConfig) -> Result<Self, SimError> {
         let h = HdlEngine::new(HdlConfig {
-            dma_read_latency: cfg.dma_read_latency,
+            host_mem: cfg.host_mem,
             line_bytes_per_cycle: cfg.line_bytes_per_cycle(),
             ..hcfg
         })?;

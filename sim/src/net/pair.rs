@@ -11,7 +11,7 @@ use roce_driver::device::Features;
 use roce_driver::{
     masks, AccessFlags, CompletionQueue, Device, DmaBuf, Encap, MemoryRegion, PathMtu, QpAttr, QpState, QueuePair,
 };
-use roce_model::engine::{EngineConfig, Profile};
+use roce_model::engine::{EngineConfig, HostMemBudget, Profile};
 
 use crate::net::fabric::{Link, LinkConfig};
 use crate::net::hdl::HdlConfig;
@@ -59,6 +59,8 @@ pub struct PairConfig {
     /// Whose choices the nodes that run the model alone make ([`Profile::Rxe`]: a stand-in
     /// for Linux Soft-RoCE); the Verilated engine and the model beside it are the engine's.
     pub peer: Profile,
+    /// Host memory of both nodes (the model's and the Verilated engine's harness alike).
+    pub host_mem: HostMemBudget,
 }
 
 impl Default for PairConfig {
@@ -81,6 +83,7 @@ impl Default for PairConfig {
             cosim: None,
             stall: 0.0,
             peer: Profile::Engine,
+            host_mem: HostMemBudget::default(),
         }
     }
 }
@@ -165,7 +168,7 @@ pub fn endpoint_on(
         (false, Profile::Rxe) => EngineConfig::rxe(),
         _ => EngineConfig::default(),
     };
-    let ecfg = EngineConfig { mac, ipv4: ip4, gid, ..base };
+    let ecfg = EngineConfig { mac, ipv4: ip4, gid, host_mem: cfg.host_mem, ..base };
     let h = HdlConfig {
         stall: cfg.stall,
         stall_seed: cfg.seed ^ u64::from(mac[5]) << 32,

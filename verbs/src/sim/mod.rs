@@ -205,7 +205,7 @@ impl SimBackend {
                 let core = match cfg.engine {
                     config::Engine::Model => Ok(Core::Model(Box::new(Engine::new(ecfg.clone())))),
                     config::Engine::Hdl => HdlEngine::new(HdlConfig {
-                        dma_read_latency: ecfg.dma_read_latency,
+                        host_mem: ecfg.host_mem,
                         line_bytes_per_cycle: ecfg.line_bytes_per_cycle(),
                         ..HdlConfig::default()
                     })
