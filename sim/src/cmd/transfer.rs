@@ -168,6 +168,14 @@ pub struct TransferReport {
 }
 
 impl TransferReport {
+    /// Count a message of `size` bytes on QP `q` that completed and whose bytes matched.
+    fn verified(&mut self, q: usize, size: usize) {
+        self.bytes_verified += size as u64;
+        self.qp_bytes[q] += size as u64;
+        self.qp_messages[q] += 1;
+        self.completed += 1;
+    }
+
     /// Goodput in bytes per cycle.
     pub fn bytes_per_cycle(&self) -> f64 {
         self.bytes_verified as f64 / self.cycles.max(1) as f64
@@ -434,10 +442,7 @@ pub fn run(cfg: &TransferConfig, mut progress: impl FnMut(u64, u64)) -> Result<T
                             a.dev.read_buf(&a.buf, offset(i), &mut got);
                         }
                         if got == data {
-                            rep.bytes_verified += size as u64;
-                            rep.qp_bytes[q] += size as u64;
-                            rep.qp_messages[q] += 1;
-                            rep.completed += 1;
+                            rep.verified(q, size);
                         } else {
                             rep.mismatches += 1;
                         }
@@ -481,10 +486,7 @@ pub fn run(cfg: &TransferConfig, mut progress: impl FnMut(u64, u64)) -> Result<T
                 pattern(cfg.seed, wc.wr_id, &mut data);
                 b.dev.read_buf(&b.buf, offset(wc.wr_id), &mut got);
                 if got == data && wc.byte_len as usize == size {
-                    rep.bytes_verified += size as u64;
-                    rep.qp_bytes[q] += size as u64;
-                    rep.qp_messages[q] += 1;
-                    rep.completed += 1;
+                    rep.verified(q, size);
                 } else {
                     rep.mismatches += 1;
                 }
