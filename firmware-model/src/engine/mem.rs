@@ -190,15 +190,28 @@ impl HostMemTimer {
         &self.budget
     }
 
+    /// Forget the reads whose data is all in by `now` (their tags are free).
+    fn retire(&mut self, now: u64) {
+        while self.outstanding.peek().is_some_and(|r| r.0 <= now) {
+            self.outstanding.pop();
+        }
+    }
+
+    /// Whether a read requested at `now` gets a tag at once (the Verilated engine's harness
+    /// holds its read request port not ready while it would not).
+    pub fn tag_free(&mut self, now: u64) -> bool {
+        self.retire(now);
+        let tags = self.budget.read_tags as usize;
+        tags == 0 || self.outstanding.len() < tags
+    }
+
     /// A read of `len` bytes requested at `now`: the cycle after its last data beat (its
     /// data is in from then on). It is issued at `now`, or when a tag frees if all are
     /// taken; its first data comes `read_latency` after issue, or when the earlier reads'
     /// data has passed.
     pub fn read(&mut self, now: u64, len: u64) -> u64 {
         let mut issue = now;
-        while self.outstanding.peek().is_some_and(|r| r.0 <= issue) {
-            self.outstanding.pop();
-        }
+        self.retire(issue);
         let tags = self.budget.read_tags as usize;
         if tags > 0 && self.outstanding.len() >= tags {
             if let Some(Reverse(t)) = self.outstanding.pop() {

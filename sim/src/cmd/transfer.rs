@@ -564,7 +564,7 @@ pub fn run(cfg: &TransferConfig, mut progress: impl FnMut(u64, u64)) -> Result<T
                 n.engine.qp(qpn).map_or(0, |q| usize::from(q.resp.ack.is_some()) + q.resp.acks_after.len());
         }
         (rep.peak_reads[i], rep.tag_waits[i]) = match n.hdl.as_ref() {
-            Some(h) => (h.rd_peak, h.rd_tag_stalls),
+            Some(h) => (h.host.peak_reads, h.rd_tag_stalls),
             None => (n.engine.host.peak_reads, n.engine.host.tag_waits),
         };
     }

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use roce_model::contract::records::DmaReq;
 use roce_model::engine::regs::counter_field;
-use roce_model::engine::{Counters, Dma, HostMemBudget, DMA_BEAT_BYTES};
+use roce_model::engine::{Counters, Dma, HostMemBudget, HostMemTimer, DMA_BEAT_BYTES};
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -105,16 +105,12 @@ pub struct HdlEngine {
     rd_q: Vec<VecDeque<RdBeat>>,
     /// The tag whose data is offered (kept while it is taken, else the next tag with data).
     rd_tag: usize,
-    /// The cycle the read-completion direction is free (the next read's first beat can come
-    /// at the earliest).
-    rd_free_at: u64,
-    /// When each outstanding read's data is all in from host memory (the cycle after its
-    /// last beat is due), in issue order: a read tag is free again from then on, whether
-    /// or not the engine has taken the data (as a PCIe tag frees when its completion
-    /// arrives; the harness keeps the data per tag until the engine takes it).
-    rd_done: VecDeque<u64>,
-    /// Most reads outstanding at once.
-    pub rd_peak: usize,
+    /// Host memory's read timing under `cfg.host_mem` (the engine model's own timer): the
+    /// read-completion direction, and the reads outstanding. A read tag is free again once
+    /// the read's data is all in from host memory, whether or not the engine has taken it
+    /// (as a PCIe tag frees when its completion arrives; the harness keeps the data per tag
+    /// until the engine takes it). `host.peak_reads`: most reads outstanding at once.
+    pub host: HostMemTimer,
     /// Cycles the read request port was held not ready because every read tag was taken
     /// while the engine offered a request.
     pub rd_tag_stalls: u64,
@@ -216,6 +212,7 @@ impl HdlEngine {
             dut.trace_gate(false);
         }
         let p = ports(&dut)?;
+        let host = HostMemTimer::new(cfg.host_mem);
         let mut e = HdlEngine {
             dut,
             p,
@@ -229,9 +226,7 @@ impl HdlEngine {
             tx_out: VecDeque::new(),
             rd_q: Vec::new(),
             rd_tag: 0,
-            rd_free_at: 0,
-            rd_done: VecDeque::new(),
-            rd_peak: 0,
+            host,
             rd_tag_stalls: 0,
             wr_free_bt: 0,
             wr_reqs: VecDeque::new(),
@@ -344,11 +339,7 @@ impl HdlEngine {
         }
         // host memory's budget: a read tag free, the write direction free this cycle
         let hm = self.cfg.host_mem;
-        let tags = hm.read_tags as usize;
-        while self.rd_done.front().is_some_and(|&t| t <= now) {
-            self.rd_done.pop_front();
-        }
-        let tag_free = tags == 0 || self.rd_done.len() < tags;
+        let tag_free = self.host.tag_free(now);
         let rdq_ready = rdq_go && tag_free;
         let wbpc = hm.wr_bytes_per_cycle.clamp(1, DMA_BEAT_BYTES);
         let wrd_ready = wrd_go && self.wr_free_bt < (now + 1) * wbpc;
@@ -411,11 +402,11 @@ impl HdlEngine {
             }
             // the read occupies the read-completion direction for its cycles at the
             // budget's bandwidth, its beats spread over them (the last in the last cycle)
-            let start = self.rd_free_at.max(now + hm.read_latency);
+            let done = self.host.read(now, len as u64);
             let nb = len.div_ceil(64).max(1);
             let occ = hm.read_cycles(len as u64);
+            let start = done - occ;
             let rbpc = hm.rd_bytes_per_cycle.clamp(1, DMA_BEAT_BYTES);
-            self.rd_free_at = start + occ;
             let tag = tag as usize;
             if self.rd_q.len() <= tag {
                 self.rd_q.resize_with(tag + 1, VecDeque::new);
@@ -425,8 +416,6 @@ impl HdlEngine {
                 let at = if i + 1 == nb { start + occ - 1 } else { start + 64 * i as u64 / rbpc };
                 self.rd_q[tag].push_back((at, c, i + 1 == nb, err));
             }
-            self.rd_done.push_back(start + occ);
-            self.rd_peak = self.rd_peak.max(self.rd_done.len());
         }
         if wrq_go && self.dut.get_bool(p.wr_req[0]) {
             let w: DmaReq = self.dut.get_bundle(p.wr_req[2]);
