@@ -387,8 +387,7 @@ impl Engine {
         if let Err(st) = r {
             return Some(if st == WcStatus::LocLenErr { WcStatus::LocLenErr } else { WcStatus::LocProtErr });
         }
-        let placed = self.dma_write_done(at, plen as usize);
-        self.last_placement = Some((placed - self.cfg.host_mem.write_cycles(plen), placed, plen));
+        self.place_payload(at, plen);
         qp.comp.rd_pkts = rd_pkts + 1;
         if last {
             self.complete_front(qp, None, at, mem);

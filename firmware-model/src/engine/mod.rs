@@ -490,4 +490,12 @@ impl Engine {
     fn dma_write_done(&mut self, at: u64, n: usize) -> u64 {
         self.host.write(at, n as u64)
     }
+
+    /// A packet's payload of `n` bytes placed by DMA from `at`: the cycle it is written,
+    /// recorded with its first cycle in `last_placement`.
+    fn place_payload(&mut self, at: u64, n: u64) -> u64 {
+        let done = self.dma_write_done(at, n as usize);
+        self.last_placement = Some((done - self.cfg.host_mem.write_cycles(n), done, n));
+        done
+    }
 }

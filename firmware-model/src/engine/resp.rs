@@ -431,9 +431,7 @@ impl Engine {
         }
         *off += data.len() as u64;
         qp.resp.epsn = psn_add(qp.resp.epsn, 1);
-        let ready = self.dma_write_done(at, data.len());
-        self.last_placement =
-            Some((ready - self.cfg.host_mem.write_cycles(data.len() as u64), ready, data.len() as u64));
+        let ready = self.place_payload(at, data.len() as u64);
         if pos.is_end() {
             let mut invalidated = None;
             if let Some(ieth) = p.ext.ieth {
@@ -498,8 +496,7 @@ impl Engine {
         qp.resp.epsn = psn_add(qp.resp.epsn, 1);
         let mut ready = at;
         if n > 0 {
-            ready = self.dma_write_done(at, n as usize);
-            self.last_placement = Some((ready - self.cfg.host_mem.write_cycles(n), ready, n));
+            ready = self.place_payload(at, n);
         }
         if pos.is_end() {
             qp.resp.cur = None;
