@@ -150,8 +150,8 @@ pub struct TransferReport {
     pub clock_mhz: f64,
     /// Captured frames: (cycle, direction 0 = A->B, frame).
     pub capture: Vec<(u64, u8, Vec<u8>)>,
-    /// ACK/NAKs each node's engine model (A, B) still owed when the run stopped (0 for a
-    /// Verilated node).
+    /// ACK/NAKs each node's engine model (A, B) still owed on its QPs when the run stopped
+    /// (0 for a Verilated node).
     pub owed_acks: [usize; 2],
     /// Most DMA reads each node (A, B) had outstanding at once.
     pub peak_reads: [usize; 2],
@@ -332,8 +332,9 @@ pub fn run(cfg: &TransferConfig, mut progress: impl FnMut(u64, u64)) -> Result<T
     let mut inflight: Vec<VecDeque<u64>> = vec![VecDeque::new(); cfg.qps]; // by A, in order
     let mut recv_posted = vec![0u64; cfg.qps]; // receives posted on each QP by B
     let mut recv_done = vec![0u64; cfg.qps]; // receive completions on each QP at B
-                                             // The QPs with room and messages left, in the order the hosts serve them (round robin):
-                                             // a QP is in its queue at most once (flagged in `queued_*`).
+
+    // The QPs with room and messages left, in the order the hosts serve them (round robin):
+    // a QP is in its queue at most once (flagged in `queued_*`).
     let mut ready_a: VecDeque<usize> = (0..cfg.qps).collect();
     let mut queued_a = vec![true; cfg.qps];
     let mut ready_b: VecDeque<usize> = if cfg.op == Op::Send { (0..cfg.qps).collect() } else { VecDeque::new() };
@@ -557,11 +558,15 @@ pub fn run(cfg: &TransferConfig, mut progress: impl FnMut(u64, u64)) -> Result<T
     rep.quartiles = q1.zip(q3);
     rep.lost = n.saturating_sub(rep.completed + rep.mismatches);
     rep.counters = [pair.a.node.borrow_mut().counters(), pair.b.node.borrow_mut().counters()];
-    for (i, (node, qpn)) in [(&pair.a.node, pair.a.qp.qpn()), (&pair.b.node, pair.b.qp.qpn())].into_iter().enumerate() {
-        let n = node.borrow();
+    for (i, e) in [&pair.a, &pair.b].into_iter().enumerate() {
+        let n = e.node.borrow();
         if n.hdl.is_none() {
-            rep.owed_acks[i] =
-                n.engine.qp(qpn).map_or(0, |q| usize::from(q.resp.ack.is_some()) + q.resp.acks_after.len());
+            rep.owed_acks[i] = e
+                .qps
+                .iter()
+                .filter_map(|qp| n.engine.qp(qp.qpn()))
+                .map(|q| usize::from(q.resp.ack.is_some()) + q.resp.acks_after.len())
+                .sum();
         }
         (rep.peak_reads[i], rep.tag_waits[i]) = match n.hdl.as_ref() {
             Some(h) => (h.host.peak_reads, h.rd_tag_stalls),
