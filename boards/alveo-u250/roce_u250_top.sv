@@ -35,7 +35,9 @@
 //
 // Not wired yet: roce_dma_axi's wr_error (a write that did not reach host memory) should
 // raise the engine's FATAL, which roce_engine ties low internally; here it latches LED 2.
-// PFC / pause frames: the CMAC is built without flow control.
+// PFC / pause frames: the CMAC is built without flow control. Inline doorbells: the
+// BlueFlame window (BAR2) is not mapped yet, so the engine is built with BF=0 (CAPS.BF
+// clear; drivers use SQ_DB).
 //
 // Parameters: the engine's sizes (roce_engine), passed through.
 
@@ -229,10 +231,11 @@ module roce_u250_top #(
   logic                 wrq_valid, wrq_ready, wr_tvalid, wr_tready, wr_tlast;
   logic [63:0]          wr_tkeep;
   logic                 link_up_core;
+  logic                 bf_tready_unused;  // BF=0: no BlueFlame window on this board yet
 
   roce_engine #(
     .LOG_MAX_QP(LOG_MAX_QP), .LOG_MAX_CQ(LOG_MAX_CQ), .LOG_MAX_MR(LOG_MAX_MR),
-    .MAX_MTU(MAX_MTU), .DMA_TAG_W(DMA_TAG_W)
+    .MAX_MTU(MAX_MTU), .DMA_TAG_W(DMA_TAG_W), .BF(0)
   ) u_engine (
     .clk, .rst(core_rst),
     .s_axil_awaddr(axil_awaddr), .s_axil_awvalid(axil_awvalid), .s_axil_awready(axil_awready),
@@ -242,6 +245,8 @@ module roce_u250_top #(
     .s_axil_arready(axil_arready), .s_axil_rdata(axil_rdata), .s_axil_rresp(axil_rresp),
     .s_axil_rvalid(axil_rvalid), .s_axil_rready(axil_rready),
     .irq,
+    .s_axis_bf_tdata('0), .s_axis_bf_tvalid(1'b0), .s_axis_bf_tready(bf_tready_unused),
+    .s_axis_bf_tlast(1'b0),
     .s_axis_rx_tdata(rx_tdata), .s_axis_rx_tkeep(rx_tkeep), .s_axis_rx_tvalid(rx_tvalid),
     .s_axis_rx_tready(rx_tready), .s_axis_rx_tlast(rx_tlast), .s_axis_rx_tuser(rx_tuser),
     .m_axis_tx_tdata(tx_tdata), .m_axis_tx_tkeep(tx_tkeep), .m_axis_tx_tvalid(tx_tvalid),

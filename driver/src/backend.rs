@@ -49,4 +49,13 @@ pub trait Backend {
     fn unmap_user(&mut self, buf: DmaBuf) {
         let _ = buf;
     }
+
+    /// Write one 128-byte SQ WQE image, its `bf_db` set, into QP `qpn`'s slot of the
+    /// BlueFlame window (BAR2 offset 128 x `qpn`): two 64-byte stores in order, each fenced.
+    /// The write is the QP's doorbell. False when the platform has no window (the default):
+    /// nothing was written and the caller rings `SQ_DB`.
+    fn bf_write(&mut self, qpn: u32, wqe: &[u8; 128]) -> bool {
+        let _ = (qpn, wqe);
+        false
+    }
 }

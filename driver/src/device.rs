@@ -588,8 +588,12 @@ impl<B: Backend> Device<B> {
         Ok(QpCtx::decode(&self.read_back())?)
     }
 
-    /// Post send work requests (one doorbell for the batch).
+    /// Post send work requests (one doorbell for the batch). A single request with inline
+    /// data goes through the inline doorbell when the engine has one (CAPS.BF) and the
+    /// platform maps it: the WQE image is written to the ring and to the BlueFlame window,
+    /// so the engine need not read it; otherwise `SQ_DB`.
     pub fn post_send(&mut self, qp: QueuePair, wrs: &[SendWr<'_>]) -> Result<()> {
+        let bf = regs::caps::BF.get(self.caps) != 0 && wrs.len() == 1 && wrs[0].inline.is_some();
         let Device { b, qps, sq_stage: SqStage(stage), .. } = self;
         let q = qps.get_mut(&qp.0).ok_or(DriverError::UnknownQp(qp.0))?;
         let size = 1u32 << q.sq_log;
@@ -615,6 +619,14 @@ impl<B: Backend> Device<B> {
         q.sq_pi = pi;
         q.sq_shadow.extend(wrs.iter().map(|w| (w.wr_id, w.signaled)));
         let db = regs::sq_db::PI.val(pi & 0xFFFF).unwrap_or(0) | regs::sq_db::QP.val(qp.0).unwrap_or(0);
+        if bf {
+            // stage[0] holds the one WQE's image as written to the ring
+            let w = &mut stage[0];
+            w[crate::wqe::BF_DB..crate::wqe::BF_DB + 4].copy_from_slice(&db.to_le_bytes());
+            if b.bf_write(qp.0, w) {
+                return Ok(());
+            }
+        }
         b.write32(regs::SQ_DB, db);
         Ok(())
     }
@@ -735,6 +747,8 @@ mod tests {
     struct Mem {
         mem: Vec<u8>,
         writes: Vec<(u32, u32)>,
+        /// The BlueFlame window, when the platform has one: its writes (qpn, image).
+        bf: Option<Vec<(u32, [u8; SqWqe::SIZE])>>,
     }
 
     impl Backend for Mem {
@@ -765,6 +779,59 @@ mod tests {
             let a = b.iova as usize + off;
             self.mem[a..a + data.len()].copy_from_slice(data);
         }
+        fn bf_write(&mut self, qpn: u32, wqe: &[u8; 128]) -> bool {
+            match self.bf.as_mut() {
+                Some(v) => {
+                    v.push((qpn, *wqe));
+                    true
+                }
+                None => false,
+            }
+        }
+    }
+
+    #[test]
+    fn a_single_inline_send_goes_through_the_blueflame_window() {
+        let mut dev = Device::open(Mem { bf: Some(Vec::new()), ..Mem::default() }).unwrap();
+        let pd = dev.alloc_pd();
+        let cq = dev.create_cq(4).unwrap();
+        let qp = dev.create_qp(pd, cq, cq, 64, 2).unwrap();
+        let data = [7u8; 40];
+        let sge = [Sge { addr: 0x2000, len: 40, lkey: 0x101 }];
+        let wr = |i: u64, inline: bool| SendWr {
+            wr_id: i,
+            op: WrOp::Write { remote_addr: 0x10_0000, rkey: 0x202 },
+            sges: if inline { &[] } else { &sge },
+            inline: inline.then_some(&data[..]),
+            signaled: true,
+            solicited: false,
+            fence: false,
+        };
+        let db = |pi: u32| regs::sq_db::PI.val(pi).unwrap() | regs::sq_db::QP.val(qp.0).unwrap();
+        // one inline request: the ring holds its image (bf_db zero), the window the same
+        // image with bf_db = the doorbell, and SQ_DB is not written
+        dev.post_send(qp, &[wr(1, true)]).unwrap();
+        let ring = slot(&mut dev, qp, 0);
+        assert_eq!(ring, crate::wqe::tests::generic(&wr(1, true)).unwrap().encode());
+        let bf = dev.backend().bf.clone().unwrap();
+        assert_eq!(bf.len(), 1);
+        assert_eq!(bf[0].0, qp.0);
+        let mut want = ring;
+        want[crate::wqe::BF_DB..crate::wqe::BF_DB + 4].copy_from_slice(&db(1).to_le_bytes());
+        assert_eq!(bf[0].1, want);
+        assert!(sq_doorbells(&mut dev).is_empty());
+        // a gather list, or two requests at once: SQ_DB
+        dev.post_send(qp, &[wr(2, false)]).unwrap();
+        dev.post_send(qp, &[wr(3, true), wr(4, true)]).unwrap();
+        assert_eq!(sq_doorbells(&mut dev), [db(2), db(4)]);
+        assert_eq!(dev.backend().bf.as_ref().map(Vec::len), Some(1));
+        // a platform without the window: SQ_DB
+        let mut dev = Device::open(Mem::default()).unwrap();
+        let pd = dev.alloc_pd();
+        let cq = dev.create_cq(4).unwrap();
+        let qp2 = dev.create_qp(pd, cq, cq, 64, 2).unwrap();
+        dev.post_send(qp2, &[wr(1, true)]).unwrap();
+        assert_eq!(sq_doorbells(&mut dev).len(), 1);
     }
 
     fn sq_doorbells(dev: &mut Device<Mem>) -> Vec<u32> {

@@ -57,16 +57,21 @@ mod at {
     pub const TOTAL_LEN: usize = field(&SqWqe::LAYOUT, "total_len", 4);
     pub const COMPARE_ADD: usize = field(&SqWqe::LAYOUT, "compare_add", 8);
     pub const SWAP: usize = field(&SqWqe::LAYOUT, "swap", 8);
+    pub const BF_DB: usize = field(&SqWqe::LAYOUT, "bf_db", 4);
     pub const DATA: usize = field(&SqWqe::LAYOUT, "data", SQ_DATA_BYTES);
     pub const SGE_ADDR: usize = field(&CSge::LAYOUT, "addr", 8);
     pub const SGE_LEN: usize = field(&CSge::LAYOUT, "len", 4);
     pub const SGE_LKEY: usize = field(&CSge::LAYOUT, "lkey", 4);
 
-    // Every field of both layouts is written above (a new field would be left zero), and
-    // the SGE list fills the data area.
-    const _: () = assert!(SqWqe::LAYOUT.fields.len() == 11 && CSge::LAYOUT.fields.len() == 3);
+    // Every field of both layouts is written below (a new field would be left zero; bf_db
+    // is zero in the ring and set only in the inline doorbell's copy), and the SGE list
+    // fills the data area.
+    const _: () = assert!(SqWqe::LAYOUT.fields.len() == 12 && CSge::LAYOUT.fields.len() == 3);
     const _: () = assert!(SQ_MAX_SGE * CSge::SIZE == SQ_DATA_BYTES && DATA + SQ_DATA_BYTES <= SqWqe::SIZE);
 }
+
+/// Byte offset of `SqWqe.bf_db` (the inline doorbell's SQ_DB value).
+pub(crate) const BF_DB: usize = at::BF_DB;
 
 /// `v` at `w[off..]`; `off` is one of the constants above, so this is one store.
 #[inline(always)]
@@ -204,6 +209,7 @@ pub(crate) mod tests {
             total_len,
             compare_add,
             swap,
+            bf_db: 0,
             data,
         })
     }

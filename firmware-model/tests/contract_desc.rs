@@ -409,9 +409,11 @@ fn sq_wqe_images() {
         total_len: 8,
         compare_add: 0x1111_2222_3333_4444,
         swap: 0x5555_6666_7777_8888,
+        bf_db: 0x0002_0007,
         data: SqData::Sge([sge(1), sge(2), sge(3), sge(4)]),
     };
     let mut want = [0u8; 128];
+    le(&mut want, 48, 4, 0x0002_0007);
     le(&mut want, 0, 8, 0xDEAD_BEEF);
     want[8] = 6;
     want[9] = 0b1001;

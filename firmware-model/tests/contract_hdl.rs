@@ -124,6 +124,7 @@ fn sq_checks(w: &SqWqe) -> Vec<Check> {
         u("total_len", 32, w.total_len.into()),
         u("compare_add", 64, w.compare_add),
         u("swap", 64, w.swap),
+        u("bf_db", 32, u64::from(w.bf_db)),
         b("data", &img[64..128]),
     ];
     if let SqData::Inline(d) = &w.data {

@@ -36,11 +36,15 @@ pub fn sq_data() -> impl Strategy<Value = SqData> {
 pub fn sq_wqe() -> impl Strategy<Value = SqWqe> {
     (
         (any::<u64>(), code(SqOpcode::ALL), 0u8..16, any::<u8>(), any::<u32>()),
-        (any::<u64>(), any::<u32>(), any::<u32>(), any::<u64>(), any::<u64>()),
+        (any::<u64>(), any::<u32>(), any::<u32>(), any::<u64>(), any::<u64>(), any::<u32>()),
         sq_data(),
     )
         .prop_map(
-            |((wr_id, opcode, flags, num_sge, imm_or_inv), (remote_addr, rkey, total_len, compare_add, swap), data)| {
+            |(
+                (wr_id, opcode, flags, num_sge, imm_or_inv),
+                (remote_addr, rkey, total_len, compare_add, swap, bf_db),
+                data,
+            )| {
                 let inline = matches!(data, SqData::Inline(_));
                 let flags = SqFlags::from_bits_truncate(flags).with(SqFlags::INLINE, inline);
                 SqWqe {
@@ -54,6 +58,7 @@ pub fn sq_wqe() -> impl Strategy<Value = SqWqe> {
                     total_len,
                     compare_add,
                     swap,
+                    bf_db,
                     data,
                 }
             },

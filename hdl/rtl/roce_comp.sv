@@ -449,13 +449,11 @@ module roce_comp #(
   localparam int TQ = 4;
   logic [LOG_N-1:0] tq [TQ];
   logic [2:0]       tq_wr, tq_rd;
-  logic [2:0]       tq_used;
-  assign tq_used = tq_wr - tq_rd;
   logic [TQ-1:0]    tq_v;   // entry holds a queued QP (a QP is queued at most once)
   logic             sc_run;
   // (the scan runs while the queue is empty: the QPs in its three stages may all be pushed,
   // which fills the TQ entries)
-  assign sc_run = init_done && tq_used == 3'd0;
+  assign sc_run = init_done && tq_wr == tq_rd;
   assign m_rd2_valid = sc_run;
   assign m_rd2_qpn = 24'(sc_idx);
 
@@ -830,7 +828,7 @@ module roce_comp #(
   logic idle;
   assign idle = st[I_IDLE] && init_done;
   logic tq_go;
-  assign tq_go = tq_used != 3'd0;
+  assign tq_go = tq_wr != tq_rd;  // (no subtract in front of s_rsp_ready)
   assign s_ctx_ready = idle;
   assign s_strd_ready = idle && !s_ctx_valid;
   assign s_kick_ready = idle && !s_ctx_valid && !s_strd_valid;
@@ -881,6 +879,10 @@ module roce_comp #(
   // written only by S_R_AETH) and now_l (latched in S_IDLE) hold still long before it
   logic rnr_wait;
   always_ff @(posedge clk) rnr_wait <= roce_util_pkg::t_after(r.rnr_until, now_l);
+  // S_R_PLACED's "the response's PSN + 1 is after r.una", registered: h holds from the
+  // operation's start and r.una is not written in S_SG or S_SCAT_WAIT, which precede it
+  logic h1_gt_una;
+  always_ff @(posedge clk) h1_gt_una <= roce_util_pkg::psn_gt(h.psn + 24'd1, r.una);
   // r.sq_ci's and rw_i's order against roce_req's indices ({sq_pi, fetched, started} and
   // started), registered a cycle ahead for the value and the value + 1: S_CPL increments
   // r.sq_ci (ci_inc), S_O_CHECK/S_RW_CHECK rw_i (rw_inc), and the next state reads the
@@ -1381,7 +1383,7 @@ module roce_comp #(
           ret <= S_R_FIN;
           st <= S_CPL;
         end else begin
-          if (roce_util_pkg::psn_gt(h.psn + 24'd1, r.una)) r.una <= h.psn + 24'd1;
+          if (h1_gt_una) r.una <= h.psn + 24'd1;
           if (r.rd_pkts == e_nm1) begin
             cpl_status <= 8'd0;
             cpl_flush <= 1'b0;

@@ -23,6 +23,7 @@ module roce_ctrl #(
   parameter int LOG_MAX_CQ = 8,
   parameter int LOG_MAX_MR = 10,
   parameter int MAX_MTU = 5,
+  parameter int BF = 1,
   localparam int NCNT = roce_regs_pkg::NUM_COUNTERS
 ) (
   input  wire logic                 clk,
@@ -154,7 +155,8 @@ module roce_ctrl #(
   logic [7:0]    qp_err_cause;
 
   roce_regs #(
-    .LOG_MAX_QP(LOG_MAX_QP), .LOG_MAX_CQ(LOG_MAX_CQ), .LOG_MAX_MR(LOG_MAX_MR), .MAX_MTU(MAX_MTU)
+    .LOG_MAX_QP(LOG_MAX_QP), .LOG_MAX_CQ(LOG_MAX_CQ), .LOG_MAX_MR(LOG_MAX_MR), .MAX_MTU(MAX_MTU),
+    .BF(BF)
   ) u_regs (
     .clk(clk), .rst(rst),
     .s_axil_awaddr(s_axil_awaddr), .s_axil_awvalid(s_axil_awvalid), .s_axil_awready(s_axil_awready),

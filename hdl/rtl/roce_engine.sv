@@ -7,7 +7,8 @@
 // shared ports (roce_dma_rd_arb, roce_dma_wr_arb, roce_mr_arb); here: the context-op fan-out
 // to every owner, the QP error and completion merges, the attribute-port sharing, counters.
 // The block diagram and how the blocks connect: docs/engine-hdl.md.
-// Ports: s_axil_* (BAR0, AXI4-Lite, 16-bit addresses) and irq; s_axis_rx_* / m_axis_tx_*
+// Ports: s_axil_* (BAR0, AXI4-Lite, 16-bit addresses) and irq; s_axis_bf_* (the BlueFlame
+//   window, BAR2: one 128-byte SQ WQE with its bf_db per two beats); s_axis_rx_* / m_axis_tx_*
 //   (MAC, 512-bit, one frame per tlast, no FCS; rx tuser = bad frame); m_dma_rd_* /
 //   s_dma_rd_* (tagged DMA reads, data in order per tag); m_dma_wr_* / m_axis_dma_wr_* (DMA
 //   writes, lane-0 aligned data); status_link_up.
@@ -18,6 +19,7 @@
 // Parameters:
 //   LOG_MAX_QP, LOG_MAX_CQ, LOG_MAX_MR, MAX_MTU: the build's sizes (CAPS).
 //   DMA_TAG_W  width of the DMA read tag.
+//   BF         CAPS.BF: 1 when the board connects s_axis_bf_* to the BlueFlame window.
 
 `resetall
 `default_nettype none
@@ -27,7 +29,8 @@ module roce_engine #(
   parameter int LOG_MAX_CQ = 8,
   parameter int LOG_MAX_MR = 10,
   parameter int MAX_MTU = 5,
-  parameter int DMA_TAG_W = 4
+  parameter int DMA_TAG_W = 4,
+  parameter int BF = 1
 ) (
   input  wire logic                 clk,
   input  wire logic                 rst,
@@ -50,6 +53,11 @@ module roce_engine #(
   output      logic                 s_axil_rvalid,
   input  wire logic                 s_axil_rready,
   output      logic                 irq,
+
+  input  wire logic [511:0]         s_axis_bf_tdata,
+  input  wire logic                 s_axis_bf_tvalid,
+  output      logic                 s_axis_bf_tready,
+  input  wire logic                 s_axis_bf_tlast,
 
   input  wire logic [511:0]         s_axis_rx_tdata,
   input  wire logic [63:0]          s_axis_rx_tkeep,
@@ -150,7 +158,8 @@ module roce_engine #(
   logic         mr_res_valid, mr_res_ready;
 
   roce_ctrl #(
-    .LOG_MAX_QP(LOG_MAX_QP), .LOG_MAX_CQ(LOG_MAX_CQ), .LOG_MAX_MR(LOG_MAX_MR), .MAX_MTU(MAX_MTU)
+    .LOG_MAX_QP(LOG_MAX_QP), .LOG_MAX_CQ(LOG_MAX_CQ), .LOG_MAX_MR(LOG_MAX_MR), .MAX_MTU(MAX_MTU),
+    .BF(BF)
   ) u_ctrl (
     .clk, .rst,
     .s_axil_awaddr, .s_axil_awvalid, .s_axil_awready, .s_axil_wdata, .s_axil_wstrb,
@@ -567,11 +576,17 @@ module roce_engine #(
   logic [7:0]       q_err_cause;
   logic             c_q_retx, c_q_stale, c_q_dma_err, c_q_wqe_err;
 
+  // inline doorbells are ignored (taken and dropped) while CTRL.ENABLE is clear
+  logic             q_bf_ready;
+  assign s_axis_bf_tready = q_bf_ready || !cfg_enable;
+
   roce_req #(.LOG_N(LOG_MAX_QP)) u_req (
     .clk, .rst, .soft_reset, .init_done(q_init), .now(cc_now), .now_tick,
     .s_db_valid(db_tvalid && db_sq), .s_db_ready(sq_db_ready),
     .s_db_qpn({8'd0, db_tdata[roce_regs_pkg::SQ_DB_QP_LSB +: 16]}),
     .s_db_pi(db_tdata[roce_regs_pkg::SQ_DB_PI_LSB +: 16]),
+    .s_axis_bf_tdata, .s_axis_bf_tvalid(s_axis_bf_tvalid && cfg_enable), .s_axis_bf_tready(q_bf_ready),
+    .s_axis_bf_tlast,
     .s_wake_valid(wake_valid), .s_wake_ready(wake_ready), .s_wake_qpn(wake_qpn),
     .s_ctx_valid(q_ctx_valid), .s_ctx_ready(q_ctx_ready), .s_ctx(ctx_op), .ctx_done(q_ctx_done),
     .s_strd_valid(q_strd_valid), .s_strd_ready(q_strd_ready), .s_strd_qpn(st_rd_qpn),

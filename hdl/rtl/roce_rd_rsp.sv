@@ -4,13 +4,15 @@
 // (s_rsp: roce_rec_pkg::rd_rsp_t): a READ as max(1, ceil(len / MTU)) packets (ONLY, or FIRST,
 // MIDDLEs, LAST; AETH on FIRST/LAST/ONLY), packet k's payload read by DMA from dma + k * MTU;
 // an atomic as one ATOMIC Acknowledge. DMA reads go ahead as far as the payload FIFO has room;
-// each packet's tx_desc_t is offered on m_desc once its payload is in the FIFO, then the
-// payload follows on m_axis_pay. A failed DMA read is counted (cnt_dma_err); the packet is
-// still sent. Model blocks::rd_rsp; docs/engine-hdl.md.
+// each packet's tx_desc_t is offered on m_desc once its payload is in the FIFO (also while
+// the packet before streams), and its payload follows that one's on m_axis_pay. A failed DMA
+// read is counted (cnt_dma_err); the packet is still sent. Model blocks::rd_rsp;
+// docs/engine-hdl.md.
 // Latency: a one-packet READ response is offered 4 cycles after its DMA data's last beat (an
 //   atomic ACK 3 cycles after its record is taken).
-// Throughput: one payload beat per cycle in and out; m_axis_pay idles 4 cycles between two
-//   packets' payloads.
+// Throughput: one payload beat per cycle in and out; m_axis_pay idles a cycle between two
+//   packets' payloads when the consumer takes a descriptor while the payload before it
+//   streams (roce_tx_arb does), else 4.
 //
 // Parameters:
 //   DEPTH       payload FIFO depth in 64-byte beats (default 512 = 32 KiB).
@@ -112,8 +114,8 @@ module roce_rd_rsp #(
   assign fits_left = r_left_beats <= credit_free;
   assign fits = r.atomic || (r_big ? fits_mtu : fits_left);
 
-  logic go;  // make the next packet this cycle
-  assign go = r_busy && !dq_full && fits && (!m_dma_rd_valid || m_dma_rd_ready);
+  logic go;  // make the next packet this cycle (its read request once the last one is taken)
+  assign go = r_busy && !dq_full && fits && !m_dma_rd_valid;
 
   logic [47:0] r_dma_hi1;   // r_dma[63:16] + 1
   logic [16:0] dma_lo;
@@ -157,11 +159,16 @@ module roce_rd_rsp #(
   logic        streaming;     // a descriptor was taken, its beats go out
   logic [AW:0] s_left;        // beats still to send
   logic [15:0] s_bytes;       // bytes still to send
+  logic        pend_v;        // a descriptor taken while the one before it still streams
+  logic [AW:0] pend_beats;
+  logic [15:0] pend_bytes;
 
-  // a descriptor is offered once its beats are all in, and after the previous packet's
-  // payload was handed over entirely
+  // a descriptor is offered once its beats are all in, also while the previous packet's
+  // payload streams (taken then, its payload follows that one's)
   logic offer;
-  assign offer = !dq_empty && !streaming && !m_axis_pay_tvalid && arrived >= h_beats;
+  assign offer = !dq_empty && !pend_v && arrived >= h_beats;
+  logic s_issue;  // a beat goes to the output register
+  assign s_issue = streaming && s_left != '0 && (!m_axis_pay_tvalid || m_axis_pay_tready);
 
 
   always_ff @(posedge clk) begin
@@ -219,18 +226,8 @@ module roce_rd_rsp #(
       if (s_dma_rd_tuser && s_dma_rd_tlast) cnt_dma_err <= 1'b1;
     end
     // output
-    if (m_desc_valid && m_desc_ready) begin
-      m_desc_valid <= 1'b0;
-      streaming <= h_beats != '0;
-      s_left <= h_beats;
-      s_bytes <= h_len;
-      dq_rd <= dq_rd + 1'b1;
-    end else if (offer && !m_desc_valid) begin
-      m_desc_valid <= 1'b1;
-      m_desc <= h_desc;
-    end
     if (m_axis_pay_tvalid && m_axis_pay_tready) m_axis_pay_tvalid <= 1'b0;
-    if (streaming && s_left != '0 && (!m_axis_pay_tvalid || m_axis_pay_tready)) begin
+    if (s_issue) begin
       m_axis_pay_tvalid <= 1'b1;
       m_axis_pay_tdata <= pf[pf_rd[AW-1:0]];
       m_axis_pay_tkeep <= s_bytes >= 16'd64 ? '1 : ~({64{1'b1}} << s_bytes[5:0]);
@@ -239,6 +236,30 @@ module roce_rd_rsp #(
       s_left <= s_left - 1'b1;
       s_bytes <= s_bytes >= 16'd64 ? s_bytes - 16'd64 : 16'd0;
       if (s_left == (AW + 1)'(1)) streaming <= 1'b0;
+    end
+    if (!pend_v) begin  // the head's lengths, kept while its descriptor waits
+      pend_beats <= h_beats;
+      pend_bytes <= h_len;
+    end
+    if (m_desc_valid && m_desc_ready) begin
+      m_desc_valid <= 1'b0;
+      dq_rd <= dq_rd + 1'b1;
+      if (!streaming) begin
+        streaming <= h_beats != '0;
+        s_left <= h_beats;
+        s_bytes <= h_len;
+      end else begin
+        pend_v <= 1'b1;
+      end
+    end else if (offer && !m_desc_valid) begin
+      m_desc_valid <= 1'b1;
+      m_desc <= h_desc;
+    end
+    if (pend_v && !streaming) begin
+      pend_v <= 1'b0;
+      streaming <= pend_beats != '0;
+      s_left <= pend_beats;
+      s_bytes <= pend_bytes;
     end
 
     if (rst) begin
@@ -251,6 +272,7 @@ module roce_rd_rsp #(
       m_desc_valid <= 1'b0;
       m_axis_pay_tvalid <= 1'b0;
       streaming <= 1'b0;
+      pend_v <= 1'b0;
       cnt_dma_err <= 1'b0;
     end
   end

@@ -15,7 +15,7 @@
 // Model blocks::regs, cycle for cycle.
 //
 // Parameters (CAPS; the defaults are the contract's CAPS reset value):
-//   LOG_MAX_QP, LOG_MAX_CQ, LOG_MAX_RD_ATOMIC, LOG_MAX_MR, MAX_MTU, LOG_DP_BYTES
+//   LOG_MAX_QP, LOG_MAX_CQ, LOG_MAX_RD_ATOMIC, LOG_MAX_MR, MAX_MTU, LOG_DP_BYTES, BF
 //   CNT_ADD_W  width of each counter increment.
 
 `resetall
@@ -28,6 +28,7 @@ module roce_regs #(
   parameter int unsigned LOG_MAX_MR = 10,
   parameter int unsigned MAX_MTU = 5,
   parameter int unsigned LOG_DP_BYTES = 6,
+  parameter int unsigned BF = 1,
   parameter int unsigned CNT_ADD_W = 16,
   localparam int unsigned NCNT = roce_regs_pkg::NUM_COUNTERS
 ) (
@@ -473,7 +474,8 @@ module roce_regs #(
               | ((32'(LOG_MAX_RD_ATOMIC) & 32'h7) << roce_regs_pkg::CAPS_LOG_MAX_RD_ATOMIC_LSB)
               | ((32'(LOG_MAX_MR) & 32'h1f) << roce_regs_pkg::CAPS_LOG_MAX_MR_LSB)
               | ((32'(MAX_MTU) & 32'h7) << roce_regs_pkg::CAPS_MAX_MTU_LSB)
-              | ((32'(LOG_DP_BYTES) & 32'hf) << roce_regs_pkg::CAPS_LOG_DP_BYTES_LSB);
+              | ((32'(LOG_DP_BYTES) & 32'hf) << roce_regs_pkg::CAPS_LOG_DP_BYTES_LSB)
+              | ((32'(BF) & 32'h1) << roce_regs_pkg::CAPS_BF_LSB);
 
   // every readable word, in ar_sel's order
   logic [32*NSEL-1:0] rd_src;

@@ -3,23 +3,29 @@
 // roce_req: the RC requester, with the SQ doorbells and the WQE fetch. Owns the per-QP
 // requester state and the send window sq_win in BRAM, and a WQE prefetch store shared by all
 // QPs, and makes request packets as the engine model's requester (Engine::req_visit): a
-// round-robin ring of QPs with work is visited one at a time (state and rewind checks, the WQE
-// body, limits and pacing, one packet with its payload gathered through the SGEs after L_Key
-// checks, then a run of WQE reads ahead); between visits context ops, state reads, WQE
-// arrivals, wakes and doorbells. The behaviour step by step: docs/engine-hdl.md.
-// Ports: s_db (SQ doorbells), s_ctx / s_strd, m_attr, m_comp (roce_comp's state), s_wake,
+// round-robin ring of QPs with work is visited one at a time (state and rewind checks, then
+// up to BURST times the WQE body, limits and pacing, a packet with its payload gathered
+// through the SGEs after L_Key checks; then a run of WQE reads ahead); between visits context
+// ops, state reads, WQE arrivals, wakes and doorbells (SQ_DB, and inline ones that carry
+// their WQE: taken into the store without a read when it is the next to fetch).
+// Ports: s_db (SQ doorbells), s_axis_bf (inline doorbells: a WQE with bf_db, two beats),
+//   s_ctx / s_strd, m_attr, m_comp (roce_comp's state), s_wake,
 //   m_kick, m_body / m_body_clr (READ/atomic SGEs for roce_comp), m_query / s_pace and m_sent
 //   (roce_dcqcn), m_mr, m_wqe_rd and m_dma_rd (DMA reads), m_desc + m_axis_pay (packets),
 //   m_err, s_rd / s_rd2 / s_win (our state and window for roce_comp, latency 2), counters.
 // Latency: the descriptor of a visit whose body is held is pushed about 20 cycles after the
-//   visit starts (+ pacing, + 4 for the MR checks) and offered 2 cycles after its payload's
-//   last beat is in the FIFO (DMA latency L: about L + 30).
-// Throughput: one visit at a time (about 25 cycles for a packet with one SGE piece, plus one
-//   cycle per WQE read ahead plus one); payload one beat per cycle in and out.
-// Model blocks::req. Parameters: LOG_N (QPs, default 1024), LOG_WIN (window per QP, 16),
-//   LOG_STORE (prefetch store, 512), LOG_BATCH (WQEs per read, 8), DEPTH (payload FIFO beats,
-//   512 = 32 KiB), DESC_DEPTH (packets in flight, 16), MAX_UNACKED (PSNs, 4096),
-//   LOG_ACK_EVERY (AckReq at least every 2^n packets, 32).
+//   visit starts (+ pacing, + 4 for the MR checks) and offered 2-3 cycles after its payload's
+//   last beat is in the FIFO (DMA latency L: about L + 30). An inline doorbell taken on an
+//   idle QP (empty ring) starts its visit 5 cycles after its first beat.
+// Throughput: one visit at a time, up to BURST packets; a further packet of the same WQE keeps
+//   the body, the SGE walk and MR checks overlap the pacing answer (about 26 cycles a 64-byte
+//   WRITE over eight QPs, 19 inline, 18 a packet of a long WRITE at MTU 256). Payload one
+//   beat per cycle; the next descriptor is offered while a payload streams.
+// Model blocks::req; docs/engine-hdl.md. Parameters: LOG_N (QPs, default 1024), LOG_WIN
+//   (window per QP, 16), LOG_STORE (prefetch store, 512), LOG_BATCH (WQEs per read, 8), DEPTH
+//   (payload FIFO beats, 512 = 32 KiB), DESC_DEPTH (packets in flight, 64), MAX_UNACKED (PSNs,
+//   4096), LOG_ACK_EVERY (AckReq at least every 2^n packets, 32), BURST (packets per visit,
+//   4), LOG_ACK_WQES (an unsignaled WQE's last packet asks for an ACK at least every 2^n, 4).
 
 `resetall
 `default_nettype none
@@ -30,9 +36,11 @@ module roce_req #(
   parameter int LOG_STORE = 9,
   parameter int LOG_BATCH = 3,
   parameter int DEPTH = 512,
-  parameter int DESC_DEPTH = 16,
+  parameter int DESC_DEPTH = 64,
   parameter int MAX_UNACKED = 4096,
   parameter int LOG_ACK_EVERY = 5,
+  parameter int BURST = 4,
+  parameter int LOG_ACK_WQES = 2,
   localparam int ATTR_W = 8 * roce_rec_pkg::QP_ATTR_BYTES,
   localparam int DESC_W = 8 * roce_rec_pkg::TX_DESC_BYTES,
   localparam int CRD_W = 8 * roce_rec_pkg::COMP_RD_BYTES,
@@ -51,6 +59,13 @@ module roce_req #(
   output      logic              s_db_ready,
   input  wire logic [23:0]       s_db_qpn,
   input  wire logic [15:0]       s_db_pi,
+
+  // inline doorbells: a whole SQ WQE whose bf_db is the doorbell (two beats, tlast on the
+  // second; a record of another length is dropped)
+  input  wire logic [511:0]      s_axis_bf_tdata,
+  input  wire logic              s_axis_bf_tvalid,
+  output      logic              s_axis_bf_tready,
+  input  wire logic              s_axis_bf_tlast,
 
   // wakes from roce_comp (its state of the QP changed)
   input  wire logic              s_wake_valid,
@@ -204,6 +219,7 @@ module roce_req #(
   localparam logic [2:0] OP_READ = 3'd5;
   localparam logic [2:0] OP_CAS = 3'd6;
   localparam logic [2:0] OP_FAA = 3'd7;
+  localparam int F_SIGNALED = roce_desc_pkg::SQ_FLAG_SIGNALED_BIT;
   localparam int F_SOLICITED = roce_desc_pkg::SQ_FLAG_SOLICITED_BIT;
   localparam int F_INLINE = roce_desc_pkg::SQ_FLAG_INLINE_BIT;
   localparam int F_FENCE = roce_desc_pkg::SQ_FLAG_FENCE_BIT;
@@ -233,8 +249,9 @@ module roce_req #(
     logic [31:0]  fetched_pub;  // SQ index one past the last fetched WQE arrived
     logic [31:0]  started;      // SQ index one past the last WQE started
     logic [31:0]  sq_pi;        // SQ producer index (extended)
+    logic [15:0]  ci_seen;      // roce_comp's sq_ci at the last visit (inline doorbells)
   } row_t;
-  localparam int ROW_W = 321;  // (Yosys 0.23 has no $bits of a type)
+  localparam int ROW_W = 337;  // (Yosys 0.23 has no $bits of a type)
 
   // a WQE body as a visit needs it
   typedef struct packed {
@@ -267,9 +284,11 @@ module roce_req #(
     psn_diff = x - y;
   endfunction
   // PSN and time order: roce_util_pkg
-  // SGE k's length on the WQE's second beat (s_wqe_rd_tdata in S_A1)
+  // SGE k's length on the WQE's second beat (s_wqe_rd_tdata in S_A1, s_axis_bf_tdata in
+  // S_B1)
+  logic [511:0] w2_data;
   function automatic logic [31:0] sge_len_in(input int k);
-    sge_len_in = s_wqe_rd_tdata[8*roce_desc_pkg::SQ_WQE_DATA_OFF - 512 + 128*k + 64 +: 32];
+    sge_len_in = w2_data[8*roce_desc_pkg::SQ_WQE_DATA_OFF - 512 + 128*k + 64 +: 32];
   endfunction
 
 
@@ -292,16 +311,16 @@ module roce_req #(
   end
 
   // ---------------------------------------------------------------- FSM
-  typedef enum logic [4:0] {
+  typedef enum logic [5:0] {
     S_IDLE, S_RD0, S_RD1, S_DISPATCH, S_KICK,
-    S_A1, S_A2, S_A3,
-    S_V_WAIT, S_V_REW, S_V_HOLD, S_V_B0, S_V_LIM, S_V_PACE, S_V_PACEW,
-    S_V_PKT, S_V_WALK, S_V_WALK2, S_V_MRW, S_V_CHK, S_V_ISSUE, S_V_DESC,
+    S_A1, S_A2, S_A3, S_B1, S_B2, S_B3, S_BDRAIN,
+    S_V_WAIT, S_V_REW, S_V_HOLD, S_V_B0, S_V_LIM, S_V_PACE, S_V_PACEW, S_V_PDRAIN,
+    S_V_PKT, S_V_WALK, S_V_WALK2, S_V_MRW, S_V_ISSUE, S_V_DESC, S_V_NEXT,
     S_FILL0, S_FILL1, S_FILL, S_CLR0, S_CLR, S_WB
   } state_t;
   state_t st;
 
-  typedef enum logic [2:0] { K_CTX, K_STRD, K_DB, K_ARR, K_VISIT } kind_t;
+  typedef enum logic [2:0] { K_CTX, K_STRD, K_DB, K_ARR, K_VISIT, K_BF } kind_t;
   kind_t kind;
 
   logic [LOG_N-1:0] q;
@@ -485,10 +504,16 @@ module roce_req #(
 
   // descriptors: {desc, beats, qpn, epoch, gen}
   localparam int DQ_W = DESC_W + AW + 1 + LOG_N + 4 + 8;
-  logic [DQ_W-1:0] dq [DESC_DEPTH];
+  (* ram_style = "distributed" *) logic [DQ_W-1:0] dq [DESC_DEPTH];
   logic [QW:0]     dq_wr, dq_rd;
-  logic            dq_full, dq_empty;
-  assign dq_full = dq_wr - dq_rd == (QW + 1)'(DESC_DEPTH);
+  logic            dq_empty;
+  // room for a packet and its (up to 4) pieces, registered: a cycle adds one entry at most,
+  // so the tests keep one more free than they need
+  logic            dq_room, pq_room;
+  always_ff @(posedge clk) begin
+    dq_room <= dq_wr - dq_rd < (QW + 1)'(DESC_DEPTH - 1);
+    pq_room <= pq_used <= (PW + 1)'(PQ_DEPTH - 5);
+  end
   assign dq_empty = dq_wr == dq_rd;
 
   logic [AW:0] credit_used;
@@ -549,21 +574,25 @@ module roce_req #(
   // S_V_DESC writes them; S_V_PKT comes at least three cycles after S_V_LIM (LIM, PACE,
   // PACEW) and S_V_DESC at least four, so free-running registers one (s1) to four (s4)
   // cycles behind these inputs hold this visit's values wherever they are read:
-  //   s1: the rounded-up length, the packet's offset and the next packet's offset;
+  //   s1: the rounded-up length, the packet's offset and the next packet's offset, the
+  //       next PSN, whether it is a READ or atomic (the WQE is done after it);
   //   s2: the packet count, the bytes from the offset on, whether a whole MTU follows;
   //   s3: the PSNs left (for a READ's next PSN), the READ's address, whether it is the last,
   //       the payload length (S_V_PKT);
-  //   s4: the payload's beats (S_V_DESC: the descriptor and the credit).
+  //   s4: the payload's beats, a READ's next PSN (S_V_DESC: the descriptor, the credit and
+  //       the send position).
   // (log_mtu's MTU and MTU - 1 are registered beside it, from a.)
   logic [32:0] s1_up;      // p_len + mtu - 1
   logic [36:0] s1_off;     // offset of packet cur_pkt (37 bits: cur_pkt << 12 needs 36)
   logic [36:0] s1_off1;    // offset of packet cur_pkt + 1
   logic        s1_one;     // one PSN whatever the length (atomic, or zero length)
+  logic        s1_rdat;    // a READ or an atomic (one request packet)
   always_ff @(posedge clk) begin
     s1_up <= {1'b0, p_len} + mtu_m1;
     s1_off <= {13'd0, r.cur_pkt} << log_mtu;
     s1_off1 <= ({13'd0, r.cur_pkt} + 37'd1) << log_mtu;
     s1_one <= is_atomic || p_len == 32'd0;
+    s1_rdat <= is_read || is_atomic;
   end
   logic [23:0] p_n;        // PSNs of the WQE
   logic [35:0] p_off;      // offset of packet i
@@ -585,6 +614,8 @@ module roce_req #(
   assign p_first = r.cur_pkt == 24'd0;
   always_ff @(posedge clk) p_last <= r.cur_pkt + 24'd1 >= p_n;  // s3 (p_n is s2)
   logic [23:0] s3_left;    // PSNs of the WQE from cur_pkt on
+  logic [23:0] s4_next_rd; // the PSN after a READ's remaining PSNs (r.next_psn + s3_left)
+  logic [23:0] s1_next1;   // r.next_psn + 1
   logic [63:0] s3_va;      // a READ's address at the packet's offset
   // (carry-select at bit 36, the offset's width: the high word + 1 on an s1 register)
   logic [27:0] s1_ra_hi1;
@@ -593,10 +624,22 @@ module roce_req #(
   always_ff @(posedge clk) begin
     s1_ra_hi1 <= b.remote_addr[63:36] + 28'd1;
     s3_left <= p_n - (r.cur_pkt < p_n ? r.cur_pkt : p_n);
+    s4_next_rd <= r.next_psn + s3_left;
+    s1_next1 <= r.next_psn + 24'd1;
     s3_va <= {va_lo[36] ? s1_ra_hi1 : b.remote_addr[63:36], va_lo[35:0]};
   end
   logic [LOG_ACK_EVERY-1:0] p_ack_lo;
   assign p_ack_lo = LOG_ACK_EVERY'(r.cur_pkt + 24'd1);
+  // an unsignaled message's last packet asks for an ACK only when it is the last WQE
+  // fetched (a later AckReq covers it otherwise), ends a group of 2^LOG_ACK_WQES WQEs, or
+  // is a resend: two registers deep (r.cur, r.fetched, r.next_psn and r.max_sent hold still
+  // from S_V_LIM to S_V_DESC)
+  logic p_tail, t_cur1, t_resend;
+  always_ff @(posedge clk) begin
+    t_cur1 <= r.cur + 32'd1 == r.fetched;
+    t_resend <= roce_util_pkg::psn_lt(r.next_psn, r.max_sent);
+    p_tail <= t_cur1 || &r.cur[LOG_ACK_WQES-1:0] || t_resend;
+  end
 
   logic [7:0] p_opcode;
   always_comb begin
@@ -623,8 +666,7 @@ module roce_req #(
     p_pay = 13'd0;
     se = 1'b0;
     ack = 1'b1;
-    p_adv = 1'b1;
-    p_next = r.next_psn + 24'd1;
+    p_next = s1_next1;
     p_desc[8*roce_rec_pkg::TX_DESC_QPN_OFF +: 24] = q24;
     p_desc[8*roce_rec_pkg::TX_DESC_OPCODE_OFF +: 8] = p_opcode;
     p_desc[8*roce_rec_pkg::TX_DESC_PSN_OFF +: 24] = r.next_psn;
@@ -632,7 +674,7 @@ module roce_req #(
       p_desc[8*roce_rec_pkg::TX_DESC_VA_OFF +: 64] = s3_va;
       p_desc[8*roce_rec_pkg::TX_DESC_RKEY_OFF +: 32] = b.rkey;
       p_desc[8*roce_rec_pkg::TX_DESC_DMA_LEN_OFF +: 32] = p_rest;
-      p_next = r.next_psn + s3_left;
+      p_next = s4_next_rd;
     end else if (is_atomic) begin
       p_desc[8*roce_rec_pkg::TX_DESC_VA_OFF +: 64] = b.remote_addr;
       p_desc[8*roce_rec_pkg::TX_DESC_RKEY_OFF +: 32] = b.rkey;
@@ -640,8 +682,7 @@ module roce_req #(
       p_desc[8*roce_rec_pkg::TX_DESC_COMPARE_OFF +: 64] = b.opcode == OP_CAS ? b.data[63:0] : 64'd0;
     end else begin
       p_pay = p_plen;
-      p_adv = p_last;
-      ack = p_last || p_ack_lo == '0;
+      ack = (p_last && (b.flags[F_SIGNALED] || p_tail)) || p_ack_lo == '0;
       if (p_first && is_rdma) begin
         p_desc[8*roce_rec_pkg::TX_DESC_VA_OFF +: 64] = b.remote_addr;
         p_desc[8*roce_rec_pkg::TX_DESC_RKEY_OFF +: 32] = b.rkey;
@@ -654,6 +695,7 @@ module roce_req #(
     p_desc[8*roce_rec_pkg::TX_DESC_PAYLOAD_LEN_OFF +: 16] = {3'd0, p_pay};
     p_desc[8*roce_rec_pkg::TX_DESC_FLAGS_OFF + roce_rec_pkg::TX_DESC_FLAG_SE_BIT] = se;
     p_desc[8*roce_rec_pkg::TX_DESC_FLAGS_OFF + roce_rec_pkg::TX_DESC_FLAG_ACK_REQ_BIT] = ack;
+    p_adv = s1_rdat || p_last;
   end
   logic [AW:0] p_beats;    // s4: read in S_V_DESC only
   always_ff @(posedge clk) p_beats <= (AW + 1)'((p_pay + 13'd63) >> 6);
@@ -769,8 +811,10 @@ module roce_req #(
   // the low three.
   logic [32:0]   h01, h23;
   logic [3:0]    d_sge_on;   // SGE k is below num_sge: registered with the first beat (S_IDLE)
+  logic bf_in;  // the WQE comes from the inline doorbell: set with its first beat in S_IDLE
+  assign w2_data = bf_in ? s_axis_bf_tdata : s_wqe_rd_tdata;
   always_ff @(posedge clk) begin
-    if (st == S_A1 && s_wqe_rd_tvalid) begin
+    if ((st == S_A1 && s_wqe_rd_tvalid) || (st == S_B1 && s_axis_bf_tvalid)) begin
       h01 <= (d_sge_on[0] ? {1'b0, sge_len_in(0)} : 33'd0) + (d_sge_on[1] ? {1'b0, sge_len_in(1)} : 33'd0);
       h23 <= (d_sge_on[2] ? {1'b0, sge_len_in(2)} : 33'd0) + (d_sge_on[3] ? {1'b0, sge_len_in(3)} : 33'd0);
     end
@@ -833,16 +877,43 @@ module roce_req #(
   logic idle;
   logic v_can;  // a visit may start: room for a packet of any size and its pieces
   assign idle = st == S_IDLE && init_done;
-  assign v_can = !ring_empty && !dq_full && credit_free >= (AW + 2)'(64) &&
-                 pq_used <= (PW + 1)'(PQ_DEPTH - 4) && iq_used < 3'(IQ_DEPTH) &&
-                 tq_used < (TW + 1)'(TQ_DEPTH) && !m_sent_valid && !m_err_valid &&
-                 !m_kick_valid && !m_wqe_rd_valid && !m_dma_rd_valid && !m_mr_valid;
+  // a burst goes on with the QP's next packet when there is room for one of any size
+  logic b_room;
+  assign b_room = dq_room && credit_free >= (AW + 2)'(64) && pq_room && iq_used < 3'(IQ_DEPTH);
+  logic [3:0] burst_n;  // packets this visit made
+  logic       v_cont;   // the visit's last packet was not its WQE's last (S_V_DESC)
+  logic       walk_ahead;  // b's payload is gathered through its SGEs
+  assign walk_ahead = !is_read && !is_atomic && !b.flags[F_INLINE] && b.total_len != 32'd0;
+  logic pace_pend, pace_got, pace_ok;  // the pacing question asked, its answer in, allowed
+  logic v_room;
+  assign v_room = dq_room && credit_free >= (AW + 2)'(64) && pq_room && iq_used < 3'(IQ_DEPTH) &&
+                  tq_used < (TW + 1)'(TQ_DEPTH) && !m_sent_valid && !m_err_valid &&
+                  !m_kick_valid && !m_wqe_rd_valid && !m_dma_rd_valid && !m_mr_valid;
+  assign v_can = !ring_empty && v_room;
+  // a doorbell (SQ_DB or inline) that finds the ring empty visits its QP straight from S_WB
+  // instead of through the ring
+  logic wb_visit;
+  assign wb_visit = st == S_WB && requeue && !q_on && ring_empty && v_room && (kind == K_DB || kind == K_BF);
   logic arr_go;
   assign arr_go = s_wqe_rd_tvalid && !tq_empty;
+  // S_IDLE starts a visit of the ring's head when no other input is waiting
+  logic v_idle_go, v_go;
+  logic [23:0] v_qpn;
+  assign v_idle_go = idle && !s_ctx_valid && !s_strd_valid && !arr_go && !s_wake_valid &&
+                     !s_axis_bf_tvalid && !s_db_valid && v_can;
+  assign v_go = v_idle_go || wb_visit;
+  assign v_qpn = wb_visit ? q24 : 24'(ring_head);
   assign s_ctx_ready = idle;
   assign s_strd_ready = idle && !s_ctx_valid;
   assign s_wake_ready = idle && !s_ctx_valid && !s_strd_valid && !arr_go;
-  assign s_db_ready = idle && !s_ctx_valid && !s_strd_valid && !arr_go && !s_wake_valid;
+  assign s_axis_bf_tready = (idle && !s_ctx_valid && !s_strd_valid && !arr_go && !s_wake_valid) ||
+                            st == S_B1 || st == S_BDRAIN;
+  assign s_db_ready = idle && !s_ctx_valid && !s_strd_valid && !arr_go && !s_wake_valid &&
+                      !s_axis_bf_tvalid;
+  // the inline doorbell's SQ_DB value
+  logic [15:0] bf_qpn, bf_pi;
+  assign bf_qpn = s_axis_bf_tdata[8*roce_desc_pkg::SQ_WQE_BF_DB_OFF + 16 +: 16];
+  assign bf_pi = s_axis_bf_tdata[8*roce_desc_pkg::SQ_WQE_BF_DB_OFF +: 16];
   assign s_wqe_rd_tready = (idle && !s_ctx_valid && !s_strd_valid && arr_go) || st == S_A1;
 
   always_comb begin
@@ -851,6 +922,7 @@ module roce_req #(
       if (s_ctx_valid) row_raddr = s_ctx.qpn[LOG_N-1:0];
       else if (s_strd_valid) row_raddr = s_strd_qpn[LOG_N-1:0];
       else if (arr_go) row_raddr = t_q;
+      else if (s_axis_bf_tvalid) row_raddr = bf_qpn[LOG_N-1:0];
       else if (s_db_valid) row_raddr = s_db_qpn[LOG_N-1:0];
       else row_raddr = ring_head;
     end
@@ -896,6 +968,19 @@ module roce_req #(
   logic [7:0] k_op;
   logic [23:0] k_arg;
   logic [15:0] k_pi;
+  // doorbells: PI - the row's PI (16 bits) and whether it is behind it (a stale doorbell);
+  // the inline doorbell's tests (S_B2, registered)
+  /* verilator lint_off UNUSEDSIGNAL */
+  row_t        rq;         // the row as read (the tests use a few fields)
+  logic [15:0] ci_gap;     // fetched - ci_seen (only whether it reaches 2^LOG_WIN)
+  /* verilator lint_on UNUSEDSIGNAL */
+  assign rq = row_q;
+  logic [15:0] db_d;
+  logic        db_stale;
+  assign db_stale = db_d[15] && db_d[14:0] != 15'd0;
+  assign ci_gap = rq.fetched[15:0] - rq.ci_seen;
+  logic        bf_oor, bf_seq, bf_room, bf_live, bf_take;
+  assign bf_take = bf_live && db_d == 16'd1 && bf_seq && bf_room && sg_st != T_PEND;
   logic       unused_arg;
   assign unused_arg = ^s_ctx.arg[31:24];
   logic [3:0]  t_epoch_l;
@@ -917,14 +1002,14 @@ module roce_req #(
       on_we = 1'b1;
       on_wa = init_idx[LOG_N-1:0];
     end else if (st == S_WB) begin
-      on_we = requeue && !q_on;
+      on_we = requeue && !q_on && !wb_visit;
       on_wd = 1'b1;
     end else if (idle && !s_ctx_valid && !s_strd_valid && !arr_go) begin
       if (s_wake_valid) begin
         on_we = !wake_on;
         on_wd = 1'b1;
         on_wa = s_wake_qpn[LOG_N-1:0];
-      end else if (!s_db_valid && v_can) begin
+      end else if (v_idle_go) begin
         on_we = 1'b1;
         on_wa = ring_head;
       end
@@ -936,9 +1021,8 @@ module roce_req #(
 
   assign row_we = st == S_WB;
 
-  // S_V_LIM's limit tests on r, c, a and now_l, registered: S_V_B0, the one state before
-  // it, leaves them as S_V_WAIT and S_V_REW set them (only b, loaded in S_V_B0, is tested
-  // live)
+  // S_V_LIM's limit tests on r, c, a and now_l, registered: S_V_B0 and S_V_NEXT, the
+  // states before it, write none of them (only b, loaded in S_V_B0, is tested live)
   logic lim_unacked, lim_at_start, lim_rd_busy, lim_rd_full, lim_rnr;
   // the busy deadline S_V_DESC sets, two registers deep: tick_l (S_IDLE) and a (S_V_WAIT)
   // hold still from S_V_REW on, and S_V_DESC comes seven cycles later at the earliest
@@ -994,6 +1078,12 @@ module roce_req #(
     if (m_attr_valid && m_attr_ready) m_attr_valid <= 1'b0;
     if (m_comp_valid && m_comp_ready) m_comp_valid <= 1'b0;
     if (m_query_valid && m_query_ready) m_query_valid <= 1'b0;
+    // the pacing answer to the question of S_V_HOLD, kept for S_V_PACEW / S_V_PDRAIN
+    if (pace_pend && !m_query_valid && s_pace_valid && s_pace_qpn == q24) begin
+      pace_pend <= 1'b0;
+      pace_got <= 1'b1;
+      pace_ok <= s_pace_allowed;
+    end
     if (m_sent_valid && m_sent_ready) m_sent_valid <= 1'b0;
     if (m_kick_valid && m_kick_ready) m_kick_valid <= 1'b0;
     m_body_valid <= 1'b0;
@@ -1049,6 +1139,7 @@ module roce_req #(
           t_fetch_l <= t_k >= t_nre;
           t_idx_l <= t_idx + 32'(t_k);
           wq[511:0] <= s_wqe_rd_tdata;
+          bf_in <= 1'b0;
           for (int k = 0; k < 4; k++)
             d_sge_on[k] <= s_wqe_rd_tdata[8*roce_desc_pkg::SQ_WQE_NUM_SGE_OFF +: 8] > 8'(k);
           wq_err <= s_wqe_rd_tuser;
@@ -1058,33 +1149,36 @@ module roce_req #(
             push_en <= 1'b1;
             push_q <= s_wake_qpn[LOG_N-1:0];
           end
+        end else if (s_axis_bf_tvalid) begin
+          // an inline doorbell: its first beat now (a one-beat record is dropped)
+          kind <= K_BF;
+          q <= bf_qpn[LOG_N-1:0];
+          q24 <= {8'd0, bf_qpn};
+          k_pi <= bf_pi;
+          bf_oor <= (32'(bf_qpn) >> LOG_N) != 32'd0;
+          wq[511:0] <= s_axis_bf_tdata;
+          bf_in <= 1'b1;
+          for (int k = 0; k < 4; k++)
+            d_sge_on[k] <= s_axis_bf_tdata[8*roce_desc_pkg::SQ_WQE_NUM_SGE_OFF +: 8] > 8'(k);
+          wq_err <= 1'b0;
+          if (!s_axis_bf_tlast) st <= S_B1;
         end else if (s_db_valid) begin
           kind <= K_DB;
           q <= s_db_qpn[LOG_N-1:0];
           q24 <= s_db_qpn;
           k_pi <= s_db_pi;
           st <= S_RD0;
-        end else if (v_can) begin
-          kind <= K_VISIT;
+        end else if (v_can) begin  // a visit of the ring's head (v_go, below)
           q <= ring_head;
           q24 <= 24'(ring_head);
           ring_rd <= ring_rd + 1'b1;
-          m_attr_valid <= 1'b1;
-          m_attr_qpn <= 24'(ring_head);
-          m_comp_valid <= 1'b1;
-          m_comp_qpn <= 24'(ring_head);
-          got_attr <= 1'b0;
-          got_comp <= 1'b0;
-          row_wait <= 2'd0;
-          now_l <= now;
-          tick_l <= now_tick;
-          st <= S_V_WAIT;
         end
       end
 
       S_RD0: st <= S_RD1;
       S_RD1: begin
         r <= row_q;
+        db_d <= k_pi - rq.sq_pi[15:0];
         st <= S_DISPATCH;
       end
 
@@ -1118,7 +1212,7 @@ module roce_req #(
             st <= S_IDLE;
           end
           default: begin  // K_DB: the 16-bit PI extended against the free-running one
-            r.sq_pi <= r.sq_pi + {16'd0, k_pi - r.sq_pi[15:0]};
+            if (!db_stale) r.sq_pi <= r.sq_pi + {16'd0, db_d};
             if (r.dead) begin
               kick_flush_n <= 1'b1;
               st <= S_KICK;
@@ -1191,6 +1285,57 @@ module roce_req #(
         end
       end
 
+      // ------------------------------------------------------------ inline doorbell
+      S_B1: if (s_axis_bf_tvalid) begin  // the second beat (the row is in row_q)
+        wq[1023:512] <= s_axis_bf_tdata;
+        stag_a <= st_slot(q, {16'd0, k_pi - 16'd1});
+        st <= s_axis_bf_tlast ? S_B2 : S_BDRAIN;
+      end
+      S_BDRAIN: if (s_axis_bf_tvalid && s_axis_bf_tlast) st <= S_IDLE;
+      S_B2: begin  // the tests on the row, registered for S_B3
+        r <= row_q;
+        db_d <= k_pi - rq.sq_pi[15:0];
+        bf_seq <= rq.fetched == rq.sq_pi && rq.fetched_pub == rq.fetched;
+        bf_room <= ci_gap[15:LOG_WIN] == '0;
+        bf_live <= rq.rts && !rq.dead && !bf_oor;
+        st <= S_B3;
+      end
+      S_B3: begin  // the store entry's tag is on sg_*, the WQE's status on dr_status
+        st <= bf_oor ? S_IDLE : S_WB;
+        if (!db_stale) r.sq_pi <= r.sq_pi + {16'd0, db_d};
+        if (!bf_oor && r.dead) begin
+          kick_flush_n <= 1'b1;
+          st <= S_KICK;
+        end else if (!bf_oor) begin
+          requeue <= 1'b1;
+        end
+        if (bf_take) begin
+          // fetched, as if its read had arrived
+          r.fetched <= r.fetched + 32'd1;
+          r.fetched_pub <= r.fetched + 32'd1;
+          body_wd <= d_body;
+          st_we <= 1'b1;
+          st_waddr <= stag_a;
+          stag_we <= 1'b1;
+          stag_wa <= stag_a;
+          stag_wd <= {d_bad ? T_BAD : T_OK, q, r.fetched};
+          wina_we <= 1'b1;
+          wina_addr <= {q, r.fetched[LOG_WIN-1:0]};
+          wina_d <= d_win;
+          wins_we <= 1'b1;
+          wins_addr <= {q, r.fetched[LOG_WIN-1:0]};
+          wins_d <= dr_status;
+          m_body_valid <= d_readlike && !d_bad;
+          m_body_qpn <= q24;
+          m_body_idx <= r.fetched;
+          m_body_sge <= {wq[8*roce_desc_pkg::SQ_WQE_NUM_SGE_OFF +: 3], wq[8*roce_desc_pkg::SQ_WQE_DATA_OFF +: 512]};
+          if (d_bad) begin
+            kick_flush_n <= 1'b0;
+            st <= S_KICK;
+          end
+        end
+      end
+
       // ------------------------------------------------------------ visit
       S_V_WAIT: begin
         if (row_wait != 2'd2) row_wait <= row_wait + 2'd1;
@@ -1200,6 +1345,7 @@ module roce_req #(
         end
       end
       S_V_REW: begin
+        r.ci_seen <= c.sq_ci[15:0];
         if (r.dead || !(a_state == roce_desc_pkg::QP_STATE_RTS[2:0] ||
                         (a_state == roce_desc_pkg::QP_STATE_RTR[2:0] && r.rts))) begin
           st <= S_WB;
@@ -1227,6 +1373,10 @@ module roce_req #(
         end else if (slot_st == T_BAD) begin
           st <= S_WB;  // a malformed WQE waits for the flush
         end else begin
+          // the pacing question goes out now, answered while the limits are tested
+          m_query_valid <= 1'b1;
+          m_query_qpn <= q24;
+          pace_pend <= 1'b1;
           st <= S_V_B0;
         end
       end
@@ -1234,46 +1384,50 @@ module roce_req #(
         b <= use_own ? own_q : stb_q;
         st <= S_V_LIM;
       end
-      S_V_LIM: begin
+      S_V_LIM: begin  // a limit ends the visit once the pacing answer is in (S_V_PDRAIN)
         st <= S_V_PACE;
         if (lim_unacked) begin
-          st <= S_FILL0;
+          st <= S_V_PDRAIN;
         end else if (lim_at_start && b.flags[F_FENCE] && lim_rd_busy) begin
-          st <= S_FILL0;
+          st <= S_V_PDRAIN;
         end else if (lim_at_start && (is_read || is_atomic) && lim_rd_full) begin
-          st <= S_FILL0;
+          st <= S_V_PDRAIN;
         end else if (lim_rnr) begin
           requeue <= 1'b1;
-          st <= S_FILL0;
+          st <= S_V_PDRAIN;
         end
       end
-      S_V_PACE: begin
-        m_query_valid <= 1'b1;
-        m_query_qpn <= q24;
-        st <= S_V_PACEW;
-      end
-      S_V_PACEW: if (!m_query_valid && s_pace_valid && s_pace_qpn == q24) begin
-        if (!s_pace_allowed) begin
+      S_V_PACE: st <= S_V_PACEW;  // (S_V_PKT at least three cycles after S_V_LIM)
+      // a packet whose payload is gathered through SGEs walks them and checks the pieces'
+      // keys while the pacing answer is on its way (S_V_MRW waits for it before the first
+      // read); any other waits for it here
+      S_V_PACEW: if (pace_got) begin
+        pace_got <= 1'b0;
+        if (!pace_ok) begin
           requeue <= 1'b1;
           st <= S_FILL0;
         end else begin
           st <= S_V_PKT;
         end
+      end else if (walk_ahead) begin
+        st <= S_V_PKT;
+      end
+      S_V_PDRAIN: if (pace_got) begin
+        pace_got <= 1'b0;
+        st <= S_FILL0;
       end
       S_V_PKT: begin
         pc_n <= 3'd0;
         is_i <= 3'd0;
         st <= S_V_DESC;
-        if (!is_read && !is_atomic && p_plen != 13'd0) begin
-          if (b.flags[F_INLINE]) begin
-            // the inline bytes are one piece of the payload path
-            iq[iq_wr[1:0]] <= b.data;
-            iq_wr <= iq_wr + 1'b1;
-            pq[pq_wr[PW-1:0]] <= {1'b1, 1'b1, p_plen};
-            pq_wr <= pq_wr + 1'b1;
-          end else begin
-            st <= S_V_WALK;
-          end
+        if (walk_ahead) begin
+          st <= S_V_WALK;
+        end else if (!is_read && !is_atomic && p_plen != 13'd0) begin
+          // the inline bytes are one piece of the payload path
+          iq[iq_wr[1:0]] <= b.data;
+          iq_wr <= iq_wr + 1'b1;
+          pq[pq_wr[PW-1:0]] <= {1'b1, 1'b1, p_plen};
+          pq_wr <= pq_wr + 1'b1;
         end
       end
       S_V_WALK: st <= S_V_WALK2;  // the walk's last stage holds this packet's pieces next cycle
@@ -1295,15 +1449,20 @@ module roce_req #(
         m_mr_valid <= w_cnt != 3'd0;
         st <= S_V_MRW;
       end
-      S_V_MRW: if (!m_mr_valid && mr_got == pc_n) st <= S_V_CHK;
-      S_V_CHK: begin
+      // the checks' answers and the pacing answer all in (pc_ok is written with mr_got): a
+      // packet not allowed yet waits for the next visit; a piece refused or the SGEs short
+      // is a local error, the WQE completes with it and the QP goes to Err
+      S_V_MRW: if (!m_mr_valid && mr_got == pc_n && !pace_pend) begin
         logic bad;
         bad = 1'b0;
         for (int k = 0; k < 4; k++) begin
           if (pc_n > 3'(k) && !pc_ok[k]) bad = 1'b1;
         end
-        if (bad || wk_short) begin
-          // a local error: the WQE completes with it, the QP goes to Err
+        pace_got <= 1'b0;
+        if (pace_got && !pace_ok) begin
+          requeue <= 1'b1;
+          st <= S_FILL0;
+        end else if (bad || wk_short) begin
           wins_we <= 1'b1;
           wins_addr <= {q, r.cur[LOG_WIN-1:0]};
           wins_d <= bad ? roce_desc_pkg::WC_STATUS_LOC_PROT_ERR : roce_desc_pkg::WC_STATUS_LOC_LEN_ERR;
@@ -1312,26 +1471,24 @@ module roce_req #(
           m_err_cause <= bad ? roce_desc_pkg::WC_STATUS_LOC_PROT_ERR : roce_desc_pkg::WC_STATUS_LOC_LEN_ERR;
           st <= S_WB;
         end else begin
-          st <= S_V_ISSUE;
+          st <= pc_n != 3'd0 ? S_V_ISSUE : S_V_DESC;
         end
       end
+      // one payload read per piece; the descriptor follows the last one's issue
       S_V_ISSUE: if (!m_dma_rd_valid) begin
-        if (is_i == pc_n) begin
-          st <= S_V_DESC;
-        end else begin
-          m_dma_rd_valid <= 1'b1;
-          for (int k = 0; k < 4; k++) begin
-            if (is_i == 3'(k)) begin
-              m_dma_rd.addr <= pc_dma[64*k +: 64];
-              m_dma_rd.len <= pc_len[32*k +: 16];
-              pq[pq_wr[PW-1:0]] <= {1'b0, is_i + 3'd1 == pc_n, pc_len[32*k +: 13]};
-            end
+        m_dma_rd_valid <= 1'b1;
+        for (int k = 0; k < 4; k++) begin
+          if (is_i == 3'(k)) begin
+            m_dma_rd.addr <= pc_dma[64*k +: 64];
+            m_dma_rd.len <= pc_len[32*k +: 16];
+            pq[pq_wr[PW-1:0]] <= {1'b0, is_i + 3'd1 == pc_n, pc_len[32*k +: 13]};
           end
-          pq_wr <= pq_wr + 1'b1;
-          is_i <= is_i + 3'd1;
         end
+        pq_wr <= pq_wr + 1'b1;
+        is_i <= is_i + 3'd1;
+        if (is_i + 3'd1 == pc_n) st <= S_V_DESC;
       end
-      S_V_DESC: begin
+      S_V_DESC: if (!m_sent_valid) begin  // (the burst's previous packet's bytes reported)
         dq[dq_wr[QW-1:0]] <= {p_desc, p_beats, q, r.epoch, r.gen};
         dq_wr <= dq_wr + 1'b1;
         m_sent_valid <= 1'b1;
@@ -1345,6 +1502,7 @@ module roce_req #(
           if (is_read || is_atomic) r.rd_started <= r.rd_started + 8'd1;
         end
         r.next_psn <= p_next;
+        v_cont <= !p_adv;
         if (p_adv) begin
           r.cur <= r.cur + 32'd1;
           r.cur_pkt <= 24'd0;
@@ -1359,7 +1517,25 @@ module roce_req #(
         if (roce_util_pkg::psn_lt(r.next_psn, r.max_sent)) cnt_retransmit <= 1'b1;
         else r.max_sent <= p_next;
         requeue <= 1'b1;
-        st <= S_FILL0;
+        burst_n <= burst_n + 4'd1;
+        st <= S_V_NEXT;
+      end
+      // the burst: up to BURST packets a visit, then the reads ahead (the send index's tag
+      // is on sg_* here, as S_V_HOLD and S_FILL0 need it)
+      // A further packet of the same WQE keeps b and asks the pacing question here, once the
+      // last packet's bytes are handed to roce_dcqcn (it takes them first); S_V_LIM's tests
+      // and the s1..s4 registers see r as S_V_DESC left it.
+      S_V_NEXT: begin
+        if (burst_n == 4'(BURST)) begin
+          st <= S_FILL0;
+        end else if (b_room && v_cont && (!m_sent_valid || m_sent_ready)) begin
+          m_query_valid <= 1'b1;
+          m_query_qpn <= q24;
+          pace_pend <= 1'b1;
+          st <= S_V_LIM;
+        end else if (b_room) begin
+          st <= S_V_HOLD;
+        end
       end
 
       // ------------------------------------------------------------ WQE reads
@@ -1430,15 +1606,33 @@ module roce_req #(
 
       // ------------------------------------------------------------ write back
       S_WB: begin
-        if (requeue && !q_on) begin
+        st <= S_IDLE;
+        if (wb_visit) begin
+          requeue <= 1'b0;  // (a visit of q: v_go, below)
+        end else if (requeue && !q_on) begin
           push_en <= 1'b1;
           push_q <= q;
         end
-        st <= S_IDLE;
       end
 
       default: st <= S_IDLE;
     endcase
+
+    // a visit starts: of the ring's head from S_IDLE, of q from S_WB (wb_visit)
+    if (v_go) begin
+      kind <= K_VISIT;
+      m_attr_valid <= 1'b1;
+      m_attr_qpn <= v_qpn;
+      m_comp_valid <= 1'b1;
+      m_comp_qpn <= v_qpn;
+      got_attr <= 1'b0;
+      got_comp <= 1'b0;
+      row_wait <= 2'd0;
+      burst_n <= 4'd0;
+      now_l <= now;
+      tick_l <= now_tick;
+      st <= S_V_WAIT;
+    end
 
     if (rst || soft_reset) begin
       init_idx <= '0;
@@ -1454,6 +1648,8 @@ module roce_req #(
       m_attr_valid <= 1'b0;
       m_comp_valid <= 1'b0;
       m_query_valid <= 1'b0;
+      pace_pend <= 1'b0;
+      pace_got <= 1'b0;
       m_sent_valid <= 1'b0;
       m_kick_valid <= 1'b0;
       m_body_valid <= 1'b0;
@@ -1569,40 +1765,47 @@ module roce_req #(
   assign {h_desc, h_beats, h_q, h_epoch, h_gen} = dq[dq_rd[QW-1:0]];
   logic [15:0]       h_bytes;
   assign h_bytes = h_desc[8*roce_rec_pkg::TX_DESC_PAYLOAD_LEN_OFF +: 16];
+  // The offer's tests on registers: the head's beats, epoch and generation and its QP as it
+  // is now, all read a cycle before (the stale test lags out_mem's writes by a cycle); no
+  // offer the cycle after the head moved or was written into an empty queue.
   logic [12:0]       h_now;
-  assign h_now = out_mem[h_q];
+  logic [AW:0]       hq_beats;
+  logic [3:0]        hq_epoch;
+  logic [7:0]        hq_gen;
+  logic [QW:0]       dq_rd_l;
+  logic              h_fresh;
+  always_ff @(posedge clk) begin
+    h_now <= out_mem[h_q];
+    hq_beats <= h_beats;
+    hq_epoch <= h_epoch;
+    hq_gen <= h_gen;
+    dq_rd_l <= dq_rd;
+    h_fresh <= st == S_V_DESC && dq_empty;
+  end
   logic              h_stale;
-  assign h_stale = h_now[0] || h_now[12:9] != h_epoch || h_now[8:1] != h_gen;
+  assign h_stale = h_now[0] || h_now[12:9] != hq_epoch || h_now[8:1] != hq_gen;
 
+  // A descriptor is offered while the packet before it still streams (the consumer may take
+  // it once that payload is out); a descriptor taken, or a stale one dropped, while a stream
+  // is on waits in pend_* and starts (or skips its beats) the cycle after it ends.
   logic        streaming;
   logic [AW:0] s_left;
   logic [15:0] s_bytes;
+  logic        pend_v, pend_skip;
+  logic [AW:0] pend_beats;
+  logic [15:0] pend_bytes;
   logic        offer;
-  assign offer = !dq_empty && !streaming && !m_axis_pay_tvalid && !m_desc_valid && arrived >= h_beats;
+  assign offer = !dq_empty && !pend_v && !m_desc_valid && arrived >= hq_beats && dq_rd_l == dq_rd &&
+                 !h_fresh;
   logic        out_beat;
   assign out_beat = m_axis_pay_tvalid && m_axis_pay_tready;
+  logic        s_issue;  // a beat goes to the output register
+  assign s_issue = streaming && s_left != '0 && (!m_axis_pay_tvalid || m_axis_pay_tready);
 
   always_ff @(posedge clk) begin
     cnt_stale <= 1'b0;
-    if (m_desc_valid && m_desc_ready) begin
-      m_desc_valid <= 1'b0;
-      streaming <= h_beats != '0;
-      s_left <= h_beats;
-      s_bytes <= h_bytes;
-      dq_rd <= dq_rd + 1'b1;
-    end else if (offer) begin
-      if (h_stale) begin
-        // dropped with its payload
-        dq_rd <= dq_rd + 1'b1;
-        pf_rd <= pf_rd + h_beats;
-        cnt_stale <= 1'b1;
-      end else begin
-        m_desc_valid <= 1'b1;
-        m_desc <= h_desc;
-      end
-    end
     if (out_beat) m_axis_pay_tvalid <= 1'b0;
-    if (streaming && s_left != '0 && (!m_axis_pay_tvalid || m_axis_pay_tready)) begin
+    if (s_issue) begin
       m_axis_pay_tvalid <= 1'b1;
       m_axis_pay_tdata <= pf[pf_rd[AW-1:0]];
       m_axis_pay_tkeep <= s_bytes >= 16'd64 ? '1 : ~({64{1'b1}} << s_bytes[5:0]);
@@ -1612,29 +1815,75 @@ module roce_req #(
       s_bytes <= s_bytes >= 16'd64 ? s_bytes - 16'd64 : 16'd0;
       if (s_left == (AW + 1)'(1)) streaming <= 1'b0;
     end
+    // the head's lengths, kept while a descriptor waits (a handshake takes the head; a
+    // drop happens with no descriptor offered, it skips the beats)
+    if (!pend_v) begin
+      pend_beats <= h_beats;
+      pend_bytes <= h_bytes;
+      pend_skip <= !m_desc_valid;
+    end
+    if (m_desc_valid && m_desc_ready) begin
+      m_desc_valid <= 1'b0;
+      dq_rd <= dq_rd + 1'b1;
+      if (!streaming) begin
+        streaming <= h_beats != '0;
+        s_left <= h_beats;
+        s_bytes <= h_bytes;
+      end else begin
+        pend_v <= 1'b1;
+      end
+    end else if (offer) begin
+      if (h_stale) begin
+        // dropped with its payload
+        dq_rd <= dq_rd + 1'b1;
+        pend_v <= 1'b1;
+        cnt_stale <= 1'b1;
+      end else begin
+        m_desc_valid <= 1'b1;
+        m_desc <= h_desc;
+      end
+    end
+    if (pend_v && !streaming) begin
+      pend_v <= 1'b0;
+      if (pend_skip) begin
+        pf_rd <= pf_rd + pend_beats;
+      end else begin
+        streaming <= pend_beats != '0;
+        s_left <= pend_beats;
+        s_bytes <= pend_bytes;
+      end
+    end
     if (rst || soft_reset) begin
       dq_rd <= '0;
       pf_rd <= '0;
       m_desc_valid <= 1'b0;
       m_axis_pay_tvalid <= 1'b0;
       streaming <= 1'b0;
+      pend_v <= 1'b0;
       cnt_stale <= 1'b0;
     end
   end
 
   // credit (beats reserved by packets made and not yet sent) and arrival (beats in the FIFO
   // not yet claimed by an offered or dropped descriptor)
-  logic [AW:0] claim, release_n;
-  assign claim = (offer && !(m_desc_valid && m_desc_ready)) ? h_beats : '0;
-  assign release_n = (offer && !(m_desc_valid && m_desc_ready) && h_stale) ? h_beats :
-                     (out_beat ? (AW + 1)'(1) : '0);
-  // (the release is applied a cycle late, registered: credit is only held a cycle longer)
-  logic [AW:0] release_q;
+  // (a claim is applied a cycle late, registered: the next offer comes two cycles later at
+  // the earliest, the head having moved)
+  logic [AW:0] claim;
+  // (the releases, a stale drop's beats and a beat sent, are applied two cycles late,
+  // registered and then summed: credit is only held longer)
+  logic [AW:0] rel_drop, release_q;
+  logic        rel_beat;
   always_ff @(posedge clk) begin
-    release_q <= release_n;
+    claim <= offer ? hq_beats : '0;
+    rel_drop <= (offer && h_stale) ? hq_beats : '0;
+    rel_beat <= out_beat;
+    release_q <= rel_drop + (AW + 1)'(rel_beat);
     credit_used <= credit_used + (st == S_V_DESC ? p_beats : '0) - release_q;
     arrived <= arrived + (pf_we ? (AW + 1)'(1) : '0) - claim;
     if (rst || soft_reset) begin
+      claim <= '0;
+      rel_drop <= '0;
+      rel_beat <= 1'b0;
       release_q <= '0;
       credit_used <= '0;
       arrived <= '0;

@@ -247,12 +247,20 @@ module roce_rx_parse #(
   logic [15:0]      s2_tci, s2_sport;
   logic [LEN_W-1:0] s2_tr;        // transport bytes (BTH .. ICRC)
   logic [LEN_W:0]   s2_tr16;      // s2_tr - 16 (BTH and ICRC), sign bit on top
+  /* verilator lint_off UNUSEDSIGNAL */
+  function automatic logic [4:0] ext_len_of(input logic [7:0] op);
+    logic [roce_opcode_pkg::OP_INFO_W-1:0] i;
+    i = roce_opcode_pkg::op_info(op);
+    ext_len_of = i[roce_opcode_pkg::OPI_EXT_LEN_LSB +: 5];
+  endfunction
+  /* verilator lint_on UNUSEDSIGNAL */
   logic [5:0]       s2_dscp;
   logic [1:0]       s2_ecn;
   logic [127:0]     s2_sip, s2_dip;
   logic [95:0]      s2_macs;
   logic [6:0]       s2_bo;        // BTH offset in the frame
   logic [319:0]     s2_wb;        // 40 bytes from the BTH
+  logic [4:0]       s2_xl;        // the opcode's extension header length (op_info), for S3
 
   logic [1023:0]    w3;
   logic [511:0]     hbv;
@@ -358,6 +366,15 @@ module roce_rx_parse #(
         5'd24:   s2_wb <= hbv[8*24 +: 320];
         default: s2_wb <= hbv[0 +: 320];
       endcase
+      // the opcode decoded at each place the BTH can start, then picked
+      case (c2_bo_rel)
+        5'd4:    s2_xl <= ext_len_of(hbv[8*4 +: 8]);
+        5'd12:   s2_xl <= ext_len_of(hbv[8*12 +: 8]);
+        5'd16:   s2_xl <= ext_len_of(hbv[8*16 +: 8]);
+        5'd20:   s2_xl <= ext_len_of(hbv[8*20 +: 8]);
+        5'd24:   s2_xl <= ext_len_of(hbv[8*24 +: 8]);
+        default: s2_xl <= ext_len_of(hbv[0 +: 8]);
+      endcase
     end
     if (rst) begin
       t2 <= 1'b0;
@@ -431,7 +448,6 @@ module roce_rx_parse #(
 
   logic [1023:0]    wb;
   logic [31:0]      c3_info;
-  logic [4:0]       c3_ext_len;
   logic [7:0]       c3_ext;
   logic [7:0]       c3_err;
   logic [1023:0]    ev;           // extension headers (wb from byte 12)
@@ -442,7 +458,6 @@ module roce_rx_parse #(
     wb         = {704'b0, s2_wb};
     ev         = {800'b0, s2_wb[319:96]};
     c3_info    = roce_opcode_pkg::op_info(wb[7:0]);
-    c3_ext_len = c3_info[roce_opcode_pkg::OPI_EXT_LEN_LSB +: 5];
     c3_ext     = c3_info[roce_opcode_pkg::OPI_EXT_LSB +: 8];
     c3_imm_off = {c3_info[roce_opcode_pkg::OPI_IMM_OFF4_LSB +: 3], 2'b00};
     c3_err     = v2_err;
@@ -513,10 +528,10 @@ module roce_rx_parse #(
       t3         <= t2;
       s3_err     <= c3_err;
       s3_roce    <= v2_roce;
-      s3_body    <= s2_tr16 - (LEN_W + 1)'(c3_ext_len);
+      s3_body    <= s2_tr16 - (LEN_W + 1)'(s2_xl);
       s3_pad     <= wb[13:12];
       s3_has_pay <= c3_info[roce_opcode_pkg::OPI_PAYLOAD];
-      s3_off     <= s2_bo + 7'd12 + 7'(c3_ext_len);
+      s3_off     <= s2_bo + 7'd12 + 7'(s2_xl);
       s3_rec     <= c3_rec;
     end
     if (rst) begin

@@ -1,17 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0 OR MIT
 //
-// roce_tx_arb: the TX arbiter and header assembly. Four sources, served one frame at a time
+// roce_tx_arb: the TX arbiter and header assembly. Four sources, one frame's record at a time
 // in priority order: s_cnp (CNPs from roce_dcqcn), s_ack (owed ACK/NAKs from roce_ack_q),
 // s_rsp (READ responses and ATOMIC ACKs from roce_rd_rsp, with payload), s_req (requests from
 // roce_req, with payload). The QP's attributes are looked up on roce_qp_ctx's TX port and the
 // frame's tx_hdr_t goes out on m_hdr (addresses, VLAN, DSCP/ECN, IPv4 identification, UDP
-// source port, exactly engine::tx_arb::frame_builder), then the payload on m_axis_pay. A frame
-// whose priority is paused by PFC (pause[pcp]) waits and holds the frames behind it.
+// source port, exactly engine::tx_arb::frame_builder), then the payload on m_axis_pay, which
+// passes while the next frames' records are made (a source's descriptor may be taken before
+// its previous payload has ended). A frame whose priority is paused by PFC (pause[pcp]) waits
+// and holds the frames behind it.
 // Ports: s_cnp, s_ack, s_rsp + s_axis_rsp_pay, s_req + s_axis_req_pay, the TX attribute port,
 //   port configuration, pause, m_hdr, m_axis_pay.
 // Latency: a packet taken in c has its record on m_hdr in c+4 (attribute latency 2); its first
-//   payload beat passes from c+5.
-// Throughput: one frame per (5 + payload beats) cycles; ACKs one per 5 cycles.
+//   payload beat passes from c+5, or once the payload before it has ended.
+// Throughput: one record per 5 cycles; payloads back to back (one frame per max(5, payload
+//   beats) cycles when m_hdr and the payloads keep up).
 // Model blocks::tx_arb; docs/engine-hdl.md.
 //
 // Parameters:
@@ -167,9 +170,15 @@ module roce_tx_arb #(
   end
 
   // ---------------------------------------------------------------- payload pass-through
+  // The payload of the frame whose record went out last, from p_src, while the next frame's
+  // attributes and record are taken (S_PAY: a record out, its payload waits for the one
+  // before it to end).
+  logic p_on, p_end;
+  src_t p_src;
   logic pay_rsp, pay_req;
-  assign pay_rsp = st == S_PAY && src == SRC_RSP;
-  assign pay_req = st == S_PAY && src == SRC_REQ;
+  assign pay_rsp = p_on && p_src == SRC_RSP;
+  assign pay_req = p_on && p_src == SRC_REQ;
+  assign p_end = m_axis_pay_tvalid && m_axis_pay_tready && m_axis_pay_tlast;
   always_comb begin
     m_axis_pay_tdata = pay_rsp ? s_axis_rsp_tdata : s_axis_req_tdata;
     m_axis_pay_tkeep = pay_rsp ? s_axis_rsp_tkeep : s_axis_req_tkeep;
@@ -182,6 +191,7 @@ module roce_tx_arb #(
   always_ff @(posedge clk) begin
     m_attr_valid <= 1'b0;
     cnt_ack <= 1'b0;
+    if (p_end) p_on <= 1'b0;
     case (st)
       S_IDLE: begin
         if (s_cnp_valid) begin
@@ -219,14 +229,27 @@ module roce_tx_arb #(
         end
         if (m_hdr_valid && m_hdr_ready) begin
           m_hdr_valid <= 1'b0;
-          st <= d.payload_len != 16'd0 ? S_PAY : S_IDLE;
+          st <= S_IDLE;
+          if (d.payload_len != 16'd0) begin
+            if (!p_on || p_end) begin
+              p_on <= 1'b1;
+              p_src <= src;
+            end else begin
+              st <= S_PAY;
+            end
+          end
         end
       end
-      S_PAY: if (m_axis_pay_tvalid && m_axis_pay_tready && m_axis_pay_tlast) st <= S_IDLE;
+      S_PAY: if (!p_on || p_end) begin
+        p_on <= 1'b1;
+        p_src <= src;
+        st <= S_IDLE;
+      end
       default: st <= S_IDLE;
     endcase
     if (rst) begin
       st <= S_IDLE;
+      p_on <= 1'b0;
       m_attr_valid <= 1'b0;
       m_hdr_valid <= 1'b0;
       ip_id <= 16'd0;

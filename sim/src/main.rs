@@ -88,6 +88,10 @@ struct LatencyArgs {
     /// One-way link latency in nanoseconds (pingpong).
     #[arg(long, default_value_t = 1000)]
     link_ns: u64,
+    /// Post the data inline through the inline doorbell (the BlueFlame window): SEND, WRITE
+    /// and pingpong, sizes up to 64 bytes.
+    #[arg(long)]
+    inline: bool,
     #[command(flatten)]
     host: HostMemArgs,
 }
@@ -253,6 +257,14 @@ struct TransferArgs {
     /// Local ACK timeout of both QPs (4.096 us x 2^N, 1..31).
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u8).range(1..32))]
     timeout: u8,
+    /// Post the data inline in the WQE (SEND and WRITE of at most 64 bytes): each post goes
+    /// through the inline doorbell, and the engine reads neither WQE nor payload.
+    #[arg(long)]
+    inline: bool,
+    /// Selective signaling: every N-th message of a QP (and its last) asks for a completion,
+    /// as perftest's --cq-mod (1..=depth).
+    #[arg(long, default_value_t = 1)]
+    signal_every: u64,
     #[command(flatten)]
     host: HostMemArgs,
 }
@@ -487,6 +499,8 @@ fn run_transfer(a: &TransferArgs, out: &mut impl Write) -> Result<u64, SimError>
         model_fault: a.cosim_self_check,
         stall: a.stall,
         host_mem: a.host.budget()?,
+        inline: a.inline,
+        signal_every: a.signal_every,
         ..TransferConfig::default()
     };
     if a.fst.is_some() && !matches!(a.engine, EngineArg::Cosim | EngineArg::Cosim2 | EngineArg::CosimReq) {
@@ -773,6 +787,12 @@ fn run_latency(a: &LatencyArgs, out: &mut impl Write) -> Result<u64, SimError> {
             "latency runs --engine model and/or hdl (the Verilated engine on both nodes)".into(),
         ));
     }
+    if a.inline && (matches!(a.op, LatOpArg::Read) || a.sizes.iter().any(|&s| s > roce_model::contract::MAX_INLINE)) {
+        return Err(SimError::Config(format!(
+            "--inline takes SEND, WRITE or pingpong of at most {} bytes",
+            roce_model::contract::MAX_INLINE
+        )));
+    }
     if a.sizes.contains(&0) || !matches!(a.mtu, 256 | 512 | 1024 | 2048 | 4096) || a.samples == 0 {
         return Err(SimError::Config(
             "sizes and samples must be positive, the MTU one of 256, 512, 1024, 2048, 4096".into(),
@@ -791,6 +811,7 @@ fn run_latency(a: &LatencyArgs, out: &mut impl Write) -> Result<u64, SimError> {
         engines: a.engine.iter().map(|e| matches!(e, EngineArg::Hdl)).collect(),
         link_latency: a.link_ns * 250 / 1000,
         host_mem: a.host.budget()?,
+        inline: a.inline,
     };
     let table = if matches!(a.op, LatOpArg::Pingpong) {
         lat::pingpong_table(&cfg, &lat::measure_pingpong(&cfg, |_| {})?)

@@ -363,7 +363,7 @@ fn setup(seed: u64, nqp: u32, nwqe: usize) -> ReqSetup {
         qpns.push(qpn);
     }
     doorbells.sort_by_key(|d| d.0);
-    ReqSetup { a, amem, b, bmem, qpns, doorbells, peer_rq, again: None }
+    ReqSetup { a, amem, b, bmem, qpns, doorbells, inline_dbs: Vec::new(), peer_rq, again: None }
 }
 
 fn run(seed: u64, nqp: u32, nwqe: usize, t: ReqTraffic) -> CompReport {

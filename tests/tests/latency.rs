@@ -95,3 +95,31 @@ fn pingpong_legs_and_half_round_trip() {
         assert!(err < 0.2, "model {m:?} against HDL {h:?}");
     }
 }
+
+/// Inline doorbells: the WQE and its payload come with the doorbell, so a 64-byte inline
+/// WRITE reaches the wire without a DMA read (less than one DMA latency after its doorbell,
+/// on both engines), and an inline ping-pong leg is shorter than two DMA reads.
+#[test]
+fn inline_doorbells_skip_the_dma_reads() {
+    let l = dma_read_latency();
+    let c = LatencyConfig {
+        op: Op::Write,
+        sizes: vec![8, 64],
+        samples: 3,
+        engines: vec![false, true],
+        inline: true,
+        ..Default::default()
+    };
+    for p in measure(&c, |_| {}).expect("inline latency run") {
+        eprintln!("{p:?}");
+        assert!(p.doorbell_to_wire.max < l, "inline doorbell -> wire {p:?} took a DMA read");
+        assert!(p.doorbell_to_wire.max - p.doorbell_to_wire.min <= 4, "{p:?}");
+    }
+    let c = LatencyConfig { op: Op::Send, link_latency: 100, sizes: vec![8], ..c };
+    for p in measure_pingpong(&c, |_| {}).expect("inline ping-pong run") {
+        eprintln!("{p:?}");
+        for leg in [p.a_to_b, p.b_to_a] {
+            assert!(leg.min >= c.link_latency && leg.max < c.link_latency + 2 * l, "{p:?}");
+        }
+    }
+}

@@ -599,7 +599,7 @@ fn ecn_run(mark: f64) -> EcnRun {
     let qpn = r.pair.a.qp.qpn();
     let line = f64::from(r.pair.a.node.borrow().engine.dcqcn.line_mbps);
     let rate = |r: &Rig| r.pair.a.node.borrow().engine.qp(qpn).and_then(|q| q.cc.rp.rate_mbps());
-    const M: u64 = 16;
+    const M: u64 = 32;
     const SZ: u32 = 16384;
     let mut data = Vec::new();
     for i in 0..M {

@@ -83,8 +83,9 @@ fn long_reads_stream_at_a_beat_per_cycle() {
     let r = rd_rsp_lockstep(&rsps, &mem, (250, 250), 1.0, 0).expect("runs");
     assert!(r.divergences.is_empty(), "{:?}", r.divergences);
     assert_eq!(r.packets, 256);
-    // 16384 beats; each packet adds the descriptor's cycles; one DMA latency to start
+    // 16384 beats, one idle cycle between two packets' payloads (each descriptor is taken
+    // while the payload before it streams); one DMA latency to start
     let busy = r.cycles - 50;
     eprintln!("{} beats in {busy} cycles ({:.1} per 4 KiB packet)", r.beats, busy as f64 / 256.0);
-    assert!(busy <= 256 * (64 + 4) + 300, "{busy} cycles");
+    assert!(busy <= 256 * 65 + 350, "{busy} cycles");
 }

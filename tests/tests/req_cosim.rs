@@ -269,7 +269,9 @@ fn image(w: &SqWqe, fault: Option<Fault>) -> Vec<u8> {
 /// The QPs of a run: `nqp` of them, `nwqe` WQEs each; `clean`: MTU 4096, no faults; QP
 /// numbers `2 + n * stride` (37: spread over the prefetch store; 32: all on the same
 /// entries, so the QPs take each other's entries).
-fn setup(seed: u64, nqp: u32, nwqe: usize, clean: bool, stride: u32) -> ReqSetup {
+/// `bf`: WQEs are posted more often one at a time, and most of those through the inline
+/// doorbell.
+fn setup(seed: u64, nqp: u32, nwqe: usize, clean: bool, stride: u32, bf: bool) -> ReqSetup {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let (ca, cb) = (cfg(1, 1), cfg(2, 2));
     let mut a = Engine::new(ca.clone());
@@ -302,6 +304,7 @@ fn setup(seed: u64, nqp: u32, nwqe: usize, clean: bool, stride: u32) -> ReqSetup
     }
     let mut qpns = Vec::new();
     let mut doorbells = Vec::new();
+    let mut inline_dbs = Vec::new();
     let mut peer_rq = Vec::new();
     for n in 0..nqp {
         let qpn = 2 + n * stride % 1000;
@@ -344,21 +347,31 @@ fn setup(seed: u64, nqp: u32, nwqe: usize, clean: bool, stride: u32) -> ReqSetup
             let w = wqe(&mut rng, &mut g, f);
             amem.write(sq_base + 128 * i as u64, &image(&w, f));
             g.wqes.push(w);
-            if rng.random_bool(0.3) || i + 1 == nwqe {
+            if rng.random_bool(if bf { 0.6 } else { 0.3 }) || i + 1 == nwqe {
+                let one = posted == i as u32;
                 posted = i as u32 + 1;
-                doorbells.push((t, qpn, posted));
-                t += rng.random_range(0..3000);
+                if bf && one && rng.random_bool(0.75) {
+                    inline_dbs.push((t, qpn, posted));
+                } else {
+                    doorbells.push((t, qpn, posted));
+                }
+                t += rng.random_range(0..if bf { 600 } else { 3000 });
             }
         }
         let _ = posted;
         qpns.push(qpn);
     }
     doorbells.sort_by_key(|d| d.0);
-    ReqSetup { a, amem, b, bmem, qpns, doorbells, peer_rq, again: None }
+    inline_dbs.sort_by_key(|d| d.0);
+    ReqSetup { a, amem, b, bmem, qpns, doorbells, inline_dbs, peer_rq, again: None }
 }
 
 fn run(seed: u64, nqp: u32, nwqe: usize, t: ReqTraffic, stride: u32) -> ReqReport {
-    let s = setup(seed, nqp, nwqe, false, stride);
+    run_with(seed, nqp, nwqe, t, stride, false)
+}
+
+fn run_with(seed: u64, nqp: u32, nwqe: usize, t: ReqTraffic, stride: u32, bf: bool) -> ReqReport {
+    let s = setup(seed, nqp, nwqe, false, stride, bf);
     let r = req_lockstep(s, &t).expect("runs");
     assert!(
         r.divergences.is_empty(),
@@ -367,7 +380,7 @@ fn run(seed: u64, nqp: u32, nwqe: usize, t: ReqTraffic, stride: u32) -> ReqRepor
         r.divergences.join("\n")
     );
     eprintln!(
-        "seed {seed}: {} cycles, {} visits, {} packets ({} bytes), {} stale, {} retransmits, WQE reads {:?}, {} local errors, kicks {:?}, failed reads {:?}, paced {:?}, {} QPs in error, completions {:?}, opcodes {:?}",
+        "seed {seed}: {} cycles, {} visits, {} packets ({} bytes), {} stale, {} retransmits, WQE reads {:?}, inline doorbells {:?}, {} local errors, kicks {:?}, failed reads {:?}, paced {:?}, {} QPs in error, completions {:?}, opcodes {:?}",
         r.cycles,
         r.visits,
         r.packets,
@@ -375,6 +388,7 @@ fn run(seed: u64, nqp: u32, nwqe: usize, t: ReqTraffic, stride: u32) -> ReqRepor
         r.stale,
         r.retransmits,
         r.wqe_reads,
+        r.inline,
         r.local_errors,
         r.kicks,
         r.dma_errors,
@@ -433,23 +447,42 @@ fn requester_matches_the_model_on_lossy_links() {
     }
 }
 
+/// 2 % loss, 1 % duplication, 300-cycle links, DMA latency 5..120, pacing allowed 90 %.
+fn lossy(seed: u64, ready_p: f64) -> ReqTraffic {
+    ReqTraffic {
+        ready_p,
+        dma_latency: (5, 120),
+        pace_p: 0.9,
+        loss: 0.02,
+        dup: 0.01,
+        link_delay: 300,
+        seed,
+        max_cycles: 3_000_000,
+    }
+}
+
+#[test]
+fn requester_matches_the_model_with_inline_doorbells() {
+    // WQEs posted one at a time, most through the inline doorbell, mixed with SQ_DB on the
+    // same QPs (a stale SQ_DB after an inline one is ignored), with the faults: the block
+    // takes the WQE from the write exactly when the model does
+    let mut inline = (0, 0);
+    for seed in 30..32u64 {
+        let t = ReqTraffic { dma_latency: (5, 80), ..lossy(seed, [0.9, 0.6][seed as usize - 30]) };
+        let r = run_with(seed, 8, 60, t, 37, true);
+        inline.0 += r.inline.0;
+        inline.1 += r.inline.1;
+    }
+    assert!(inline.0 > 20 && inline.1 > 10, "inline doorbells (WQE taken, doorbell only): {inline:?}");
+}
+
 #[test]
 fn requester_matches_the_model_when_qps_share_prefetch_entries() {
     // twelve QPs on the same prefetch store entries: they take each other's read-ahead
     // bodies, and the send index's body is read again into the QP's own slot
     let mut reads_again = 0;
     for seed in 10..12u64 {
-        let t = ReqTraffic {
-            ready_p: 0.8,
-            dma_latency: (5, 120),
-            pace_p: 0.9,
-            loss: 0.02,
-            dup: 0.01,
-            link_delay: 300,
-            seed,
-            max_cycles: 3_000_000,
-        };
-        let r = run(seed, 12, 60, t, 32);
+        let r = run(seed, 12, 60, lossy(seed, 0.8), 32);
         reads_again += r.wqe_reads.1;
     }
     assert!(reads_again > 50, "{reads_again} WQEs read again");
@@ -461,7 +494,7 @@ fn a_reset_qp_forgets_the_wqes_it_read_ahead() {
     // again with new WQEs at the same SQ indices: a body left from the first round would be
     // sent instead of the new WQE
     let nwqe = 40;
-    let mut s = setup(20, 6, nwqe, true, 37);
+    let mut s = setup(20, 6, nwqe, true, 37, false);
     let qpns = s.qpns.clone();
     s.again = Some(Again {
         setup: Box::new(move |a, amem, b, bmem| {
@@ -514,8 +547,13 @@ fn a_reset_qp_forgets_the_wqes_it_read_ahead() {
 /// with nothing held back (DMA latency 250 cycles, one beat per cycle): cycles per packet
 /// after the first `skip` packets.
 fn write_rate(nqp: u32, nwqe: usize, len: u32, skip: usize, link_delay: u64) -> f64 {
+    write_rate_with(nqp, nwqe, len, skip, link_delay, false)
+}
+
+/// [`write_rate`]; `inline`: the data inline in the WQEs (no payload read).
+fn write_rate_with(nqp: u32, nwqe: usize, len: u32, skip: usize, link_delay: u64, inline: bool) -> f64 {
     let mut rng = ChaCha8Rng::seed_from_u64(9);
-    let mut s = setup(1000, nqp, 1, true, 37);
+    let mut s = setup(1000, nqp, 1, true, 37, false);
     // replace the workload: WRITEs only, posted at cycle 0
     s.doorbells.clear();
     for (n, &qpn) in s.qpns.clone().iter().enumerate() {
@@ -525,7 +563,7 @@ fn write_rate(nqp: u32, nwqe: usize, len: u32, skip: usize, link_delay: u64) -> 
         for i in 0..nwqe {
             let mut sge = [Sge::default(); 4];
             sge[0] = Sge { addr: LOCAL_VA + rng.random_range(0..DATA_LEN / 2), len, lkey: key(1, 5) };
-            let w = SqWqe {
+            let mut w = SqWqe {
                 wr_id: i as u64,
                 opcode: SqOpcode::Write,
                 flags: SqFlags::SIGNALED,
@@ -536,6 +574,11 @@ fn write_rate(nqp: u32, nwqe: usize, len: u32, skip: usize, link_delay: u64) -> 
                 data: SqData::Sge(sge),
                 ..SqWqe::default()
             };
+            if inline {
+                w.flags = SqFlags::SIGNALED | SqFlags::INLINE;
+                w.num_sge = 0;
+                w.data = SqData::Inline([i as u8; 64]);
+            }
             s.amem.write(sq_base + 128 * i as u64, &w.encode());
         }
         s.doorbells.push((0, qpn, nwqe as u32));
@@ -584,11 +627,13 @@ fn small_write_message_rate() {
     // 1 us link, 2 x 250 cycles, plus the WQE and payload reads); eight QPs by the visits
     let one = write_rate(1, 256, 64, 16, 250);
     let eight = write_rate(8, 64, 64, 16, 250);
+    let eight_inl = write_rate_with(8, 64, 64, 16, 250, true);
     let mps = |c: f64| 250e6 / c / 1e6;
     eprintln!(
-        "64-byte WRITEs: one QP {one:.1} cycles each ({:.2} M/s), eight QPs {eight:.1} ({:.2} M/s)",
+        "64-byte WRITEs: one QP {one:.1} cycles each ({:.2} M/s), eight QPs {eight:.1} ({:.2} M/s), inline {eight_inl:.1} ({:.2} M/s)",
         mps(one),
-        mps(eight)
+        mps(eight),
+        mps(eight_inl)
     );
     assert!(eight <= 40.0, "{eight} cycles per message");
 }

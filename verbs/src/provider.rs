@@ -66,6 +66,9 @@ impl Backend for AnyBackend {
     fn unmap_user(&mut self, buf: DmaBuf) {
         each!(self, b => b.unmap_user(buf))
     }
+    fn bf_write(&mut self, qpn: u32, wqe: &[u8; 128]) -> bool {
+        each!(self, b => b.bf_write(qpn, wqe))
+    }
 }
 
 /// Why a device did not open.

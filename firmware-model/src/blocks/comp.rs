@@ -9,7 +9,7 @@
 //! Operation-level, not cycle-level.
 
 use crate::engine::comp::{ReqView, LATENCY};
-use crate::engine::fetch::extend16;
+use crate::engine::fetch::advance_sq16;
 use crate::engine::rx_disp::rx_pkt;
 use crate::engine::{Dma, Engine, QpState};
 use crate::wire::parse_frame;
@@ -60,7 +60,7 @@ pub fn post(eng: &mut Engine, qpn: u32, pi: u32, now: u64, mem: &mut impl Dma) -
     let err = eng.qp(qpn).is_some_and(|q| q.state == QpState::Err);
     if err {
         if let Some(mut qp) = eng.take_qp(qpn) {
-            qp.sq.pi = extend16(qp.sq.pi, pi);
+            qp.sq.pi = advance_sq16(qp.sq.pi, pi);
             eng.put_qp(qp);
         }
     } else {

@@ -49,6 +49,8 @@ pub struct RegsParams {
     pub max_mtu: u32,
     /// `LOG_DP_BYTES`.
     pub log_dp_bytes: u32,
+    /// `BF` (the inline doorbell window is connected).
+    pub bf: u32,
 }
 
 impl Default for RegsParams {
@@ -62,6 +64,7 @@ impl Default for RegsParams {
             log_max_mr: caps::LOG_MAX_MR.get(r),
             max_mtu: caps::MAX_MTU.get(r),
             log_dp_bytes: caps::LOG_DP_BYTES.get(r),
+            bf: caps::BF.get(r),
         }
     }
 }
@@ -76,6 +79,7 @@ impl RegsParams {
             | f(caps::LOG_MAX_MR, self.log_max_mr)
             | f(caps::MAX_MTU, self.max_mtu)
             | f(caps::LOG_DP_BYTES, self.log_dp_bytes)
+            | f(caps::BF, self.bf)
     }
 }
 

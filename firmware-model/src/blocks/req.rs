@@ -12,6 +12,7 @@
 use crate::contract::records::{CompRd, ReqRd, SqWin, TxDesc, TxDescFlags};
 use crate::contract::{CqeStatus, SqFlags, SqOpcode};
 use crate::engine::comp::ReqView;
+use crate::engine::fetch::{bf_doorbell, BfOutcome};
 use crate::engine::qp_ctx::{wqe_store_slot, Qp, RewindReq, SqEntry};
 use crate::engine::req::{CompView, ReqVisit};
 use crate::engine::{Dma, Engine, SendOp, TxPkt, WcStatus};
@@ -165,15 +166,25 @@ pub fn sq_win(e: &SqEntry, started: bool) -> SqWin {
     }
 }
 
-/// One visit of the requester to QP `qpn` at cycle `now` with the completer's state `c` and
-/// pacing answer `pace`, as the HDL block makes it. The WQE bodies it reads are not held
-/// until [`arrived`]. None for a QP the engine does not have.
-pub fn visit(eng: &mut Engine, qpn: u32, now: u64, c: &CompView, pace: bool, mem: &mut impl Dma) -> Option<ReqVisit> {
+/// One visit of the requester to QP `qpn` at cycle `now` with the completer's state `c`,
+/// `pace` answering each pacing question, as the HDL block makes it. The WQE bodies it
+/// reads are not held until [`arrived`]. None for a QP the engine does not have.
+pub fn visit(
+    eng: &mut Engine,
+    qpn: u32,
+    now: u64,
+    c: &CompView,
+    mut pace: impl FnMut() -> bool,
+    mem: &mut impl Dma,
+) -> Option<ReqVisit> {
     let mut qp = eng.take_qp(qpn)?;
-    let v = eng.req_visit(&mut qp, now, c, |_| pace, mem);
+    let v = eng.req_visit(&mut qp, now, c, |_| pace(), |_, _| {}, mem);
     if let Some(rd) = v.read {
-        for (idx, _) in rd.wqes() {
+        for (idx, fetch) in rd.wqes() {
             set_ready(eng, &mut qp, idx, u64::MAX);
+            if fetch {
+                qp.req.fetch_ready_at = u64::MAX;
+            }
         }
     }
     eng.put_qp(qp);
@@ -192,13 +203,32 @@ fn set_ready(eng: &mut Engine, qp: &mut Qp, idx: u32, at: u64) {
     }
 }
 
-/// The block took the data of WQE `idx` of QP `qpn`: its body is held (if its own slot or
-/// its prefetch store entry still names it).
-pub fn arrived(eng: &mut Engine, qpn: u32, idx: u32) {
+/// The block took the data of WQE `idx` of QP `qpn` (`fetch`: fetched into the window, not
+/// read again): its body is held (if its own slot or its prefetch store entry still names
+/// it), and when it is the last fetched the fetched WQEs have all arrived.
+pub fn arrived(eng: &mut Engine, qpn: u32, idx: u32, fetch: bool) {
     if let Some(mut qp) = eng.take_qp(qpn) {
         set_ready(eng, &mut qp, idx, 0);
+        if fetch && idx.wrapping_add(1) == qp.req.fetched {
+            qp.req.fetch_ready_at = 0;
+        }
         eng.put_qp(qp);
     }
+}
+
+/// An inline doorbell the block took ([`Engine::sq_bf`]); a WQE taken is held at once (the
+/// block decides and writes it before its next visit).
+pub fn bf(eng: &mut Engine, wqe: &[u8; crate::contract::SqWqe::SIZE], now: u64, mem: &mut impl Dma) -> BfOutcome {
+    let out = eng.sq_bf(now, wqe, mem);
+    if let BfOutcome::Taken { .. } = out {
+        if let Some(mut qp) = eng.take_qp(bf_doorbell(wqe).0) {
+            let idx = qp.req.fetched.wrapping_sub(1);
+            set_ready(eng, &mut qp, idx, 0);
+            qp.req.fetch_ready_at = 0;
+            eng.put_qp(qp);
+        }
+    }
+    out
 }
 
 /// A local error the block reported (`m_err`): the QP goes to ERR, as `roce_qp_ctx` does it,

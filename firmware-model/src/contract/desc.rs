@@ -115,6 +115,9 @@ layout! {
         compare_add: u64, at 32;
         /// AtomicCas: the swap value.
         swap: u64, at 40;
+        /// Inline doorbell only: the `SQ_DB` value (`PI | QP << 16`) the write to the
+        /// BlueFlame window rings, PI = this WQE's SQ index + 1. Ignored in the SQ ring.
+        bf_db: u32, at 48;
         /// The gather list or the inline payload.
         data: SqData, at 64;
     }

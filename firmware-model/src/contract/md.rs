@@ -227,6 +227,27 @@ dropped. PIs rung in Init or Rtr are kept: SQ WQEs start only in Rts (started on
 Sqd); RQ WQEs are consumed in Rtr, Rts and Sqd. In Err, every posted WQE completes with \
 WrFlushErr.
 
+An `SQ_DB` whose PI is behind the QP's last one (by less than 2^15) is stale and ignored: with \
+inline doorbells an `SQ_DB` and a BlueFlame write of the same QP may reach the requester in \
+either order.
+
+### Inline doorbells (BlueFlame window)
+
+When `CAPS.BF` = 1, BAR2 is a write-only window of 2^`CAPS.LOG_MAX_QP` slots of 128 bytes; \
+slot *q* at offset 128 *q* belongs to QP *q*. Instead of step 4 above, software may post **one** \
+WQE by writing its whole 128-byte image, with `bf_db` = `PI | QP << 16` (PI = its SQ index + 1), \
+into the QP's slot: two 64-byte stores in order (write-combining, each 64-byte half one PCIe \
+write; a store fence after each). Software still writes the WQE into the ring first (step 2) \
+and fences (step 3): the window copy only saves the engine the read.
+
+The write is the QP's doorbell (`SQ_DB` = `bf_db`, with the rules above). The engine also takes \
+the WQE from it, without reading the ring, when it is exactly the next one to fetch: the QP is \
+in Rts, the write advances PI by one, every WQE posted before it was fetched and has arrived, \
+the send window has room as of the requester's last visit, and the WQE's prefetch store entry \
+is not being read. Otherwise the copy is discarded and the WQE is read from the ring as after \
+`SQ_DB`. The two copies must be identical (the engine may use either). Writes to a slot are \
+serialized by software (one poster per QP at a time, as for the ring).
+
 Completion and retirement: the WQEs of one queue complete in order. Every RQ WQE produces one \
 CQE. An SQ WQE produces a CQE if it is `SIGNALED` or fails; a CQE for SQ WQE *n* retires it and \
 every unsignaled WQE before it, so software can advance its SQ CI to *n* + 1. (`QP_READ` also \

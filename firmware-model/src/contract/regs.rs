@@ -128,6 +128,8 @@ registers! {
         LOG_MAX_MR[20:16] = 10,
         /// Largest path MTU, ibverbs code (1 = 256 .. 5 = 4096).
         MAX_MTU[26:24] = 5,
+        /// Inline doorbells: the BlueFlame window (BAR2) takes whole SQ WQEs.
+        BF[27] = 1,
         /// log2 of the datapath width in bytes: 3 = 64-bit, 5 = 256-bit, 6 = 512-bit.
         LOG_DP_BYTES[31:28] = 6,
     }

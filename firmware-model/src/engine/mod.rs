@@ -71,7 +71,7 @@ pub struct EngineConfig {
     pub max_cqs: usize,
     /// Number of MR table entries.
     pub max_mrs: usize,
-    /// Requester packets in flight in the TX DMA pipeline.
+    /// Requester packets in flight in the TX DMA pipeline (`roce_req`'s `DESC_DEPTH`).
     pub tx_prefetch: usize,
     /// Maximum unacknowledged packets per QP.
     pub max_unacked: u32,
@@ -98,7 +98,9 @@ pub struct EngineConfig {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Profile {
     /// This engine's (the HDL's): AckReq every `ack_every` packets of a message and on its
-    /// last, `max_unacked` packets outstanding, an owed ACK replaced by a newer one.
+    /// last when the WQE is signaled, is the last one fetched (nothing in the send window
+    /// after it), ends a group of `2^req::LOG_ACK_WQES` WQEs or is resent, `max_unacked` packets outstanding, an owed ACK replaced by a
+    /// newer one.
     #[default]
     Engine,
     /// Linux Soft-RoCE's (rdma_rxe, kernel 6.1): AckReq on a message's last packet and
@@ -130,7 +132,7 @@ impl Default for EngineConfig {
             max_qps: 1024,
             max_cqs: 1024,
             max_mrs: 4096,
-            tx_prefetch: 16,
+            tx_prefetch: 64,
             max_unacked: 4096,
             ack_every: 32,
             ecn_enable: true,

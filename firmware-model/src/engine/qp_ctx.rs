@@ -142,6 +142,11 @@ pub struct ReqState {
     pub win: VecDeque<SqEntry>,
     /// [`super::Profile::Rxe`]: packets sent since the last one with AckReq.
     pub noack: u32,
+    /// The SQ consumer index the last visit saw (16 bits; an inline doorbell's window test).
+    pub ci_seen: u32,
+    /// Cycle the last fetched WQE (SQ index `fetched - 1`) arrives (the block lockstep:
+    /// `u64::MAX` until the HDL took its data).
+    pub fetch_ready_at: u64,
 }
 
 /// A rewind the completer asks of the requester: go back to PSN `psn`, the packet `pkt` of

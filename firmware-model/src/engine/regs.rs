@@ -96,6 +96,7 @@ impl Engine {
                     | f(LOG_MAX_MR, log2(self.cfg.max_mrs))
                     | f(MAX_MTU, (self.cfg.max_mtu.trailing_zeros()).saturating_sub(7))
                     | f(LOG_DP_BYTES, 6)
+                    | f(BF, 1)
             }
             regs::STATUS => regs::status::READY.mask() | regs::status::LINK_UP.mask(),
             regs::IRQ_STATUS => self.regs.irq_status,

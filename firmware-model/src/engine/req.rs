@@ -26,6 +26,14 @@ use super::{Engine, Profile, TxKind, TxPkt, RXE_MAX_PKT_PER_ACK};
 /// Requester pipeline latency in cycles (WQE decode, header fields).
 pub const LATENCY: u64 = 3;
 
+/// An unsignaled WQE's last packet asks for an ACK at least every `2^LOG_ACK_WQES` WQEs
+/// (`roce_req`'s `LOG_ACK_WQES`).
+pub const LOG_ACK_WQES: u32 = 2;
+
+/// Packets one visit makes at most (`roce_req`'s `BURST`): after a packet the visit goes on
+/// with the QP's next one, then reads ahead.
+pub const BURST: u32 = 4;
+
 /// The opcode of packet `i` of `n` of a SEND or WRITE message.
 fn seg_opcode(op: SendOp, i: u32, n: u32) -> Opcode {
     let (first, last) = (i == 0, i + 1 == n);
@@ -108,8 +116,8 @@ impl CompView {
 /// What one visit of the requester to a QP did (`roce_req`'s observable actions).
 #[derive(Clone, Debug, Default)]
 pub struct ReqVisit {
-    /// The packet generated.
-    pub pkt: Option<TxPkt>,
+    /// The packets made, in order (at most [`BURST`]).
+    pub pkts: Vec<TxPkt>,
     /// The WQE read (at most one per visit: consecutive WQEs in one DMA read).
     pub read: Option<WqeRead>,
     /// A fetched WQE is malformed: its status (the completer completes it in order).
@@ -117,8 +125,8 @@ pub struct ReqVisit {
     /// A local error while making the packet (L_Key check, gather list): the WQE's status; the
     /// QP goes to ERR.
     pub failed: Option<WcStatus>,
-    /// The pacing question was asked (the HDL asks `roce_dcqcn` at this point only).
-    pub paced: bool,
+    /// The visit ended on a pacing answer that refused a packet (`roce_dcqcn`).
+    pub pace_refused: bool,
     /// Nothing sent: why.
     pub blocked: Option<Blocked>,
     /// Payload DMA reads that failed (the packet carries zeros).
@@ -242,24 +250,9 @@ impl Engine {
                 if !ok {
                     self.counters.dma_errors += 1;
                 }
-                let (wr, error) = match fetch::fetch_decode(&b, ok) {
-                    Ok(wr) => (wr, None),
-                    Err((wr_id, st)) => {
-                        let wr = SendWr {
-                            wr_id,
-                            op: SendOp::Send,
-                            signaled: true,
-                            solicited: false,
-                            fence: false,
-                            sges: Vec::new(),
-                            inline: None,
-                            remote_addr: 0,
-                            rkey: 0,
-                        };
-                        (wr, Some(st))
-                    }
-                };
+                let (wr, error) = fetch::fetched_wr(&b, ok);
                 qp.req.win.push_back(SqEntry { wr, first_psn: 0, npkts: 0, error });
+                qp.req.fetch_ready_at = ready_at;
                 if error.is_some() {
                     v.malformed = error;
                 }
@@ -336,24 +329,26 @@ impl Engine {
     }
 
     /// One visit of the requester to `qp` at cycle `now`, seeing the completer's state `c`;
-    /// `pace` answers the pacing question (`roce_dcqcn`) if it is asked. In order: a pending
-    /// rewind is applied; without the body of the WQE at the send index, it and the WQEs
-    /// after it are read (`fill`: fetched into the window up to the producer index and the
-    /// bound, or read again) unless nothing is posted or the window is full, and the visit
-    /// ends; then the limits (a body still being read, a malformed WQE, the unacknowledged
-    /// window, fence and READ/atomic count for a WQE not started, RNR back-off, pacing); then
-    /// the packet. Every visit that found the body of the send index held (or being read) and
-    /// not malformed ends with a read ahead from the fetch index (`fill`), whether it sent or
-    /// not.
+    /// `pace` answers each pacing question (`roce_dcqcn`), `sent` is told each packet made.
+    /// In order: a pending rewind is applied; then up to [`BURST`] times: without the body of
+    /// the WQE at the send index, it and the WQEs after it are read (`fill`: fetched into the
+    /// window up to the producer index and the bound, or read again) unless nothing is
+    /// posted or the window is full, and the visit ends; the limits (a body still being read,
+    /// a malformed WQE, the unacknowledged window, fence and READ/atomic count for a WQE not
+    /// started, RNR back-off, pacing); the packet. Every visit that found the body of the
+    /// send index held (or being read) and not malformed ends with a read ahead from the
+    /// fetch index (`fill`), whether it sent or not.
     pub fn req_visit(
         &mut self,
         qp: &mut Qp,
         now: u64,
         c: &CompView,
-        pace: impl FnOnce(&Qp) -> bool,
+        mut pace: impl FnMut(&Qp) -> bool,
+        mut sent: impl FnMut(&mut Qp, &TxPkt),
         mem: &mut impl Dma,
     ) -> ReqVisit {
         let mut v = ReqVisit::default();
+        qp.req.ci_seen = c.sq_ci & 0xFFFF;
         if qp.state != QpState::Rts {
             v.blocked = Some(Blocked::Idle);
             return v;
@@ -365,50 +360,58 @@ impl Engine {
             r.next_psn = c.rewind.psn;
             r.gen = c.rewind.gen;
         }
-        let cur = qp.req.cur;
-        let Some(b) = self.body_of(qp, cur) else {
-            if cur == qp.req.fetched && (qp.sq.pi == qp.req.fetched || window_full(&qp.req, c.sq_ci)) {
+        while v.pkts.len() < BURST as usize {
+            let cur = qp.req.cur;
+            let Some(b) = self.body_of(qp, cur) else {
+                if cur == qp.req.fetched && (qp.sq.pi == qp.req.fetched || window_full(&qp.req, c.sq_ci)) {
+                    v.blocked = Some(Blocked::Idle);
+                    return v;
+                }
+                self.fill(qp, now, c, mem, &mut v);
+                let at = self.body_of(qp, cur).map_or(now, |b| b.ready_at);
+                v.blocked = Some(Blocked::Until(at));
+                return v;
+            };
+            if b.ready_at > now {
+                self.fill(qp, now, c, mem, &mut v);
+                v.blocked = Some(Blocked::Until(b.ready_at));
+                return v;
+            }
+            let Some(e) = Self::win_entry(qp, cur) else {
+                v.blocked = Some(Blocked::Idle);
+                return v;
+            };
+            if e.error.is_some() {
                 v.blocked = Some(Blocked::Idle);
                 return v;
             }
-            self.fill(qp, now, c, mem, &mut v);
-            let at = self.body_of(qp, cur).map_or(now, |b| b.ready_at);
-            v.blocked = Some(Blocked::Until(at));
-            return v;
-        };
-        if b.ready_at > now {
-            self.fill(qp, now, c, mem, &mut v);
-            v.blocked = Some(Blocked::Until(b.ready_at));
-            return v;
-        }
-        let Some(e) = Self::win_entry(qp, cur) else {
-            v.blocked = Some(Blocked::Idle);
-            return v;
-        };
-        if e.error.is_some() {
-            v.blocked = Some(Blocked::Idle);
-            return v;
-        }
-        if let Err(b) = self.req_limits(qp, e, cur, qp.req.next_psn, now, c) {
-            self.fill(qp, now, c, mem, &mut v);
-            v.blocked = Some(b);
-            return v;
-        }
-        v.paced = true;
-        if !pace(qp) {
-            self.fill(qp, now, c, mem, &mut v);
-            v.blocked = Some(Blocked::Until(now + 1));
-            return v;
-        }
-        match self.req_packet(qp, now, c, mem, &mut v) {
-            Ok(p) => v.pkt = Some(p),
-            Err(st) => {
-                if let Some(e) = Self::win_entry_mut(qp, cur) {
-                    e.error = Some(st);
-                }
-                v.failed = Some(st);
-                v.blocked = Some(Blocked::Failed);
+            // the pacing question is asked before the limits are tested (roce_req asks it
+            // as it finds the body, and drops the answer when a limit holds the packet)
+            let allowed = pace(qp);
+            if let Err(b) = self.req_limits(qp, e, cur, qp.req.next_psn, now, c) {
+                self.fill(qp, now, c, mem, &mut v);
+                v.blocked = Some(b);
                 return v;
+            }
+            if !allowed {
+                v.pace_refused = true;
+                self.fill(qp, now, c, mem, &mut v);
+                v.blocked = Some(Blocked::Until(now + 1));
+                return v;
+            }
+            match self.req_packet(qp, now, c, mem, &mut v) {
+                Ok(p) => {
+                    sent(qp, &p);
+                    v.pkts.push(p);
+                }
+                Err(st) => {
+                    if let Some(e) = Self::win_entry_mut(qp, cur) {
+                        e.error = Some(st);
+                    }
+                    v.failed = Some(st);
+                    v.blocked = Some(Blocked::Failed);
+                    return v;
+                }
             }
         }
         // read ahead
@@ -500,8 +503,15 @@ impl Engine {
                     // SE is defined on the last packet of SENDs and of WRITEs with immediate.
                     bth.solicited = wr.solicited && (!wr.op.is_rdma() || matches!(wr.op, SendOp::WriteImm(_)));
                 }
+                // an unsignaled message's last packet asks for an ACK only when nothing
+                // fetched follows it (a later AckReq covers it), every 2^LOG_ACK_WQES WQEs
+                // (the send window slides), or when it is resent
+                let tail = wr.signaled
+                    || cur.wrapping_add(1) == qp.req.fetched
+                    || cur.wrapping_add(1) % (1 << LOG_ACK_WQES) == 0
+                    || psn_diff(psn, qp.req.max_sent) < 0;
                 bth.ack_req = match self.cfg.profile {
-                    Profile::Engine => last || (i + 1) % self.cfg.ack_every.max(1) == 0,
+                    Profile::Engine => (last && tail) || (i + 1) % self.cfg.ack_every.max(1) == 0,
                     Profile::Rxe => {
                         let n = qp.req.noack;
                         qp.req.noack += 1;
@@ -561,14 +571,21 @@ impl Engine {
         let (cfg, scan) = (self.dcqcn, self.dcqcn_scan());
         dcqcn::rp_advance(&mut qp.cc.rp, &cfg, scan, qp.qpn, now, &mut self.dcqcn_events);
         let c = CompView::of(qp);
-        let v = self.req_visit(qp, now, &c, |q| dcqcn::rp_allowed(&q.cc.rp, now), mem);
-        if v.paced && v.pkt.is_none() && v.failed.is_none() {
+        // each packet's bytes are paid for before the next pacing question
+        let mut ev = std::mem::take(&mut self.dcqcn_events);
+        let v = self.req_visit(
+            qp,
+            now,
+            &c,
+            |q| dcqcn::rp_allowed(&q.cc.rp, now),
+            |q, p| dcqcn::rp_sent(&mut q.cc.rp, &cfg, scan, q.qpn, now, Self::sent_bytes(p), &mut ev),
+            mem,
+        );
+        self.dcqcn_events = ev;
+        if v.pace_refused && v.pkts.is_empty() && v.failed.is_none() {
             // paced: ask again when the debt is paid
             let w = dcqcn::rp_wake(&qp.cc.rp, scan, qp.qpn).max(now + 1);
             return ReqVisit { blocked: Some(Blocked::Until(w)), ..v };
-        }
-        if let Some(p) = &v.pkt {
-            dcqcn::rp_sent(&mut qp.cc.rp, &cfg, scan, qp.qpn, now, Self::sent_bytes(p), &mut self.dcqcn_events);
         }
         if v.malformed.is_some() {
             self.comp_kick(qp, now, mem);
@@ -738,14 +755,14 @@ mod tests {
         let mut q = e.take_qp(2).unwrap();
         q.comp.rewind = RewindReq { psn: 1, idx: 1, pkt: 0, gen: 1 };
         let c = CompView::of(&q);
-        let v = e.req_visit(&mut q, 200_000, &c, |_| true, &mut m);
+        let v = e.req_visit(&mut q, 200_000, &c, |_| true, |_, _| {}, &mut m);
         // its body is still in the prefetch store (the first read fetched all four): no
-        // read, the packet of PSN 1 at once
+        // read, the packets of PSN 1, 2 and 3 at once (one visit's burst)
         assert_eq!(v.read, None);
-        assert_eq!((q.req.cur, q.req.gen), (2, 1));
-        let p = v.pkt.expect("the packet of PSN 1");
-        assert_eq!((p.bth.psn, p.gen), (1, 1));
-        assert_eq!(e.counters.retransmits, 1);
+        assert_eq!((q.req.cur, q.req.gen), (4, 1));
+        let psns: Vec<_> = v.pkts.iter().map(|p| (p.bth.psn, p.gen)).collect();
+        assert_eq!(psns, [(1, 1), (2, 1), (3, 1)]);
+        assert_eq!(e.counters.retransmits, 3);
         e.put_qp(q);
     }
 
@@ -755,18 +772,18 @@ mod tests {
         let mut q = e.take_qp(2).unwrap();
         let c = CompView::of(&q);
         // the first visit: the send index is not held: one read from it, 2^LOG_WQE_BATCH WQEs
-        let v = e.req_visit(&mut q, 0, &c, |_| true, &mut m);
+        let v = e.req_visit(&mut q, 0, &c, |_| true, |_, _| {}, &mut m);
         let rd = v.read.expect("a read");
         assert_eq!((rd.idx, rd.n, rd.fetch_from, rd.addr), (0, 8, 0, SQ));
         assert_eq!(q.req.own.map(|b| b.idx), Some(0));
         assert_eq!(q.req.fetched, 8);
         // the next: a packet, then the read ahead from the fetch index
-        let v = e.req_visit(&mut q, 10_000, &c, |_| true, &mut m);
-        assert!(v.pkt.is_some());
+        let v = e.req_visit(&mut q, 10_000, &c, |_| true, |_, _| {}, &mut m);
+        assert!(!v.pkts.is_empty());
         assert_eq!(v.read.map(|r| (r.idx, r.n)), Some((8, 8)));
         // the window (16) bounds the fetches
-        let v = e.req_visit(&mut q, 20_000, &c, |_| true, &mut m);
-        assert!(v.pkt.is_some());
+        let v = e.req_visit(&mut q, 20_000, &c, |_| true, |_, _| {}, &mut m);
+        assert!(!v.pkts.is_empty());
         assert_eq!(v.read, None);
         assert_eq!(q.req.fetched, 16);
         e.put_qp(q);
@@ -777,7 +794,7 @@ mod tests {
         let (mut e, mut m) = rig(4);
         let mut q = e.take_qp(2).unwrap();
         let c = CompView::of(&q);
-        let v = e.req_visit(&mut q, 0, &c, |_| true, &mut m);
+        let v = e.req_visit(&mut q, 0, &c, |_| true, |_, _| {}, &mut m);
         assert_eq!(v.read.map(|r| (r.idx, r.n)), Some((0, 4)));
         // another QP's read takes the entry of WQE 1
         let s = wqe_store_slot(2, 1);
@@ -785,8 +802,8 @@ mod tests {
             qpn: 2 + (1 << (crate::engine::qp_ctx::LOG_WQE_STORE - LOG_SQ_WIN)),
             body: Body { idx: 1, ready_at: 0 },
         });
-        let v = e.req_visit(&mut q, 10_000, &c, |_| true, &mut m);
-        assert!(v.pkt.is_some());
+        let v = e.req_visit(&mut q, 10_000, &c, |_| true, |_, _| {}, &mut m);
+        assert!(!v.pkts.is_empty());
         assert_eq!(v.read.map(|r| (r.idx, r.n, r.fetch_from)), Some((1, 1, 4)));
         assert_eq!(q.req.own.map(|b| b.idx), Some(1));
         e.put_qp(q);

@@ -207,12 +207,11 @@ impl Engine {
                 continue;
             };
             let v = self.req_turn(&mut qp, now, mem);
-            match v.pkt {
-                Some(p) => {
-                    self.req_q.push_back(p);
-                    tries = self.req_rr.len() + 1;
-                }
-                None => tries -= 1,
+            if v.pkts.is_empty() {
+                tries -= 1;
+            } else {
+                self.req_q.extend(v.pkts);
+                tries = self.req_rr.len() + 1;
             }
             let err = qp.state == QpState::Err;
             self.put_qp(qp);

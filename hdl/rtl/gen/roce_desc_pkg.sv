@@ -186,6 +186,8 @@ package roce_desc_pkg;
   localparam int unsigned SQ_WQE_COMPARE_ADD_W = 64;
   localparam int unsigned SQ_WQE_SWAP_OFF = 40;
   localparam int unsigned SQ_WQE_SWAP_W = 64;
+  localparam int unsigned SQ_WQE_BF_DB_OFF = 48;
+  localparam int unsigned SQ_WQE_BF_DB_W = 32;
   localparam int unsigned SQ_WQE_DATA_OFF = 64;
   localparam int unsigned SQ_WQE_DATA_W = 512;
   localparam int unsigned SQ_WQE_DATA_SGE_COUNT = 4;
@@ -200,7 +202,8 @@ package roce_desc_pkg;
 
   typedef struct packed {
     logic [511:0] data;         // bytes 64..127: sge (sq_wqe_data_sge_t) or inline_data
-    logic [127:0] rsvd_48;      // bytes 48..63: reserved
+    logic [95:0]  rsvd_52;      // bytes 52..63: reserved
+    logic [31:0]  bf_db;        // bytes 48..51
     logic [63:0]  swap;         // bytes 40..47
     logic [63:0]  compare_add;  // bytes 32..39
     logic [31:0]  total_len;    // bytes 28..31
@@ -220,7 +223,7 @@ package roce_desc_pkg;
   function automatic logic sq_wqe_bad(input logic [8*SQ_WQE_BYTES-1:0] d);
     sq_wqe_bad = 1'b0;
     if (d[8*11 +: 8] != '0) sq_wqe_bad = 1'b1;  // bytes 11..11: reserved
-    if (d[8*48 +: 128] != '0) sq_wqe_bad = 1'b1;  // bytes 48..63: reserved
+    if (d[8*52 +: 96] != '0) sq_wqe_bad = 1'b1;  // bytes 52..63: reserved
     if (!(d[8*8 +: 8] == 8'h00 || d[8*8 +: 8] == 8'h01 || d[8*8 +: 8] == 8'h02 || d[8*8 +: 8] == 8'h03 || d[8*8 +: 8] == 8'h04 || d[8*8 +: 8] == 8'h05 || d[8*8 +: 8] == 8'h06 || d[8*8 +: 8] == 8'h07)) sq_wqe_bad = 1'b1;  // opcode: not a SqOpcode code
     if ((d[8*9 +: 8] & 8'hf0) != '0) sq_wqe_bad = 1'b1;  // flags: undefined SqFlags bits
   endfunction

@@ -34,8 +34,8 @@ package roce_regs_pkg;
 
   // CAPS (RO): Capabilities of this build; the reset column shows the default build.
   localparam logic [15:0] CAPS_ADDR = 16'h0008;
-  localparam logic [31:0] CAPS_RESET = 32'h650a880a;
-  localparam logic [31:0] CAPS_MASK = 32'hf71fff1f;
+  localparam logic [31:0] CAPS_RESET = 32'h6d0a880a;
+  localparam logic [31:0] CAPS_MASK = 32'hff1fff1f;
   localparam int unsigned CAPS_LOG_MAX_QP_LSB = 0;  // LOG_MAX_QP[4:0]
   localparam int unsigned CAPS_LOG_MAX_QP_W = 5;
   localparam int unsigned CAPS_LOG_MAX_CQ_LSB = 8;  // LOG_MAX_CQ[12:8]
@@ -46,6 +46,8 @@ package roce_regs_pkg;
   localparam int unsigned CAPS_LOG_MAX_MR_W = 5;
   localparam int unsigned CAPS_MAX_MTU_LSB = 24;  // MAX_MTU[26:24]
   localparam int unsigned CAPS_MAX_MTU_W = 3;
+  localparam int unsigned CAPS_BF_LSB = 27;  // BF[27]
+  localparam int unsigned CAPS_BF_W = 1;
   localparam int unsigned CAPS_LOG_DP_BYTES_LSB = 28;  // LOG_DP_BYTES[31:28]
   localparam int unsigned CAPS_LOG_DP_BYTES_W = 4;
 

@@ -1,8 +1,9 @@
 //! Latency of an idle engine, in cycles, one message at a time:
 //!
-//! - doorbell → wire: from the cycle the SQ doorbell register write is taken to the first
-//!   beat of the request's first packet on the MAC TX port (the requester: WQE read by DMA,
-//!   the payload read by DMA, headers, ICRC);
+//! - doorbell → wire: from the cycle the SQ doorbell register write is taken (inline: the
+//!   inline doorbell's first beat) to the first beat of the request's first packet on the MAC
+//!   TX port (the requester: WQE read by DMA unless inline, the payload read by DMA unless
+//!   inline, headers, ICRC);
 //! - wire → DMA: from the first beat of a packet taken at the MAC RX port to the first and
 //!   to the last beat of its payload's DMA write (the responder placing a WRITE or SEND
 //!   packet; with `--op read` the completer placing the first READ response packet).
@@ -46,6 +47,8 @@ pub struct LatencyConfig {
     pub link_latency: u64,
     /// Host memory of both nodes.
     pub host_mem: HostMemBudget,
+    /// Post the data inline (one WQE through the inline doorbell; sizes up to 64 bytes).
+    pub inline: bool,
 }
 
 impl Default for LatencyConfig {
@@ -58,6 +61,7 @@ impl Default for LatencyConfig {
             engines: vec![false, true],
             link_latency: LinkConfig::default().latency,
             host_mem: HostMemBudget::default(),
+            inline: false,
         }
     }
 }
@@ -210,8 +214,30 @@ fn settle(p: &mut Pair) -> Result<(), SimError> {
     Ok(())
 }
 
+/// The cycle of the doorbell of the post just made on `node`: its register write (`SQ_DB`),
+/// or with `inline` its inline doorbell; the model's current cycle.
+fn doorbell_cycle(node: &NodeRef, inline: bool) -> Result<u64, SimError> {
+    let n = node.borrow();
+    let Some(h) = n.hdl.as_ref() else { return Ok(n.now) };
+    match (inline, h.times.bf_write, h.times.axil_write) {
+        (true, Some(c), _) => Ok(c),
+        (false, _, Some((off, c))) if off == SQ_DB => Ok(c),
+        (_, bf, w) => Err(SimError::Config(format!(
+            "latency: the post made no {} (last register write {w:?}, inline doorbell {bf:?})",
+            if inline { "inline doorbell" } else { "SQ doorbell" }
+        ))),
+    }
+}
+
 /// One message: (doorbell → wire, wire → first DMA beat, wire → last DMA beat, payload).
-fn sample(p: &mut Pair, op: Op, size: usize, mtu: u32, k: u64) -> Result<(u64, u64, u64, usize), SimError> {
+fn sample(
+    p: &mut Pair,
+    op: Op,
+    size: usize,
+    mtu: u32,
+    k: u64,
+    inline: bool,
+) -> Result<(u64, u64, u64, usize), SimError> {
     settle(p)?;
     let (a, b) = (&mut p.a, &mut p.b);
     for n in [&a.node, &b.node] {
@@ -239,21 +265,13 @@ fn sample(p: &mut Pair, op: Op, size: usize, mtu: u32, k: u64) -> Result<(u64, u
         }
     };
     let sge = [a.mr.sge(0, size as u32)];
-    a.dev.post_send(a.qp, &[SendWr::new(k, op_wr, &sge)]).map_err(drv)?;
-    let db = {
-        let n = a.node.borrow();
-        match n.hdl.as_ref() {
-            Some(h) => match h.times.axil_write {
-                Some((off, c)) if off == SQ_DB => c,
-                w => {
-                    return Err(SimError::Config(format!(
-                        "latency: the last register write was {w:?}, not the SQ doorbell"
-                    )))
-                }
-            },
-            None => n.now,
-        }
-    };
+    let mut wr = SendWr::new(k, op_wr, &sge);
+    if inline {
+        wr.sges = &[];
+        wr.inline = Some(&data);
+    }
+    a.dev.post_send(a.qp, &[wr]).map_err(drv)?;
+    let db = doorbell_cycle(&a.node, inline)?;
     let (req, wire) = run_until_tx(&a.node)?;
     let plen = size.min(mtu as usize);
     let (rx, first, last) = match op {
@@ -300,7 +318,7 @@ pub fn measure(c: &LatencyConfig, mut progress: impl FnMut(&LatencyPoint)) -> Re
             let (mut dw, mut f, mut d) = (Vec::new(), Vec::new(), Vec::new());
             let mut plen = 0;
             for _ in 0..c.samples.max(1) {
-                let (x, y, z, n) = sample(&mut p, c.op, size, c.mtu, k)?;
+                let (x, y, z, n) = sample(&mut p, c.op, size, c.mtu, k, c.inline)?;
                 k += 1;
                 dw.push(x);
                 f.push(y);
@@ -325,8 +343,9 @@ pub fn measure(c: &LatencyConfig, mut progress: impl FnMut(&LatencyPoint)) -> Re
 /// The measured points as a table.
 pub fn table(c: &LatencyConfig, pts: &[LatencyPoint]) -> String {
     let mut s = format!(
-        "latency, {:?}, MTU {}, {} samples per size, cycles at 250 MHz (min / median / max)\n{}\n",
+        "latency, {:?}{}, MTU {}, {} samples per size, cycles at 250 MHz (min / median / max)\n{}\n",
         c.op,
+        if c.inline { " inline" } else { "" },
         c.mtu,
         c.samples,
         c.host_mem.describe(250.0)
@@ -390,7 +409,7 @@ fn run_until_recv(p: &mut Pair, on_b: bool) -> Result<u64, SimError> {
 /// One ping-pong of `size` bytes: (A post → B completion, B post → A completion, round trip).
 /// A sends from its buffer's start into B's; B answers with what it received into the
 /// second half of A's buffer, which must then hold A's bytes.
-fn pingpong_sample(p: &mut Pair, size: usize, k: u64) -> Result<(u64, u64, u64), SimError> {
+fn pingpong_sample(p: &mut Pair, size: usize, k: u64, inline: bool) -> Result<(u64, u64, u64), SimError> {
     let half = p.a.buf.len as u64 / 2;
     let rb = [p.b.mr.sge(0, size as u32)];
     p.b.dev.post_recv(p.b.qp, &[RecvWr { wr_id: k, sges: &rb }]).map_err(drv)?;
@@ -402,10 +421,23 @@ fn pingpong_sample(p: &mut Pair, size: usize, k: u64) -> Result<(u64, u64, u64),
     settle(p)?;
     let t0 = p.now;
     let sa = [p.a.mr.sge(0, size as u32)];
-    p.a.dev.post_send(p.a.qp, &[SendWr::new(k, WrOp::Send, &sa)]).map_err(drv)?;
+    let mut wa = SendWr::new(k, WrOp::Send, &sa);
+    if inline {
+        wa.sges = &[];
+        wa.inline = Some(&data);
+    }
+    p.a.dev.post_send(p.a.qp, &[wa]).map_err(drv)?;
     let t1 = run_until_recv(p, true)?;
+    // B answers with what it received (inline: read back from its buffer first)
+    let mut got = vec![0u8; size];
+    p.b.dev.read_buf(&p.b.buf, 0, &mut got);
     let sb = [p.b.mr.sge(0, size as u32)];
-    p.b.dev.post_send(p.b.qp, &[SendWr::new(k, WrOp::Send, &sb)]).map_err(drv)?;
+    let mut wb = SendWr::new(k, WrOp::Send, &sb);
+    if inline {
+        wb.sges = &[];
+        wb.inline = Some(&got);
+    }
+    p.b.dev.post_send(p.b.qp, &[wb]).map_err(drv)?;
     let t2 = run_until_recv(p, false)?;
     settle(p)?;
     let mut back = vec![0u8; size];
@@ -441,7 +473,7 @@ pub fn measure_pingpong(
         for &size in &c.sizes {
             let (mut ab, mut ba, mut rt) = (Vec::new(), Vec::new(), Vec::new());
             for _ in 0..c.samples.max(1) {
-                let (x, y, z) = pingpong_sample(&mut p, size, k)?;
+                let (x, y, z) = pingpong_sample(&mut p, size, k, c.inline)?;
                 k += 1;
                 ab.push(x);
                 ba.push(y);
@@ -464,8 +496,9 @@ pub fn measure_pingpong(
 /// The ping-pong points as a table.
 pub fn pingpong_table(c: &LatencyConfig, pts: &[PingPongPoint]) -> String {
     let mut s = format!(
-        "ping-pong (SEND/RECV), MTU {}, {} samples per size, cycles at 250 MHz (min / median / max), \
+        "ping-pong (SEND/RECV{}), MTU {}, {} samples per size, cycles at 250 MHz (min / median / max), \
          link latency {} cycles each way\n{}\n",
+        if c.inline { ", inline" } else { "" },
         c.mtu,
         c.samples,
         c.link_latency,

@@ -81,6 +81,12 @@ pub struct TransferConfig {
     pub peer: Profile,
     /// Host memory of both nodes.
     pub host_mem: HostMemBudget,
+    /// Post the data inline (SEND and WRITE up to 64 bytes; each post one WQE, through the
+    /// inline doorbell where the engine has one).
+    pub inline: bool,
+    /// Selective signaling: every this many messages of a QP (and its last) ask for a
+    /// completion (1: all); a completion retires the unsignaled ones before it.
+    pub signal_every: u64,
 }
 
 impl Default for TransferConfig {
@@ -105,6 +111,8 @@ impl Default for TransferConfig {
             capture: false,
             peer: Profile::Engine,
             host_mem: HostMemBudget::default(),
+            inline: false,
+            signal_every: 1,
         }
     }
 }
@@ -256,6 +264,18 @@ pub fn run(cfg: &TransferConfig, mut progress: impl FnMut(u64, u64)) -> Result<T
     if cfg.size == 0 && cfg.op == Op::Read {
         return Err(SimError::Config("zero-length READs carry nothing to verify".into()));
     }
+    if cfg.signal_every == 0 || cfg.signal_every > cfg.depth as u64 {
+        return Err(SimError::Config(format!(
+            "signal every {} messages: must be 1..=depth ({})",
+            cfg.signal_every, cfg.depth
+        )));
+    }
+    if cfg.inline && (cfg.op == Op::Read || cfg.size > roce_model::contract::MAX_INLINE) {
+        return Err(SimError::Config(format!(
+            "inline data is for SEND and WRITE of at most {} bytes",
+            roce_model::contract::MAX_INLINE
+        )));
+    }
     if cfg.depth == 0 || cfg.depth > 4096 {
         return Err(SimError::Config(format!("depth {} out of range 1..=4096", cfg.depth)));
     }
@@ -329,7 +349,8 @@ pub fn run(cfg: &TransferConfig, mut progress: impl FnMut(u64, u64)) -> Result<T
     };
     let (qa_index, qb_index) = (index(&pair.a.qps), index(&pair.b.qps));
     let mut sent = vec![0u64; cfg.qps]; // messages posted on each QP by A
-    let mut inflight: Vec<VecDeque<u64>> = vec![VecDeque::new(); cfg.qps]; // by A, in order
+                                        // by A, in order: (message, signaled)
+    let mut inflight: Vec<VecDeque<(u64, bool)>> = vec![VecDeque::new(); cfg.qps];
     let mut recv_posted = vec![0u64; cfg.qps]; // receives posted on each QP by B
     let mut recv_done = vec![0u64; cfg.qps]; // receive completions on each QP at B
 
@@ -409,9 +430,14 @@ pub fn run(cfg: &TransferConfig, mut progress: impl FnMut(u64, u64)) -> Result<T
                 }
             };
             let sge = [a.mr.sge(off, size as u32)];
-            let sges: &[_] = if size == 0 { &[] } else { &sge };
-            a.dev.post_send(a.qps[q], &[SendWr::new(i, op, sges)]).map_err(drv)?;
-            inflight[q].push_back(i);
+            let sges: &[_] = if size == 0 || cfg.inline { &[] } else { &sge };
+            let mut wr = SendWr::new(i, op, sges);
+            if cfg.inline {
+                wr.inline = Some(&data);
+            }
+            wr.signaled = (sent[q] + 1) % cfg.signal_every.max(1) == 0 || sent[q] + 1 == per_qp(q);
+            a.dev.post_send(a.qps[q], &[wr]).map_err(drv)?;
+            inflight[q].push_back((i, wr.signaled));
             sent[q] += 1;
             queued_a[q] = sent[q] < per_qp(q) && inflight[q].len() < depth;
             if queued_a[q] {
@@ -429,28 +455,31 @@ pub fn run(cfg: &TransferConfig, mut progress: impl FnMut(u64, u64)) -> Result<T
             if wc.status != CqeStatus::Success {
                 rep.errors += 1;
                 rep.first_error.get_or_insert(wc.status);
-                inflight[q].retain(|&x| x != wc.wr_id);
-            } else if inflight[q].front() == Some(&wc.wr_id) {
-                inflight[q].pop_front();
-                let i = wc.wr_id;
-                match cfg.op {
-                    Op::Send => {}
-                    Op::Write | Op::Read => {
-                        pattern(cfg.seed, i, &mut data);
-                        if cfg.op == Op::Write {
-                            b.dev.read_buf(&b.buf, offset(i), &mut got);
-                        } else {
-                            a.dev.read_buf(&a.buf, offset(i), &mut got);
-                        }
-                        if got == data {
-                            rep.verified(q, size);
-                        } else {
-                            rep.mismatches += 1;
+                inflight[q].retain(|&x| x.0 != wc.wr_id);
+            } else if let Some(pos) =
+                inflight[q].iter().position(|x| x.0 == wc.wr_id).filter(|&p| inflight[q].iter().take(p).all(|x| !x.1))
+            {
+                // the completion retires it and the unsignaled messages before it
+                for (i, _) in inflight[q].drain(..=pos).collect::<Vec<_>>() {
+                    match cfg.op {
+                        Op::Send => {}
+                        Op::Write | Op::Read => {
+                            pattern(cfg.seed, i, &mut data);
+                            if cfg.op == Op::Write {
+                                b.dev.read_buf(&b.buf, offset(i), &mut got);
+                            } else {
+                                a.dev.read_buf(&a.buf, offset(i), &mut got);
+                            }
+                            if got == data {
+                                rep.verified(q, size);
+                            } else {
+                                rep.mismatches += 1;
+                            }
                         }
                     }
+                    done_a += 1;
                 }
-                done_a += 1;
-            } else if inflight[q].contains(&wc.wr_id) {
+            } else if inflight[q].iter().any(|x| x.0 == wc.wr_id) {
                 rep.out_of_order += 1;
                 continue;
             } else {

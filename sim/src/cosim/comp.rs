@@ -107,7 +107,8 @@ fn snap(eng: &Engine, q: u32) -> Snap {
 
 /// Run `s` (A's requester played by the model) through the HDL completer and the model.
 pub fn comp_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<CompReport, SimError> {
-    let ReqSetup { a: mut eng, amem, b: mut peer, bmem: mut pmem, qpns, doorbells, peer_rq, again: _ } = s;
+    let ReqSetup { a: mut eng, amem, b: mut peer, bmem: mut pmem, qpns, doorbells, peer_rq, again: _, inline_dbs: _ } =
+        s;
     let cq_region = (0x4000_0000u64, 0x4000_0000u64 + (32 << 14));
     let mut rng = ChaCha8Rng::seed_from_u64(t.seed);
     let mut dut = Dut::new(Model::Comp, None)?;
@@ -216,9 +217,9 @@ pub fn comp_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<CompReport, SimError
             let cv = eng.qp(q).map(CompView::of);
             if let Some(cv) = cv {
                 let mut rec = Recorder { mem: &mut amem, writes: Vec::new(), skip: cq_region };
-                if let Some(v) = req::visit(&mut eng, q, now, &cv, true, &mut rec) {
-                    for (idx, _) in v.read.iter().flat_map(|r| r.wqes()) {
-                        req::arrived(&mut eng, q, idx);
+                if let Some(v) = req::visit(&mut eng, q, now, &cv, || true, &mut rec) {
+                    for (idx, fetch) in v.read.iter().flat_map(|r| r.wqes()) {
+                        req::arrived(&mut eng, q, idx, fetch);
                     }
                     // roce_req gives the block each READ/atomic body as it arrives (one in
                     // eight is left out here: the block reads those again by DMA)
@@ -236,7 +237,7 @@ pub fn comp_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<CompReport, SimError
                         comp::local_error(&mut eng, q, st);
                         req_errs.extend(n..eng.events.len());
                     }
-                    if let Some(pk) = v.pkt {
+                    for pk in v.pkts {
                         rep.packets += 1;
                         let d = req::desc_of(&pk);
                         if let Some(f) = crate::cosim::req::frame_of(&eng, &peer, &d, &pk.payload) {

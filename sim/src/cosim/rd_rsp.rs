@@ -74,7 +74,9 @@ pub fn rd_rsp_lockstep(
         want_err += e;
     }
     let mut got: Vec<(TxDesc, Vec<u8>)> = Vec::new();
-    let mut cur: Option<(TxDesc, Vec<u8>)> = None;
+    // descriptors taken whose payload has not all passed, oldest first (the next descriptor
+    // may be taken while a payload streams; the payloads follow in their order)
+    let mut cur: VecDeque<(TxDesc, Vec<u8>)> = VecDeque::new();
     let mut next = 0usize;
     let mut beats: VecDeque<(u64, Vec<u8>, bool, bool)> = VecDeque::new();
     let mut w = [0u32; 16];
@@ -128,15 +130,11 @@ pub fn rd_rsp_lockstep(
             moved = true;
         }
         if r2 && dut.get_bool(ov) {
-            if let Some(c) = cur.take() {
-                rep.divergences.push(format!("descriptor before the payload of {:?} ended", c.0));
-            }
             dut.get(od, &mut w);
             let mut b = [0u8; 64];
             unpack_bytes(&w, &mut b);
             match TxDesc::decode(&b) {
-                Ok(d) if d.payload_len == 0 => got.push((d, Vec::new())),
-                Ok(d) => cur = Some((d, Vec::new())),
+                Ok(d) => cur.push_back((d, Vec::new())),
                 Err(e) => rep.divergences.push(format!("descriptor does not decode: {e}")),
             }
             moved = true;
@@ -147,16 +145,20 @@ pub fn rd_rsp_lockstep(
             unpack_bytes(&w, &mut b);
             let n = dut.get_u64(pk).count_ones() as usize;
             rep.beats += 1;
-            match cur.as_mut() {
+            while cur.front().is_some_and(|c| c.0.payload_len == 0) {
+                got.extend(cur.pop_front());
+            }
+            match cur.front_mut() {
                 Some((_, data)) => data.extend_from_slice(&b[..n]),
                 None => rep.divergences.push("payload beat without a descriptor".into()),
             }
             if dut.get_bool(plast) {
-                if let Some(c) = cur.take() {
-                    got.push(c);
-                }
+                got.extend(cur.pop_front());
             }
             moved = true;
+        }
+        while cur.front().is_some_and(|c| c.0.payload_len == 0) {
+            got.extend(cur.pop_front());
         }
         if dut.get_bool(cnt) {
             rep.dma_errors += 1;

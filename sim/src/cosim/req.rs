@@ -33,7 +33,7 @@ use roce_model::blocks::req::{self, comp_rd, desc_of, headers_of, req_rd};
 use roce_model::contract::records::{CtxOpReq, DmaReq, MrReq, MrRes, ReqRd, SqWin, TxDesc};
 use roce_model::contract::{QpState, SqWqe};
 use roce_model::engine::comp::ReqView;
-use roce_model::engine::fetch::fetch_decode;
+use roce_model::engine::fetch::{bf_doorbell, fetch_decode, set_bf_doorbell, BfOutcome};
 use roce_model::engine::qp_ctx::CtxOp;
 use roce_model::engine::req::{CompView, WqeRead};
 use roce_model::engine::{Dma, Engine, HostMem, WcStatus};
@@ -58,6 +58,9 @@ pub struct ReqSetup {
     pub qpns: Vec<u32>,
     /// SQ doorbells of A: (cycle, qpn, pi).
     pub doorbells: Vec<(u64, u32, u32)>,
+    /// Inline doorbells of A: (cycle, qpn, pi), each one WQE (SQ index pi - 1) written to
+    /// the BlueFlame window as the ring holds it.
+    pub inline_dbs: Vec<(u64, u32, u32)>,
     /// RQ doorbells of B: (cycle, B's qpn, pi).
     pub peer_rq: Vec<(u64, u32, u32)>,
     /// A second round once the first has settled: A's QPs are reset and brought up again.
@@ -133,6 +136,8 @@ pub struct ReqReport {
     pub dma_errors: (u64, u64),
     /// Pacing questions (allowed, refused).
     pub paced: (u64, u64),
+    /// Inline doorbells (WQE taken from the write, doorbell only).
+    pub inline: (u64, u64),
     /// Completions of A by status code.
     pub completions: BTreeMap<u8, u64>,
     /// Packet opcodes sent.
@@ -207,12 +212,13 @@ type ExpPkt = (TxDesc, Vec<u8>, u32);
 
 /// Run `s` through the HDL block and the model.
 pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> {
-    let ReqSetup { a: mut eng, amem, b: mut peer, bmem: mut pmem, qpns, doorbells, peer_rq, mut again } = s;
+    let ReqSetup { a: mut eng, amem, b: mut peer, bmem: mut pmem, qpns, doorbells, inline_dbs, peer_rq, mut again } = s;
     let mut rng = ChaCha8Rng::seed_from_u64(t.seed);
     let mut dut = Dut::new(Model::Req, None)?;
     let p = ports!(dut;
         rst = "rst", init_done = "init_done", now = "now", now_tick = "now_tick",
         db_v = "s_db_valid", db_r = "s_db_ready", db_q = "s_db_qpn", db_pi = "s_db_pi",
+        bf_d = "s_axis_bf_tdata", bf_v = "s_axis_bf_tvalid", bf_r = "s_axis_bf_tready", bf_l = "s_axis_bf_tlast",
         wk_v = "s_wake_valid", wk_r = "s_wake_ready", wk_q = "s_wake_qpn",
         ctx_v = "s_ctx_valid", ctx_r = "s_ctx_ready", ctx = "s_ctx",
         st_v = "s_strd_valid", st_r = "s_strd_ready", st_q = "s_strd_qpn", st_done = "strd_done",
@@ -251,9 +257,10 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
     let tick_cycles = eng.cfg.tick_cycles.max(1);
 
     // reset
-    for q in
-        [p.db_v, p.wk_v, p.ctx_v, p.st_v, p.wd_v, p.dd_v, p.rd_v, p.rd2_v, p.win_v, p.at_sv, p.cp_sv, p.pc_v, p.mrs_v]
-    {
+    for q in [
+        p.db_v, p.bf_v, p.wk_v, p.ctx_v, p.st_v, p.wd_v, p.dd_v, p.rd_v, p.rd2_v, p.win_v, p.at_sv, p.cp_sv, p.pc_v,
+        p.mrs_v,
+    ] {
         dut.set_u64(q, 0);
     }
     let mut cycle = reset_until_init(&mut dut, p.rst, p.init_done, 3, |dut, c| {
@@ -273,6 +280,8 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
     let mut hdl_dead: BTreeMap<u32, bool> = BTreeMap::new();
     let mut err_sent: BTreeMap<u32, bool> = BTreeMap::new();
     let mut dbs: VecDeque<(u64, u32, u32)> = doorbells.into();
+    let mut bfs: VecDeque<(u64, u32, u32)> = inline_dbs.into();
+    let mut bf_rec: Option<([u8; SqWqe::SIZE], usize)> = None; // the record being offered, its beat
     let mut prq: VecDeque<(u64, u32, u32)> = peer_rq.into();
     let mut wake_q: VecDeque<u32> = VecDeque::new();
     let mut woken: BTreeMap<u32, CompView> = BTreeMap::new();
@@ -292,7 +301,10 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
     let mut exp_dma_err = 0u64;
     let mut wqe_err = 0u64;
     let mut wqe_half = false; // the first beat of a WQE was taken
-    let mut cur: Option<(TxDesc, Vec<u8>, ExpPkt)> = None;
+
+    // descriptors taken whose payload is not all out yet, oldest first (roce_req offers the
+    // next descriptor while the packet before it streams)
+    let mut cur: VecDeque<(TxDesc, Vec<u8>, ExpPkt)> = VecDeque::new();
     let mut ab = Link { q: VecDeque::new() };
     let mut ba = Link { q: VecDeque::new() };
     let mut idle = 0u64;
@@ -315,6 +327,23 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
         if let Some((_, q, pi)) = db {
             dut.set_u64(p.db_q, u64::from(q));
             dut.set_u64(p.db_pi, u64::from(pi & 0xFFFF));
+        }
+        // an inline doorbell: the ring's copy of the WQE with bf_db, two beats (gaps at random)
+        if bf_rec.is_none() && ctx_q.is_empty() {
+            if let Some(&(_, q, pi)) = bfs.front().filter(|d| d.0 <= now) {
+                let mut img = [0u8; SqWqe::SIZE];
+                if let Some(qp) = eng.qp(q) {
+                    let _ = amem.dma_read(qp.sq.slot(pi.wrapping_sub(1), SqWqe::SIZE as u64), &mut img);
+                }
+                set_bf_doorbell(&mut img, q, pi);
+                bf_rec = Some((img, 0));
+            }
+        }
+        let bf_on = bf_rec.is_some() && rng.random_bool(0.8);
+        dut.set_u64(p.bf_v, u64::from(bf_on));
+        if let Some((img, k)) = &bf_rec {
+            dut.set(p.bf_d, &words_of(&img[64 * k..64 * k + 64]));
+            dut.set_u64(p.bf_l, u64::from(*k == 1));
         }
         dut.set_u64(p.wk_v, u64::from(!wake_q.is_empty()));
         if let Some(&q) = wake_q.front() {
@@ -380,6 +409,36 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
                 moved = true;
             }
         }
+        if bf_on && dut.get_bool(p.bf_r) {
+            if let Some((img, k)) = bf_rec.as_mut() {
+                if *k == 0 {
+                    // the block decides on the record as a whole; the model at once (nothing
+                    // the decision reads changes before the block's S_B3)
+                    let (q, _) = bf_doorbell(img);
+                    match req::bf(&mut eng, img, now, &mut amem) {
+                        BfOutcome::Taken { malformed } => {
+                            rep.inline.0 += 1;
+                            if malformed.is_some() {
+                                exp_kicks.push_back((q, false));
+                            }
+                        }
+                        BfOutcome::Doorbell => {
+                            rep.inline.1 += 1;
+                            if hdl_dead.get(&q).copied().unwrap_or(false) {
+                                exp_kicks.push_back((q, true));
+                            }
+                        }
+                        BfOutcome::NoQp => rep.inline.1 += 1,
+                    }
+                    model_changed = true;
+                    *k = 1;
+                } else {
+                    bfs.pop_front();
+                    bf_rec = None;
+                }
+            }
+            moved = true;
+        }
         if !wake_q.is_empty() && dut.get_bool(p.wk_r) {
             wake_q.pop_front();
             moved = true;
@@ -409,20 +468,34 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
             };
             comp_q.push_back((now + 2, words_of(&comp_rd(&cv).encode())));
             attr_q.push_back((now + 2, words_of(&attr), u64::from(state)));
-            let pace = rng.random_bool(t.pace_p);
-            if let Some(v) = req::visit(&mut eng, q, now - 1, &cv, pace, &mut amem) {
+            // the pacing answers the block will get, one per question the visit asks
+            let mut answers = Vec::new();
+            let pace_p = t.pace_p;
+            let v = req::visit(
+                &mut eng,
+                q,
+                now - 1,
+                &cv,
+                || {
+                    let a = rng.random_bool(pace_p);
+                    answers.push(a);
+                    a
+                },
+                &mut amem,
+            );
+            for a in answers {
+                pace_plan.push_back((q, a));
+                if a {
+                    rep.paced.0 += 1;
+                } else {
+                    rep.paced.1 += 1;
+                }
+            }
+            if let Some(v) = v {
                 if let Some(rd) = v.read {
                     exp_reads.push_back((q, rd));
                 }
-                if v.paced {
-                    pace_plan.push_back((q, pace));
-                    if pace {
-                        rep.paced.0 += 1;
-                    } else {
-                        rep.paced.1 += 1;
-                    }
-                }
-                if let Some(pk) = &v.pkt {
+                for pk in &v.pkts {
                     exp_pkts.push_back((desc_of(pk), pk.payload.clone(), pk.gen));
                     exp_sent.push_back((q, Engine::sent_bytes(pk)));
                 }
@@ -492,7 +565,7 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
             wqe_half = !wqe_half;
             if !wqe_half {
                 if let Some((q, idx, fetch, b, ok)) = arrivals.pop_front() {
-                    req::arrived(&mut eng, q, idx);
+                    req::arrived(&mut eng, q, idx, fetch);
                     if fetch && fetch_decode(&b, ok).is_err() && !hdl_dead.get(&q).copied().unwrap_or(false) {
                         exp_kicks.push_back((q, false));
                     }
@@ -527,7 +600,7 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
                 return Err(SimError::Config(format!("roce_req sent {d:?} the model did not make")));
             };
             rep.desc_cycles.push(now);
-            cur = Some((d, Vec::new(), e));
+            cur.push_back((d, Vec::new(), e));
             moved = true;
         }
         if dut.get_bool(p.c_st) {
@@ -545,28 +618,30 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
                 None => rep.divergences.push("a stale drop without a packet".into()),
             }
         }
-        let mut done_pkt = None;
+        let mut finished = Vec::new();
         if rdy[3] && dut.get_bool(p.py_v) {
             let b = bytes_of(&dut, p.py_d, 64);
             let n = dut.get_u64(p.py_k).count_ones() as usize;
             let last = dut.get_bool(p.py_l);
-            match cur.as_mut() {
+            // a descriptor without payload ahead of the beat's own is complete
+            while cur.front().is_some_and(|c| c.0.payload_len == 0) {
+                finished.push(cur.pop_front());
+            }
+            match cur.front_mut() {
                 Some(c) => {
                     c.1.extend_from_slice(&b[..n]);
                     if last {
-                        done_pkt = cur.take();
+                        finished.push(cur.pop_front());
                     }
                 }
                 None => rep.divergences.push("a payload beat without a descriptor".into()),
             }
             moved = true;
         }
-        if let Some((d, _, _)) = &cur {
-            if d.payload_len == 0 {
-                done_pkt = cur.take();
-            }
+        while cur.front().is_some_and(|c| c.0.payload_len == 0) {
+            finished.push(cur.pop_front());
         }
-        if let Some((d, pl, (wd, wpl, _))) = done_pkt {
+        for (d, pl, (wd, wpl, _)) in finished.into_iter().flatten() {
             if d != wd || pl != wpl {
                 rep.divergences.push(format!(
                     "packet {}: hdl {d:?} payload {} bytes, model {wd:?} payload {} bytes{}",
@@ -669,8 +744,14 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
         idle = if moved { 0 } else { idle + 1 };
         let settled = qpns.iter().all(|&q| eng.qp(q).is_none_or(|qp| qp.state == QpState::Err || qp.sq.ci == qp.sq.pi));
         quiet_model = if settled && ab.q.is_empty() && ba.q.is_empty() { quiet_model + 1 } else { 0 };
-        let drained =
-            dbs.is_empty() && ctx_q.is_empty() && !ctx_on && exp_pkts.is_empty() && cur.is_none() && wake_q.is_empty();
+        let drained = dbs.is_empty()
+            && bfs.is_empty()
+            && bf_rec.is_none()
+            && ctx_q.is_empty()
+            && !ctx_on
+            && exp_pkts.is_empty()
+            && cur.is_empty()
+            && wake_q.is_empty();
         if drained && quiet_model > 2000 && idle > 500 {
             if let Some(g) = again.take() {
                 // the second round: the QPs reset and brought up again, new WQEs posted

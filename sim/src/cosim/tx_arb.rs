@@ -157,7 +157,9 @@ pub fn tx_arb_lockstep(
     let mut attr_q: VecDeque<(u64, u32)> = VecDeque::new();
     let mut rep = ArbReport::default();
     let mut model = RoceTxArb::new();
-    let mut cur: Option<(TxHdr, Vec<u8>)> = None;
+    // records out whose frames are not complete, oldest first (a record may go out while the
+    // payload of the one before it still passes): the record, its payload so far, complete
+    let mut cur: VecDeque<(TxHdr, Vec<u8>, bool)> = VecDeque::new();
     let mut pause_v = 0u64;
     let mut prev_hv = false;
     let mut prev_pause = 0u64;
@@ -254,8 +256,10 @@ pub fn tx_arb_lockstep(
             let mut b = [0u8; 136];
             unpack_bytes(&w, &mut b);
             match TxHdr::decode(&b) {
-                Ok(h) if h.payload_len == 0 => finish(&mut rep, &mut taken, &mut model, attrs, port, h, Vec::new()),
-                Ok(h) => cur = Some((h, Vec::new())),
+                Ok(h) => {
+                    let done = h.payload_len == 0;
+                    cur.push_back((h, Vec::new(), done));
+                }
                 Err(e) => rep.divergences.push(format!("record does not decode: {e}")),
             }
             moved = true;
@@ -266,16 +270,20 @@ pub fn tx_arb_lockstep(
             unpack_bytes(&w[..16], &mut b);
             let n = dut.get_u64(pk).count_ones() as usize;
             rep.beats += 1;
-            match cur.as_mut() {
-                Some((_, pl)) => pl.extend_from_slice(&b[..n]),
+            let last = dut.get_bool(pl);
+            match cur.iter_mut().find(|c| !c.2) {
+                Some(c) => {
+                    c.1.extend_from_slice(&b[..n]);
+                    c.2 = last;
+                }
                 None => rep.divergences.push("payload beat without a record".into()),
             }
-            if dut.get_bool(pl) {
-                if let Some((h, pl)) = cur.take() {
-                    finish(&mut rep, &mut taken, &mut model, attrs, port, h, pl);
-                }
-            }
             moved = true;
+        }
+        while cur.front().is_some_and(|c| c.2) {
+            if let Some((h, pl, _)) = cur.pop_front() {
+                finish(&mut rep, &mut taken, &mut model, attrs, port, h, pl);
+            }
         }
         if dut.get_bool(cnt) {
             rep.acks += 1;

@@ -69,6 +69,7 @@ struct P {
     wr_req: [Port; 3],
     wr_dat: [Port; 5],
     link_up: Port,
+    bf: [Port; 4],
 }
 
 /// When things happened at the engine's ports (cycles), for latency measurements
@@ -78,6 +79,8 @@ pub struct PortTimes {
     /// The last AXI4-Lite register write: (offset, the cycle both its address and data
     /// were taken).
     pub axil_write: Option<(u32, u64)>,
+    /// The last inline doorbell: the cycle its first beat was taken.
+    pub bf_write: Option<u64>,
     /// The last frame received: the cycles its first and last beats were taken.
     pub rx: Option<(u64, u64)>,
     /// The last frame transmitted: the cycles of its first and last beats.
@@ -199,6 +202,7 @@ fn ports(d: &Dut) -> Result<P, SimError> {
             p("m_axis_dma_wr_tlast")?,
         ],
         link_up: p("status_link_up")?,
+        bf: [p("s_axis_bf_tdata")?, p("s_axis_bf_tvalid")?, p("s_axis_bf_tready")?, p("s_axis_bf_tlast")?],
     })
 }
 
@@ -244,7 +248,7 @@ impl HdlEngine {
             rng,
             w: vec![0; 16],
         };
-        for q in [e.p.axil[1], e.p.axil[5], e.p.axil[11], e.p.rx[2], e.p.rd_dat[1]] {
+        for q in [e.p.axil[1], e.p.axil[5], e.p.axil[11], e.p.rx[2], e.p.rd_dat[1], e.p.bf[1]] {
             e.dut.set_u64(q, 0);
         }
         e.dut.set_u64(e.p.axil[4], 0xF);
@@ -499,6 +503,34 @@ impl HdlEngine {
             }
         }
         Err(SimError::Config(format!("roce_engine: register write at {off:#x} not answered")))
+    }
+
+    /// A blocking write of one SQ WQE image (with its `bf_db`) to the BlueFlame window: its
+    /// two 64-byte halves on `s_axis_bf`, the engine running meanwhile.
+    pub fn bf_write(&mut self, wqe: &[u8; 128], mem: &mut impl Dma) -> Result<(), SimError> {
+        let b = self.p.bf;
+        for half in 0..2 {
+            self.dut.set(b[0], &crate::cosim::words_of(&wqe[64 * half..64 * half + 64]));
+            self.dut.set_u64(b[3], u64::from(half == 1));
+            self.dut.set_u64(b[1], 1);
+            let mut taken = false;
+            for _ in 0..1000 {
+                self.dut.eval();
+                taken = self.dut.get_bool(b[2]);
+                if taken && half == 0 {
+                    self.times.bf_write = Some(self.cycle);
+                }
+                self.cycle(mem);
+                if taken {
+                    break;
+                }
+            }
+            self.dut.set_u64(b[1], 0);
+            if !taken {
+                return Err(SimError::Config("roce_engine: inline doorbell not taken".into()));
+            }
+        }
+        Ok(())
     }
 
     /// A blocking 32-bit register read (AXI4-Lite), the engine running meanwhile.

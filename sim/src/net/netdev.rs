@@ -593,6 +593,17 @@ impl Backend for NetDevBackend {
         }
     }
 
+    fn bf_write(&mut self, _qpn: u32, wqe: &[u8; 128]) -> bool {
+        {
+            let mut g = lock(&self.0.node);
+            let n = &mut *g;
+            n.now = n.now.max(self.0.wall_cycle());
+            n.engine.bf_write(n.now, wqe, &mut n.mem);
+        }
+        self.0.wake_pump();
+        true
+    }
+
     fn dma_alloc(&mut self, len: usize) -> Result<DmaBuf, DriverError> {
         let mut n = lock(&self.0.node);
         let len_pg = (len.max(1) as u64).div_ceil(4096) * 4096;

@@ -225,6 +225,23 @@ impl Backend for ModelBackend {
         }
     }
 
+    fn bf_write(&mut self, _qpn: u32, wqe: &[u8; 128]) -> bool {
+        let mut n = self.0.borrow_mut();
+        let n = &mut *n;
+        match n.hdl.as_mut() {
+            Some(h) => {
+                let _ = h.bf_write(wqe, &mut n.mem);
+                if let Some(s) = n.shadow.as_mut() {
+                    n.engine.bf_write(n.now, wqe, &mut s.dma());
+                }
+            }
+            None => {
+                n.engine.bf_write(n.now, wqe, &mut n.mem);
+            }
+        }
+        true
+    }
+
     fn dma_alloc(&mut self, len: usize) -> Result<DmaBuf, DriverError> {
         let mut n = self.0.borrow_mut();
         let len_pg = (len.max(1) as u64).div_ceil(4096) * 4096;

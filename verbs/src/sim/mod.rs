@@ -118,6 +118,8 @@ pub struct Shared {
 
 enum Req {
     Write(u32, u32),
+    /// An inline doorbell: a WQE image for the BlueFlame window.
+    Bf(Box<[u8; 128]>),
     Read(u32, SyncSender<u32>),
     Map(Window),
     Unmap(usize, SyncSender<()>),
@@ -298,6 +300,11 @@ impl Backend for SimBackend {
 
     fn write32(&mut self, off: u32, val: u32) {
         self.send(Req::Write(off, val));
+    }
+
+    fn bf_write(&mut self, _qpn: u32, wqe: &[u8; 128]) -> bool {
+        self.send(Req::Bf(Box::new(*wqe)));
+        true
     }
 
     fn dma_alloc(&mut self, len: usize) -> roce_driver::error::Result<DmaBuf> {
@@ -535,6 +542,14 @@ impl Node {
                 Core::Model(e) => e.mmio_write(now, off, val, &mut dma),
                 Core::Hdl(h) => {
                     let _ = h.write32(off, val, &mut dma);
+                }
+            },
+            Req::Bf(wqe) => match core {
+                Core::Model(e) => {
+                    e.bf_write(now, &wqe, &mut dma);
+                }
+                Core::Hdl(h) => {
+                    let _ = h.bf_write(&wqe, &mut dma);
                 }
             },
             Req::Read(off, reply) => {
