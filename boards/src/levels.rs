@@ -337,8 +337,12 @@ pub fn analyse(json: &str, top: &str, carry4_half: bool) -> Result<Levels, Strin
     // Endpoints: output ports, inputs of boundary cells. Each is (depth, bit, how to name it).
     let mut best: Option<(u32, u64, String)> = None;
     let mut hist: Vec<u64> = Vec::new();
-    // ROCE_LEVELS_TRACE: every endpoint deeper than 8 levels, for the per-register summary.
-    let trace = std::env::var_os("ROCE_LEVELS_TRACE").is_some();
+    // ROCE_LEVELS_TRACE: every endpoint deeper than 8 levels, for the per-register summary
+    // (a value from 2 to 8 lists the endpoints of at least that many levels instead: the
+    // marginal paths).
+    let trace_env = std::env::var("ROCE_LEVELS_TRACE").ok();
+    let trace = trace_env.is_some();
+    let trace_min = trace_env.and_then(|v| v.parse::<u32>().ok()).filter(|d| (2..=8).contains(d)).unwrap_or(9);
     let mut deep: Vec<(u32, u64, String)> = Vec::new();
     let mut record = |d: u32, bit: u64, to: &dyn Fn() -> String| {
         let d = d.div_ceil(2);
@@ -347,7 +351,7 @@ pub fn analyse(json: &str, top: &str, carry4_half: bool) -> Result<Levels, Strin
             hist.resize(d_us + 1, 0);
         }
         hist[d_us] += 1;
-        if trace && d > 8 {
+        if trace && d >= trace_min {
             deep.push((d, bit, to()));
         }
         if best.as_ref().is_none_or(|(b, _, _)| d > *b) {
@@ -431,7 +435,7 @@ pub fn analyse(json: &str, top: &str, carry4_half: bool) -> Result<Levels, Strin
         }
         let mut groups: Vec<(String, (u32, u64, usize))> = groups.into_iter().collect();
         groups.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.0.cmp(&b.0)));
-        eprintln!("  endpoints > 8 levels by register (levels, bits, from):");
+        eprintln!("  endpoints of {trace_min}+ levels by register (levels, bits, from):");
         for (g, (d, b, count)) in groups {
             eprintln!("    {d:>3}  {count:>5}  {g:<40} <- {}", name(start_of(b)));
         }

@@ -106,7 +106,8 @@ module roce_rd_rsp #(
   assign dq_empty = dq_wr == dq_rd;
 
   // FIFO credit: the beats not reserved by issued reads (DEPTH less the beats reserved and
-  // not yet sent out), so a packet fits when its beats are at most this: one compare
+  // not yet sent out; a sent beat returns its credit the cycle after), so a packet fits
+  // when its beats are at most this: one compare
   logic [AW:0] credit_free;
   logic        fits;
   logic fits_mtu, fits_left;
@@ -280,12 +281,14 @@ module roce_rd_rsp #(
   // credit and arrival accounting
   logic [AW:0] claim;  // beats a descriptor takes from `arrived` when it is offered
   assign claim = (offer && !m_desc_valid) ? h_beats : '0;
+  logic rel_q;  // a payload beat left last cycle: its credit returns a cycle late
   always_ff @(posedge clk) begin
-    credit_free <= credit_free - (go ? g_beats : '0) +
-                   ((m_axis_pay_tvalid && m_axis_pay_tready) ? (AW + 1)'(1) : '0);
+    rel_q <= m_axis_pay_tvalid && m_axis_pay_tready;
+    credit_free <= credit_free - (go ? g_beats : '0) + (rel_q ? (AW + 1)'(1) : '0);
     arrived <= arrived + (s_dma_rd_tvalid ? (AW + 1)'(1) : '0) - claim;
     if (rst) begin
       credit_free <= (AW + 1)'(DEPTH);
+      rel_q <= 1'b0;
       arrived <= '0;
     end
   end

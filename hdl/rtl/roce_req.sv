@@ -632,11 +632,13 @@ module roce_req #(
   assign p_ack_lo = LOG_ACK_EVERY'(r.cur_pkt + 24'd1);
   // an unsignaled message's last packet asks for an ACK only when it is the last WQE
   // fetched (a later AckReq covers it otherwise), ends a group of 2^LOG_ACK_WQES WQEs, or
-  // is a resend: two registers deep (r.cur, r.fetched, r.next_psn and r.max_sent hold still
-  // from S_V_LIM to S_V_DESC)
+  // is a resend: three registers deep (r.cur, r.fetched, r.next_psn and r.max_sent hold
+  // still from S_V_LIM to S_V_DESC, at least four cycles)
   logic p_tail, t_cur1, t_resend;
+  logic [31:0] t_c1;  // r.cur + 1
   always_ff @(posedge clk) begin
-    t_cur1 <= r.cur + 32'd1 == r.fetched;
+    t_c1 <= r.cur + 32'd1;
+    t_cur1 <= t_c1 == r.fetched;
     t_resend <= roce_util_pkg::psn_lt(r.next_psn, r.max_sent);
     p_tail <= t_cur1 || &r.cur[LOG_ACK_WQES-1:0] || t_resend;
   end
