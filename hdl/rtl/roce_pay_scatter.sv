@@ -9,9 +9,10 @@
 // Ports: s_cmd_*, s_axis_pay_*, m_dma_wr_* (request before its data), m_axis_dma_wr_*
 //   (ceil(len/64) beats, lane-0 aligned; never a zero-length write).
 // Latency: a command accepted in c has its first write request in c+1 and, with the payload's
-//   first beat offered from c+1, its first data beat in c+3.
+//   first beat offered from c (taken with the command), its first data beat in c+2.
 // Throughput: one beat per cycle for a segment starting 64-byte aligned in the payload, one per
-//   two cycles otherwise; a command costs three cycles beyond its beats.
+//   two cycles otherwise; the next command is taken in the cycle after the last one's last
+//   beat is emitted, so back-to-back commands cost one idle output cycle each.
 // Model blocks::pay_scatter; docs/engine-hdl.md.
 //
 // Parameters:
@@ -94,7 +95,6 @@ module roce_pay_scatter #(
   logic [9:0]        pos;      // payload offset of w0's first byte, in 64-byte beats
   logic [9:0]        pos1;     // pos + 1
 
-  assign s_cmd_ready = !busy;
 
   // segment attributes: the command's segment j (for loading segment k or k+1)
   function automatic logic [80:0] seg_of(input logic [NSEG-1:0] we, input logic [NSEG*16-1:0] len,
@@ -107,6 +107,13 @@ module roce_pay_scatter #(
 
   logic all_done;
   assign all_done = k == SEG_W'(NSEG);
+  // the command is finished: every segment done, the payload consumed (its tlast taken, so
+  // no beat of it is taken now); the next command is taken in this cycle (registers only)
+  logic fin;
+  assign fin = busy && all_done && ended && !v0;
+  logic idle;  // a command may be taken: its first segment loads from s_cmd_*
+  assign idle = !busy || fin;
+  assign s_cmd_ready = idle;
 
   // ---------------------------------------------------------------- emit one output beat
   // w0 starts at byte 64 * pos, so the beat's offset in the window is cur[5:0].
@@ -140,7 +147,9 @@ module roce_pay_scatter #(
   assign shift = shift_p || (emit && shift_q);
 
   logic take;
-  assign s_axis_pay_tready = busy && c_pay && !ended && !(v0 && v1);
+  logic take_new;  // the first beat of a command's payload, taken as the command is
+  assign take_new = idle && s_cmd_valid && s_cmd_pay;
+  assign s_axis_pay_tready = (busy && c_pay && !ended && !(v0 && v1)) || take_new;
   assign take = s_axis_pay_tvalid && s_axis_pay_tready;
   (* keep *) logic take_a;  // a taken beat goes to w0 if w0 shifts out (else to w1)
   assign take_a = take && !v1;
@@ -150,13 +159,13 @@ module roce_pay_scatter #(
   // loading segment j: its request goes out unless it is skipped or empty
   logic [80:0] nx_seg;   // the segment to load: 0 at a new command, else the next one
   logic [SEG_W-1:0] nx_k;
-  assign nx_k = !busy ? '0 : seg_on ? k + 1'b1 : k;
-  assign nx_seg = busy ? seg_of(c_we, c_len, c_addr, nx_k) : seg_of(s_cmd_we, s_cmd_len, s_cmd_addr, '0);
+  assign nx_k = idle ? '0 : seg_on ? k + 1'b1 : k;
+  assign nx_seg = !idle ? seg_of(c_we, c_len, c_addr, nx_k) : seg_of(s_cmd_we, s_cmd_len, s_cmd_addr, '0);
   logic seg_end;  // segment k is finished this cycle
   assign seg_end = sk_on || (emit && !rem_gt64);
   // load = ((a new command) || seg_end || (busy && !seg_on)) && nx_k != NSEG && request free
   (* keep *) logic load_a;  // a load without seg_end
-  assign load_a = (!busy && s_cmd_valid) || (busy && !seg_on && k != SEG_W'(NSEG)) ||
+  assign load_a = (idle && s_cmd_valid) || (busy && !seg_on && k != SEG_W'(NSEG)) ||
                   (sk_on && k + 1'b1 != SEG_W'(NSEG));
   (* keep *) logic load_b;  // a load if an emit ends the segment
   assign load_b = wr_on && !rem_gt64 && k + 1'b1 != SEG_W'(NSEG);
@@ -183,17 +192,17 @@ module roce_pay_scatter #(
     end
   end
   (* keep *) logic nx_empty;
-  assign nx_empty = busy ? rest_empty(c_nz, nx_k) : rest_empty(s_nz, '0);
+  assign nx_empty = !idle ? rest_empty(c_nz, nx_k) : rest_empty(s_nz, '0);
   logic [15:0] ld_len;
   logic        ld_we;
   logic [63:0] ld_addr;
   assign {ld_we, ld_len, ld_addr} = nx_seg;
   (* keep *) logic ld_gt64, ld_nz;
-  assign ld_gt64 = busy ? bit_of(c_gt64, nx_k) : s_gt64[0];
-  assign ld_nz = busy ? bit_of(c_nz, nx_k) : s_nz[0];
+  assign ld_gt64 = !idle ? bit_of(c_gt64, nx_k) : s_gt64[0];
+  assign ld_nz = !idle ? bit_of(c_nz, nx_k) : s_nz[0];
   (* keep *) logic ld_wr;  // the loaded segment is written (else skipped)
   assign ld_wr = ld_we && ld_nz;
-  logic [15:0] c_endoff;   // where segment nx_k ends (while busy)
+  logic [15:0] c_endoff;   // where segment nx_k ends (while busy and not idle)
   always_comb begin
     c_endoff = '0;
     for (int i = 0; i < NSEG; i++) begin
@@ -201,7 +210,7 @@ module roce_pay_scatter #(
     end
   end
   logic [15:0] ld_endoff;
-  assign ld_endoff = busy ? c_endoff : s_cmd_len[15:0];
+  assign ld_endoff = !idle ? c_endoff : s_cmd_len[15:0];
   // fit for segment j: it starts where segment j-1 ends (0 for the first, for which both
   // are true); its last beat ends in the 64-byte beat where it starts when it ends at a
   // multiple of 64 or past its start in that beat
@@ -215,9 +224,9 @@ module roce_pay_scatter #(
     end
   end
   (* keep *) logic ld_fmid, ld_flast, ld_fit;
-  assign ld_fmid = !busy || bit_of(c_fmid, nx_k);
-  assign ld_flast = !busy || bit_of(c_flast, nx_k);
-  assign ld_fit = !busy || bit_of(c_gt64 & c_fmid | ~c_gt64 & c_flast, nx_k);
+  assign ld_fmid = idle || bit_of(c_fmid, nx_k);
+  assign ld_flast = idle || bit_of(c_flast, nx_k);
+  assign ld_fit = idle || bit_of(c_gt64 & c_fmid | ~c_gt64 & c_flast, nx_k);
   // after a 64-byte beat
   (* keep *) logic rem_gt128;
   assign rem_gt128 = (|rem[15:8]) || (rem[7] && (|rem[6:0]));
@@ -239,29 +248,6 @@ module roce_pay_scatter #(
     if (m_axis_dma_wr_tvalid && m_axis_dma_wr_tready) m_axis_dma_wr_tvalid <= 1'b0;
 
     for (int i = 1; i < NSEG; i++) c_end[16*i +: 16] <= c_end[16*(i-1) +: 16] + c_len[16*i +: 16];
-    if (!busy && s_cmd_valid) begin
-      busy <= 1'b1;
-      c_end[15:0] <= s_cmd_len[15:0];
-      for (int i = 1; i < NSEG; i++) begin
-        if (i == 1) c_end[16*i +: 16] <= s_cmd_len[15:0] + s_cmd_len[16*i +: 16];
-      end
-      c_pay <= s_cmd_pay;
-      c_we <= s_cmd_we;
-      c_len <= s_cmd_len;
-      c_addr <= s_cmd_addr;
-      c_gt64 <= s_gt64;
-      c_nz <= s_nz;
-      k <= '0;
-      seg_on <= 1'b0;
-      cur <= 16'd0;
-      seg_endoff <= 16'd0;
-      pos <= 10'd0;
-      pos1 <= 10'd1;
-      in_w0 <= 1'b1;
-      v0 <= 1'b0;
-      v1 <= 1'b0;
-      ended <= !s_cmd_pay;
-    end
     if (busy) begin
       if (emit && rem_gt64) begin
         cur <= {cur[15:6] + 10'd1, cur[5:0]};
@@ -300,8 +286,33 @@ module roce_pay_scatter #(
         v1 <= 1'b1;
       end
       if (take && s_axis_pay_tlast) ended <= 1'b1;
-      // the command is finished: every segment done, the payload consumed
-      if (all_done && ended && !v0 && !take) busy <= 1'b0;
+      if (fin) busy <= 1'b0;
+    end
+    // a new command (in the cycle the last one finishes, this overrides the above), with
+    // its payload's first beat when it is there
+    if (idle && s_cmd_valid) begin
+      busy <= 1'b1;
+      c_end[15:0] <= s_cmd_len[15:0];
+      for (int i = 1; i < NSEG; i++) begin
+        if (i == 1) c_end[16*i +: 16] <= s_cmd_len[15:0] + s_cmd_len[16*i +: 16];
+      end
+      c_pay <= s_cmd_pay;
+      c_we <= s_cmd_we;
+      c_len <= s_cmd_len;
+      c_addr <= s_cmd_addr;
+      c_gt64 <= s_gt64;
+      c_nz <= s_nz;
+      k <= '0;
+      seg_on <= 1'b0;
+      cur <= 16'd0;
+      seg_endoff <= 16'd0;
+      pos <= 10'd0;
+      pos1 <= 10'd1;
+      in_w0 <= 1'b1;
+      v0 <= take;
+      if (take) w0 <= masked(s_axis_pay_tdata, s_axis_pay_tkeep);
+      v1 <= 1'b0;
+      ended <= !s_cmd_pay || (take && s_axis_pay_tlast);
     end
     // a segment (re)loads last: it overrides the sequencing above
     if (load && nx_empty) begin

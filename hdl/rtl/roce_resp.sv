@@ -14,7 +14,7 @@
 // Latency (MR check 4 cycles, DMA read latency L): a WRITE packet's first DMA write request 13
 //   cycles after its record is taken; a SEND FIRST/ONLY 2 more when its WQE was read ahead,
 //   else L + 3; its ACK 3 cycles after its last DMA data beat.
-// Throughput: a packet costs max(about 15 cycles of header work, its payload beats + 4);
+// Throughput: a packet costs max(about 15 cycles of header work, its payload beats + 1);
 //   duplicates scan the resources at 3 cycles each; atomics wait for their DMA read.
 // Model blocks::resp.
 //
@@ -1332,13 +1332,14 @@ module roce_resp #(
       end
 
       // ------------------------------------------------------------ payload
-      // The packet's payload goes to the scatter as soon as it is free (the previous
-      // packet's writes may still be streaming); the FSM does not wait for the data: the
-      // packet's outputs wait in the output queue until its writes are out.
+      // The packet's scatter command is offered at once; the scatter takes it in the cycle
+      // it finishes the previous packet's (whose last writes may still be streaming). The
+      // FSM does not wait for the data: the packet's outputs wait in the output queue until
+      // its writes are out.
       S_SCAT: begin
         if (!(sc_pay || sc_we != 3'b000)) begin
           st <= fin_send || fin_wend ? S_FIN : S_OUT;
-        end else if (!sc_valid && sc_ready) begin
+        end else begin
           sc_valid <= 1'b1;
           wr_issued <= wr_issued + nwrites(sc_we, sc_len);
           st <= S_SCAT_ACC;

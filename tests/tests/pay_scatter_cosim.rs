@@ -76,5 +76,5 @@ fn aligned_segments_move_a_beat_per_cycle() {
     // the run ends 50 idle cycles after the last beat
     let busy = r.cycles - 50;
     eprintln!("{busy} cycles for {} beats", r.beats);
-    assert!(busy <= 200 * (64 + 3) + 10, "{busy} cycles for {} beats", r.beats);
+    assert!(busy <= 200 * (64 + 1) + 10, "{busy} cycles for {} beats", r.beats);
 }
