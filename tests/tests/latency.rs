@@ -30,6 +30,24 @@ fn beats(payload: usize, ext: usize) -> u64 {
     (14 + 20 + 8 + 12 + ext + payload + 4).div_ceil(64) as u64
 }
 
+/// The HDL point's doorbell → wire in steps: `reads` DMA reads (the odd steps) of at least
+/// the DMA latency each, the engine's own cycles between them, and the steps add up to the
+/// last sample's doorbell → wire (within the spread); the model has none.
+fn check_steps(p: &LatencyPoint, reads: usize, l: u64) {
+    if p.engine != "hdl" {
+        assert!(p.doorbell_steps.is_empty(), "{p:?}");
+        return;
+    }
+    let st = &p.doorbell_steps;
+    assert_eq!(st.len(), 2 * reads + 1, "{reads} DMA reads expected: {p:?}");
+    for r in st.iter().skip(1).step_by(2) {
+        assert!(*r >= l, "a DMA read shorter than its latency: {p:?}");
+    }
+    let sum: u64 = st.iter().sum();
+    let d = p.doorbell_to_wire;
+    assert!(sum >= d.min && sum <= d.max, "steps {st:?} against doorbell -> wire {d:?}");
+}
+
 #[test]
 fn write_latency_hdl_against_its_steps_and_the_model() {
     let l = dma_read_latency();
@@ -37,6 +55,7 @@ fn write_latency_hdl_against_its_steps_and_the_model() {
     for p in pts.iter().filter(|p| p.engine == "hdl") {
         let m = pts.iter().find(|m| m.engine == "model" && m.size == p.size).expect("model point");
         eprintln!("{p:?}\n{m:?}");
+        check_steps(p, 2, l);
         let d = p.doorbell_to_wire;
         assert!(d.min >= 2 * l, "doorbell -> wire {d:?} is less than two DMA reads ({l} cycles each)");
         assert!(d.max <= 2 * l + 200 + 2 * p.size.div_ceil(64) as u64, "doorbell -> wire {d:?}");
@@ -57,6 +76,7 @@ fn read_latency_counts_the_request_and_the_response() {
     for p in points(Op::Read).iter().filter(|p| p.engine == "hdl") {
         eprintln!("{p:?}");
         // a READ request carries no payload: the WQE read, headers
+        check_steps(p, 1, l);
         assert!(p.doorbell_to_wire.min >= l && p.doorbell_to_wire.max < 2 * l, "{p:?}");
         // the completer places the response after its last beat
         assert!(p.wire_to_dma_done.min >= beats(p.packet_payload, 4), "{p:?}");
@@ -113,6 +133,7 @@ fn inline_doorbells_skip_the_dma_reads() {
     for p in measure(&c, |_| {}).expect("inline latency run") {
         eprintln!("{p:?}");
         assert!(p.doorbell_to_wire.max < l, "inline doorbell -> wire {p:?} took a DMA read");
+        check_steps(&p, 0, l);
         assert!(p.doorbell_to_wire.max - p.doorbell_to_wire.min <= 4, "{p:?}");
     }
     let c = LatencyConfig { op: Op::Send, link_latency: 100, sizes: vec![8], ..c };

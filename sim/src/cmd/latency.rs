@@ -6,7 +6,10 @@
 //!   inline, headers, ICRC);
 //! - wire → DMA: from the first beat of a packet taken at the MAC RX port to the first and
 //!   to the last beat of its payload's DMA write (the responder placing a WRITE or SEND
-//!   packet; with `--op read` the completer placing the first READ response packet).
+//!   packet; with `--op read` the completer placing the first READ response packet);
+//! - for the Verilated engine, doorbell → wire in steps: the DMA reads the requester made
+//!   (request → last data beat, at its ports) and its own cycles before, between and after
+//!   them.
 //!
 //! - ping-pong (`measure_pingpong`): A posts a SEND, B takes its receive completion and
 //!   answers with a SEND of the same size, A takes its receive completion; each leg from the
@@ -110,6 +113,28 @@ pub struct LatencyPoint {
     pub wire_to_dma_done: Spread,
     /// Payload bytes of the measured packet.
     pub packet_payload: usize,
+    /// The Verilated requester's doorbell → wire of the last sample in steps, from its DMA
+    /// reads at the ports: doorbell → first read request, that read (request → last data
+    /// beat), → the next read's request, ..., last read's data → wire. Empty for the model;
+    /// one step (the whole) when no read was made (inline).
+    pub doorbell_steps: Vec<u64>,
+}
+
+/// The steps of `doorbell_steps` from the reads logged on `node` between the doorbell `db`
+/// and the request's first beat on the wire `wire`.
+fn doorbell_steps(node: &NodeRef, db: u64, wire: u64) -> Vec<u64> {
+    let n = node.borrow();
+    let Some(h) = n.hdl.as_ref() else { return Vec::new() };
+    let mut steps = Vec::new();
+    let mut at = db;
+    for r in h.times.dma_reads.iter().filter(|r| r.request >= db && r.request < wire) {
+        let Some(done) = r.done.filter(|&d| d <= wire) else { continue };
+        steps.push(r.request.saturating_sub(at));
+        steps.push(done - r.request);
+        at = done;
+    }
+    steps.push(wire.saturating_sub(at));
+    steps
 }
 
 /// Cycles a node may take for one step before the measurement gives up.
@@ -237,7 +262,7 @@ fn sample(
     mtu: u32,
     k: u64,
     inline: bool,
-) -> Result<(u64, u64, u64, usize), SimError> {
+) -> Result<(u64, u64, u64, usize, Vec<u64>), SimError> {
     settle(p)?;
     let (a, b) = (&mut p.a, &mut p.b);
     for n in [&a.node, &b.node] {
@@ -273,6 +298,7 @@ fn sample(
     a.dev.post_send(a.qp, &[wr]).map_err(drv)?;
     let db = doorbell_cycle(&a.node, inline)?;
     let (req, wire) = run_until_tx(&a.node)?;
+    let steps = doorbell_steps(&a.node, db, wire);
     let plen = size.min(mtu as usize);
     let (rx, first, last) = match op {
         Op::Write | Op::Send => {
@@ -292,7 +318,7 @@ fn sample(
     };
     // the rest of the message (and its ACK) over the links
     settle(p)?;
-    Ok((wire - db, first.saturating_sub(rx), last.saturating_sub(rx), plen))
+    Ok((wire - db, first.saturating_sub(rx), last.saturating_sub(rx), plen, steps))
 }
 
 /// Measure every size on every engine; `progress` is told each finished point.
@@ -317,13 +343,15 @@ pub fn measure(c: &LatencyConfig, mut progress: impl FnMut(&LatencyPoint)) -> Re
         for &size in &c.sizes {
             let (mut dw, mut f, mut d) = (Vec::new(), Vec::new(), Vec::new());
             let mut plen = 0;
+            let mut steps = Vec::new();
             for _ in 0..c.samples.max(1) {
-                let (x, y, z, n) = sample(&mut p, c.op, size, c.mtu, k, c.inline)?;
+                let (x, y, z, n, st) = sample(&mut p, c.op, size, c.mtu, k, c.inline)?;
                 k += 1;
                 dw.push(x);
                 f.push(y);
                 d.push(z);
                 plen = n;
+                steps = st;
             }
             let pt = LatencyPoint {
                 engine: if hdl { "hdl" } else { "model" },
@@ -332,6 +360,7 @@ pub fn measure(c: &LatencyConfig, mut progress: impl FnMut(&LatencyPoint)) -> Re
                 wire_to_dma_first: Spread::of(&mut f),
                 wire_to_dma_done: Spread::of(&mut d),
                 packet_payload: plen,
+                doorbell_steps: steps,
             };
             progress(&pt);
             out.push(pt);
@@ -356,6 +385,27 @@ pub fn table(c: &LatencyConfig, pts: &[LatencyPoint]) -> String {
             "| {} | {} | {} | {} | {} | {} |\n",
             p.engine, p.size, p.doorbell_to_wire, p.wire_to_dma_first, p.wire_to_dma_done, p.packet_payload
         ));
+    }
+    let hdl: Vec<&LatencyPoint> = pts.iter().filter(|p| !p.doorbell_steps.is_empty()).collect();
+    if !hdl.is_empty() {
+        s.push_str(
+            "\nhdl doorbell -> wire in steps (last sample; [a DMA read: request -> last data beat], \
+             between them the engine's own cycles):\n",
+        );
+        for p in hdl {
+            let parts: Vec<String> = p
+                .doorbell_steps
+                .iter()
+                .enumerate()
+                .map(|(i, v)| if i % 2 == 1 { format!("[{v}]") } else { v.to_string() })
+                .collect();
+            s.push_str(&format!(
+                "  {:>5} B: {} = {}\n",
+                p.size,
+                parts.join(" + "),
+                p.doorbell_steps.iter().sum::<u64>()
+            ));
+        }
     }
     s
 }

@@ -88,6 +88,19 @@ pub struct PortTimes {
     /// Every DMA write since the log was last taken: address, bytes, the cycles of its
     /// first and last data beats.
     pub dma_writes: Vec<(u64, usize, u64, u64)>,
+    /// Every DMA read since the log was last taken, in request order: the cycle its
+    /// request was taken and the cycle its last data beat was (`None` while it is out).
+    pub dma_reads: Vec<DmaReadTime>,
+}
+
+/// One DMA read's timing at the engine's ports ([`PortTimes::dma_reads`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DmaReadTime {
+    /// The cycle the request was taken.
+    pub request: u64,
+    /// The cycle its last data beat was taken.
+    pub done: Option<u64>,
+    seq: u64,
 }
 
 /// The Verilated engine with its surroundings.
@@ -130,8 +143,12 @@ pub struct HdlEngine {
     writes: Vec<(u64, Vec<u8>)>,
     /// Port timing (see [`PortTimes`]; DMA writes are logged while `log_times` is set).
     pub times: PortTimes,
-    /// Log every DMA write's timing in `times.dma_writes`.
+    /// Log every DMA write's and read's timing in `times.dma_writes` and `times.dma_reads`.
     pub log_times: bool,
+    /// The logged reads outstanding per tag (their `seq`, in request order), and the next
+    /// `seq`.
+    rd_log: Vec<VecDeque<u64>>,
+    rd_seq: u64,
     rx_first: u64,
     wr_first: Option<u64>,
     wr_beats: VecDeque<(u64, u64)>,
@@ -241,6 +258,8 @@ impl HdlEngine {
             writes: Vec::new(),
             times: PortTimes::default(),
             log_times: false,
+            rd_log: Vec::new(),
+            rd_seq: 0,
             rx_first: 0,
             wr_first: None,
             wr_beats: VecDeque::new(),
@@ -386,7 +405,14 @@ impl HdlEngine {
         if rd_now {
             let tag = self.rd_tag % nt;
             if self.dut.get_bool(p.rd_dat[2]) {
-                self.rd_q[tag].pop_front();
+                let last = self.rd_q[tag].pop_front().is_some_and(|b| b.2);
+                if last {
+                    if let Some(seq) = self.rd_log.get_mut(tag).and_then(VecDeque::pop_front) {
+                        if let Some(r) = self.times.dma_reads.iter_mut().rev().find(|r| r.seq == seq) {
+                            r.done = Some(now);
+                        }
+                    }
+                }
             } else {
                 // not taken: offer another tag's data next cycle
                 self.rd_tag = tag + 1;
@@ -414,6 +440,16 @@ impl HdlEngine {
             let tag = tag as usize;
             if self.rd_q.len() <= tag {
                 self.rd_q.resize_with(tag + 1, VecDeque::new);
+            }
+            if self.rd_log.len() <= tag {
+                self.rd_log.resize_with(tag + 1, VecDeque::new);
+            }
+            // (every read is queued on its tag, logged or not, so a logged read's data
+            // finds its own entry)
+            self.rd_seq += 1;
+            self.rd_log[tag].push_back(self.rd_seq);
+            if self.log_times {
+                self.times.dma_reads.push(DmaReadTime { request: now, done: None, seq: self.rd_seq });
             }
             for i in 0..nb {
                 let c = buf.get(64 * i..(64 * i + 64).min(len)).unwrap_or(&[]).to_vec();
