@@ -141,12 +141,13 @@ pub struct HdlEngine {
     /// Keep every DMA write (address, data) for [`HdlEngine::take_writes`] (cosim).
     pub log_writes: bool,
     writes: Vec<(u64, Vec<u8>)>,
-    /// Port timing (see [`PortTimes`]; DMA writes are logged while `log_times` is set).
+    /// Port timing (see [`PortTimes`]; DMA writes and reads are logged while `log_times` is
+    /// set).
     pub times: PortTimes,
     /// Log every DMA write's and read's timing in `times.dma_writes` and `times.dma_reads`.
     pub log_times: bool,
-    /// The logged reads outstanding per tag (their `seq`, in request order), and the next
-    /// `seq`.
+    /// The reads outstanding per tag (their `seq`, in request order), and the last `seq`
+    /// given.
     rd_log: Vec<VecDeque<u64>>,
     rd_seq: u64,
     rx_first: u64,
@@ -444,8 +445,8 @@ impl HdlEngine {
             if self.rd_log.len() <= tag {
                 self.rd_log.resize_with(tag + 1, VecDeque::new);
             }
-            // (every read is queued on its tag, logged or not, so a logged read's data
-            // finds its own entry)
+            // (every read is queued on its tag, logged or not, so a logged read's last
+            // beat finds its own entry)
             self.rd_seq += 1;
             self.rd_log[tag].push_back(self.rd_seq);
             if self.log_times {
