@@ -56,8 +56,9 @@ impl Default for HdlConfig {
     }
 }
 
-/// A DMA read data beat waiting in the harness: (ready cycle, bytes, last, error).
-type RdBeat = (u64, Vec<u8>, bool, bool);
+/// A DMA read data beat waiting in the harness: (ready cycle, bytes, on the last beat the
+/// read's sequence number ([`DmaReadTime`]), error).
+type RdBeat = (u64, Vec<u8>, Option<u64>, bool);
 
 struct P {
     rst: Port,
@@ -146,9 +147,7 @@ pub struct HdlEngine {
     pub times: PortTimes,
     /// Log every DMA write's and read's timing in `times.dma_writes` and `times.dma_reads`.
     pub log_times: bool,
-    /// The reads outstanding per tag (their `seq`, in request order), and the last `seq`
-    /// given.
-    rd_log: Vec<VecDeque<u64>>,
+    /// The last DMA read's sequence number (every read has one, logged or not).
     rd_seq: u64,
     rx_first: u64,
     wr_first: Option<u64>,
@@ -259,7 +258,6 @@ impl HdlEngine {
             writes: Vec::new(),
             times: PortTimes::default(),
             log_times: false,
-            rd_log: Vec::new(),
             rd_seq: 0,
             rx_first: 0,
             wr_first: None,
@@ -356,7 +354,7 @@ impl HdlEngine {
             if let Some((_, b, last, err)) = self.rd_q[tag].front() {
                 pack_bytes(b, &mut self.w);
                 self.dut.set(p.rd_dat[0], &self.w);
-                self.dut.set_u64(p.rd_dat[3], u64::from(*last));
+                self.dut.set_u64(p.rd_dat[3], u64::from(last.is_some()));
                 self.dut.set_u64(p.rd_dat[4], u64::from(*err));
                 self.dut.set_u64(p.rd_dat[5], tag as u64);
             }
@@ -406,12 +404,9 @@ impl HdlEngine {
         if rd_now {
             let tag = self.rd_tag % nt;
             if self.dut.get_bool(p.rd_dat[2]) {
-                let last = self.rd_q[tag].pop_front().is_some_and(|b| b.2);
-                if last {
-                    if let Some(seq) = self.rd_log.get_mut(tag).and_then(VecDeque::pop_front) {
-                        if let Some(r) = self.times.dma_reads.iter_mut().rev().find(|r| r.seq == seq) {
-                            r.done = Some(now);
-                        }
+                if let Some(seq) = self.rd_q[tag].pop_front().and_then(|b| b.2) {
+                    if let Some(r) = self.times.dma_reads.iter_mut().rev().find(|r| r.seq == seq) {
+                        r.done = Some(now);
                     }
                 }
             } else {
@@ -442,20 +437,16 @@ impl HdlEngine {
             if self.rd_q.len() <= tag {
                 self.rd_q.resize_with(tag + 1, VecDeque::new);
             }
-            if self.rd_log.len() <= tag {
-                self.rd_log.resize_with(tag + 1, VecDeque::new);
-            }
-            // (every read is queued on its tag, logged or not, so a logged read's last
-            // beat finds its own entry)
+            // (the last beat carries the read's number: a logged read finds its own entry
+            // even when the log was taken while it was out)
             self.rd_seq += 1;
-            self.rd_log[tag].push_back(self.rd_seq);
             if self.log_times {
                 self.times.dma_reads.push(DmaReadTime { request: now, done: None, seq: self.rd_seq });
             }
             for i in 0..nb {
                 let c = buf.get(64 * i..(64 * i + 64).min(len)).unwrap_or(&[]).to_vec();
                 let at = if i + 1 == nb { start + occ - 1 } else { start + 64 * i as u64 / rbpc };
-                self.rd_q[tag].push_back((at, c, i + 1 == nb, err));
+                self.rd_q[tag].push_back((at, c, (i + 1 == nb).then_some(self.rd_seq), err));
             }
         }
         if wrq_go && self.dut.get_bool(p.wr_req[0]) {
