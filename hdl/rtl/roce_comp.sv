@@ -11,9 +11,10 @@
 //   and window), s_comp (our state for roce_req), m_wake, m_mr, DMA read and write, m_cpl
 //   (CQEs), m_err (QP errors), dbg_op (operation starts, for the lockstep), counters.
 // Latency: an ACK completing the head WQE: its CQE about 12 cycles after the response is taken
-//   (4 more per further WQE); a READ response's first DMA write request about 26 cycles after.
-// Throughput: one operation at a time, about 35 cycles per READ response; payload one beat per
-//   cycle behind it. docs/engine-hdl.md has the behaviour; model blocks::comp.
+//   (4 more per further WQE); a READ response's first DMA write request about 18 cycles after.
+// Throughput: one operation at a time, 23 cycles per READ response of a READ at the head whose
+//   SGEs are kept; payload one beat per cycle behind it. docs/engine-hdl.md has the
+//   behaviour; model blocks::comp.
 //
 // Parameters:
 //   LOG_N     log2 of the number of QPs (default 10 = 1024).
@@ -595,6 +596,8 @@ module roce_comp #(
     w_end = wf + wn;
     w_nm1 = wn - 24'd1;
   end
+  logic w_read;  // the window answer is a READ
+  assign w_read = s_win_data[8*roce_rec_pkg::SQ_WIN_OPCODE_OFF +: 8] == roce_desc_pkg::SQ_OP_READ;
   logic [7:0] e_cqe_op;
   always_comb begin
     unique case (e.opcode)
@@ -639,6 +642,8 @@ module roce_comp #(
   logic [23:0] rd_exp;       // e.first_psn + r.rd_pkts
   logic        rd_last;      // r.rd_pkts + 1 == e.npkts
   logic        rd_ahead;     // psn_gt(h.psn, rd_exp)
+  logic        o_head;       // S_O_CHECK's entry is the head's (rw_i == r.sq_ci)
+  logic        o_una_gt;     // the entry from S_R_START's read starts after r.una
   logic        rd_at;        // h.psn == rd_exp
   logic        rd_rw_same;   // the last rewind went to rd_exp
   logic        rw_in;        // rw_target is in the entry (S_RW_CHECK)
@@ -686,6 +691,7 @@ module roce_comp #(
         rd_at <= d == 24'd0;
       end
       rd_last <= r.rd_pkts + 24'd1 == w_npkts;
+      o_una_gt <= ret[I_O_CHECK] && roce_util_pkg::psn_gt(w_first, r.una);
       begin
         logic [23:0] d;  // r.rewound - rd_exp, one three-operand sum
         d = r.rewound - w_first - r.rd_pkts;
@@ -755,7 +761,7 @@ module roce_comp #(
                                    dr_data[8*roce_desc_pkg::SQ_WQE_DATA_OFF +: 512]}
                 : sg_kept ? sg_q : bs_q[514:0];
   // (loaded in S_SG whether or not the SGEs are there: a ring read loads them again)
-  assign wk_go = st[I_SG_DATA] || st[I_SG];
+  assign wk_go = st[I_SG_DATA] || st[I_SG] || st[I_R_READ];
   logic [2:0]  pc_n, mr_i, mr_got;
   logic [4*32-1:0] pc_key, pc_len;
   logic [4*64-1:0] pc_va, pc_dma;
@@ -905,7 +911,7 @@ module roce_comp #(
   // back-off in cycles, and the header's kind and the QP's state for S_R_START / S_T_GO: h is
   // loaded as the operation starts (S_IDLE), a_state and r in S_WAIT, two cycles or more
   // before any of these reads them
-  logic        aeth_nak, h_ack0, h_rnr, h_nak, h_rsp, qp_live;
+  logic        aeth_nak, h_ack0, h_rnr, h_nak, h_rsp, h_rdrsp, qp_live;
   logic [31:0] rnr_dly;
   assign aeth_nak = h_rnr || h_nak;
   always_ff @(posedge clk) begin
@@ -914,6 +920,7 @@ module roce_comp #(
     h_nak <= h.opcode == OP_ACK && h.aeth_syndrome[7:5] == 3'b011;
     h_rsp <= h.opcode == OP_ATOMIC_ACK || h.opcode == OP_RD_FIRST || h.opcode == OP_RD_MIDDLE ||
              h.opcode == OP_RD_LAST || h.opcode == OP_RD_ONLY;
+    h_rdrsp <= h.opcode != OP_ATOMIC_ACK;
     qp_live <= (a_state == ST_RTS || a_state == ST_SQD) && !r.dead;
     rnr_dly <= rnr_us(h.aeth_syndrome[4:0]) * {20'd0, cfg_us_cycles};
   end
@@ -1067,6 +1074,8 @@ module roce_comp #(
         // the end
         // (ack_psn and una_w are read only by the ACK walk: loaded whether or not it runs)
         ack_psn <= h_ack0 ? h.psn : h.psn - 24'd1;
+        o_head <= 1'b1;
+        bs_ra <= LOG_BODY'(r.sq_ci) + LOG_BODY'({q, LOG_WIN'(0)});
         una_w <= r.una;
         st <= qp_live ? S_R_FIN : S_R_FIN4;
         if (qp_live && r_in_win) begin
@@ -1076,8 +1085,13 @@ module roce_comp #(
             cnt_nak <= 1'b1;
             cnt_rnr <= h_rnr;
             st <= S_W_NEXT;
-          end else if (h_rsp) begin
-            st <= S_O_NEXT;
+          end else if (h_rsp && ci_b[0]) begin
+            // (S_O_NEXT's first step: rw_i is r.sq_ci)
+            m_win_valid <= 1'b1;
+            m_win_qpn <= q24;
+            m_win_idx <= r.sq_ci;
+            ret <= S_O_CHECK;
+            st <= S_WIN_WAIT;
           end
         end
       end
@@ -1195,6 +1209,7 @@ module roce_comp #(
         end
       end
       st[I_O_CHECK]: begin
+        o_head <= 1'b0;
         if (e_readlike) begin
           ol_km1 <= rw_i - 32'd1;
           o_eq <= ci_eq_rw;
@@ -1243,8 +1258,9 @@ module roce_comp #(
         rw_ld <= 1'b1;
         rw_ret <= S_R_FIN;
         st <= S_R_FIN;
-        pl_len <= rd_plen;  // (read only by the walk, which starts from S_SG)
+        pl_len <= rd_plen;  // (read only by the walk, which starts here or from S_SG)
         pl_off <= rd_off;
+        if (o_una_gt) r.una <= e.first_psn;  // (S_O_DONE's, when it was skipped)
         if (e.opcode == roce_desc_pkg::SQ_OP_READ) begin
           if (rd_ahead) begin
             // a response was lost: go back to it
@@ -1256,7 +1272,7 @@ module roce_comp #(
                 !(rd_full ? h_len_mtu : h.payload_len == {3'd0, rd_rest})) begin
               fatal <= roce_desc_pkg::WC_STATUS_BAD_RESP_ERR;
             end else begin
-              st <= S_SG;
+              st <= sg_kept ? S_PC_SKIP : S_SG;  // (wk_go)
             end
           end
         end
@@ -1335,6 +1351,13 @@ module roce_comp #(
             end
             pc_n <= pc_n + 3'd1;
             wk_rest <= wk_lt ? wk_rest - wk_len[12:0] : 13'd0;
+            if (!wk_lt) begin  // the last piece: the checks start at once
+              mr_i <= 3'd0;
+              mr_got <= 3'd0;
+              pc_ok <= 4'd0;
+              m_mr_valid <= 1'b1;
+              st <= S_PC_MRW;
+            end
           end
           wk_i <= wk_i + 3'd1;
           wk_len <= sg_nx[95:64];
@@ -1364,7 +1387,8 @@ module roce_comp #(
         pay_pending <= 1'b0;
         if (bad) fatal <= roce_desc_pkg::WC_STATUS_LOC_PROT_ERR;
         else if (wk_rest != 13'd0) fatal <= roce_desc_pkg::WC_STATUS_LOC_LEN_ERR;
-        st <= S_SCAT_WAIT;
+        // (S_SCAT_WAIT's test, for READ data)
+        st <= pl_atomic ? S_SCAT_WAIT : bad || wk_rest != 13'd0 ? S_R_FIN : S_R_PLACED;
       end
       // READ data: the scatter places it while the sequencer goes on (completions wait for
       // it); an atomic's beat: wait for it
@@ -1405,6 +1429,8 @@ module roce_comp #(
         st <= S_R_FIN2;
         if (fatal == 8'd0 && fin_rw) begin
           st <= S_RW_NEXT;
+        end else if (fatal == 8'd0 && !(!err_done && ci_b[1] && !ci_b[0]) && !pay_pending) begin
+          st <= S_WB;  // (S_R_FIN2 .. S_R_FIN4 would do nothing)
         end
       end
       st[I_R_FIN2]: begin
@@ -1439,6 +1465,9 @@ module roce_comp #(
         e_nm1 <= w_nm1;
         st <= ret;
         if (ret[I_CPL]) ret <= S_R_FIN3;
+        // the READ response's READ is the head: S_O_CHECK .. S_O_DONE and their second read
+        // of the same entry are skipped (S_R_READ moves una to its first PSN)
+        if (ret[I_O_CHECK] && o_head && h_rdrsp && w_read) st <= S_R_READ;
       end
 
       // ------------------------------------------------------------ a completion (entry e)
@@ -1622,7 +1651,15 @@ module roce_comp #(
 
       st[I_WB]: begin  // the row is written this cycle
         ctx_done <= kind == K_CTX;
-        st <= r_pub != pub0 && kind != K_CTX ? S_WAKE : S_IDLE;
+        st <= S_IDLE;
+        if (r_pub != pub0 && kind != K_CTX) begin  // (S_WAKE's, when the output is free)
+          if (m_wake_valid) begin
+            st <= S_WAKE;
+          end else begin
+            m_wake_valid <= 1'b1;
+            m_wake_qpn <= q24;
+          end
+        end
       end
       st[I_WAKE]: if (!m_wake_valid) begin
         m_wake_valid <= 1'b1;
@@ -1636,8 +1673,8 @@ module roce_comp #(
       sgn <= wk_src[514:512];
       sgs <= wk_src[511:128];
       wk_i <= 3'd0;
-      wk_skip <= pl_off;
-      wk_rest <= pl_len;
+      wk_skip <= st[I_R_READ] ? rd_off : pl_off;
+      wk_rest <= st[I_R_READ] ? rd_plen : pl_len;
       wk_len <= wk_src[95:64];
       wk_key <= wk_src[127:96];
       va_lo <= {1'b0, wk_src[31:0]};

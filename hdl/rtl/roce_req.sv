@@ -456,6 +456,7 @@ module roce_req #(
   logic [LOG_N-1:0]     sg_q;
   logic [31:0]          sg_idx;
   logic [LOG_STORE-1:0] stag_ra;
+  logic [LOG_STORE-1:0] stag_n;  // stag_a + 1 in S_FILL and S_CLR (set where they start)
   logic [STAG_W-1:0]    sg_r;
   always_ff @(posedge clk) sg_r <= stag_mem[stag_ra];
   assign {sg_st, sg_q, sg_idx} = sg_r;
@@ -481,9 +482,10 @@ module roce_req #(
   (* ram_style = "distributed" *) logic [TQ_W-1:0] tq [TQ_DEPTH];
   logic [TW:0] tq_wr, tq_rd;
   logic        tq_empty;
-  logic [TW:0] tq_used;
-  assign tq_empty = tq_wr == tq_rd;
-  assign tq_used = tq_wr - tq_rd;
+  // tq_wr != tq_rd and tq_wr - tq_rd < TQ_DEPTH on registers (both are in front of the
+  // sequencer's next state)
+  logic        tq_ne, tq_nfull;
+  assign tq_empty = !tq_ne;
   logic [3:0]         t_epoch;
   logic [LOG_BATCH:0] t_nre, t_n, t_k;
   logic [31:0]        t_idx;
@@ -889,7 +891,7 @@ module roce_req #(
   logic pace_pend, pace_got, pace_ok;  // the pacing question asked, its answer in, allowed
   logic v_room;
   assign v_room = dq_room && credit_free >= (AW + 2)'(64) && pq_room && iq_used < 3'(IQ_DEPTH) &&
-                  tq_used < (TW + 1)'(TQ_DEPTH) && !m_sent_valid && !m_err_valid &&
+                  tq_nfull && !m_sent_valid && !m_err_valid &&
                   !m_kick_valid && !m_wqe_rd_valid && !m_dma_rd_valid && !m_mr_valid;
   assign v_can = !ring_empty && v_room;
   // a doorbell (SQ_DB or inline) that finds the ring empty visits its QP straight from S_WB
@@ -1058,7 +1060,7 @@ module roce_req #(
     case (st)
       S_V_REW: stag_ra = slot_rew;
       S_V_DESC: if (p_adv) stag_ra = slot_cur1;
-      S_FILL, S_CLR: stag_ra = stag_a + 1'b1;
+      S_FILL, S_CLR: stag_ra = stag_n;
       default: ;
     endcase
   end
@@ -1195,6 +1197,7 @@ module roce_req #(
               m_body_clr <= 1'b1;
               // forget the QP's bodies in the store: a walk over its entries
               stag_a <= '0;
+              stag_n <= LOG_STORE'(1);
               st <= S_CLR0;
             end else if (k_op == roce_rec_pkg::CTX_OP_SET_SQ_PSN) begin
               r.next_psn <= k_arg;
@@ -1244,6 +1247,8 @@ module roce_req #(
         r <= row_q;
         if (t_k + 1'b1 == t_n) begin
           tq_rd <= tq_rd + 1'b1;
+          tq_ne <= tq_rd + 1'b1 != tq_wr;
+          tq_nfull <= 1'b1;
           t_k <= '0;
         end else begin
           t_k <= t_k + 1'b1;
@@ -1555,6 +1560,7 @@ module roce_req #(
         fl_cur <= cur_m_fet & {32{held}};
         fl_win <= fet_m_ci;
         stag_a <= held ? st_slot(q, r.fetched) : stag_a;
+        stag_n <= held ? st_slot(q, r.fetched) + 1'b1 : stag_a + 1'b1;
         f_k <= '0;
         f_nre <= '0;
         st <= S_FILL1;
@@ -1569,6 +1575,8 @@ module roce_req #(
             m_wqe_rd.len <= {5'd0, f_k, 7'd0};
             tq[tq_wr[TW-1:0]] <= {r.epoch, f_nre, f_start, f_k, q};
             tq_wr <= tq_wr + 1'b1;
+            tq_ne <= 1'b1;
+            tq_nfull <= tq_wr - tq_rd != (TW + 1)'(TQ_DEPTH - 1);
           end
         end else begin
           if (fl_at_cur) begin
@@ -1591,6 +1599,7 @@ module roce_req #(
           f_k <= f_k + 1'b1;
           f_idx <= f_idx + 32'd1;
           stag_a <= stag_ra;
+          stag_n <= stag_n + 1'b1;
         end
       end
 
@@ -1602,6 +1611,7 @@ module roce_req #(
           stag_wd <= '0;
         end
         stag_a <= stag_ra;
+        stag_n <= stag_n + 1'b1;
         if (stag_a == LOG_STORE'(P - 1)) st <= S_WB;
       end
       S_CLR0: st <= S_CLR;  // the tag of entry 0 is read
@@ -1643,6 +1653,8 @@ module roce_req #(
       ring_rd <= '0;
       tq_wr <= '0;
       tq_rd <= '0;
+      tq_ne <= 1'b0;
+      tq_nfull <= 1'b1;
       t_k <= '0;
       pq_wr <= '0;
       iq_wr <= '0;

@@ -99,12 +99,14 @@ module roce_rx_disp #(
   localparam int RQ_DEPTH = 4;
   target_t     rq [RQ_DEPTH];
   logic [2:0]  rq_wp, rq_rp;
-  logic        rq_full, rq_empty, rq_push;
+  logic        rq_full, rq_empty, rq_push, rq_pop;
+  logic [2:0]  rq_n;  // rq_wp - rq_rp, on a register (rq_full is in front of S_DECIDE's outputs)
   target_t     rq_in;
-  assign rq_full = rq_wp - rq_rp == 3'(RQ_DEPTH);
+  assign rq_full = rq_n == 3'(RQ_DEPTH);
   assign rq_empty = rq_wp == rq_rp;
   target_t     tgt;
   assign tgt = rq[rq_rp[1:0]];
+  assign rq_pop = s_axis_pay_tvalid && s_axis_pay_tready && s_axis_pay_tlast;
 
   // the port's addresses in record byte order (memory order)
   logic [127:0] my_v4, my_gid;
@@ -165,7 +167,9 @@ module roce_rx_disp #(
       rq[rq_wp[1:0]] <= rq_in;
       rq_wp <= rq_wp + 3'd1;
     end
-    if (s_axis_pay_tvalid && s_axis_pay_tready && s_axis_pay_tlast) rq_rp <= rq_rp + 3'd1;
+    if (rq_pop) rq_rp <= rq_rp + 3'd1;
+    if (rq_push && !rq_pop) rq_n <= rq_n + 3'd1;
+    if (!rq_push && rq_pop) rq_n <= rq_n - 3'd1;
     case (st)
       S_IDLE: if (s_rec_valid) begin
         h <= s_rec;
@@ -229,6 +233,7 @@ module roce_rx_disp #(
       m_ce_valid <= 1'b0;
       rq_wp <= '0;
       rq_rp <= '0;
+      rq_n <= '0;
       rq_push <= 1'b0;
     end
   end
