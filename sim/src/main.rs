@@ -538,6 +538,9 @@ fn run_transfer(a: &TransferArgs, out: &mut impl Write) -> Result<u64, SimError>
     writeln!(out, "  bytes verified   {}", r.bytes_verified).map_err(io)?;
     writeln!(out, "  mismatches       {}", r.mismatches).map_err(io)?;
     writeln!(out, "  lost             {}", r.lost).map_err(io)?;
+    if let Some(c) = r.stalled {
+        writeln!(out, "  stalled          nothing completed for {c} cycles; the run stopped").map_err(io)?;
+    }
     writeln!(out, "  duplicated       {}", r.duplicated).map_err(io)?;
     if a.qps > 1 || r.out_of_order > 0 {
         writeln!(out, "  out of order     {}", r.out_of_order).map_err(io)?;

@@ -173,6 +173,17 @@ pub struct TransferReport {
     pub model_counters: [Option<Counters>; 2],
     /// Cosim: the first divergence between the HDL and the model (node index, divergence).
     pub divergence: Option<(usize, Divergence)>,
+    /// The run stopped with messages outstanding because nothing was left to happen (model
+    /// nodes) or nothing completed for [`stall_cycles`] (a Verilated node always ticks):
+    /// the cycles since the last completion.
+    pub stalled: Option<u64>,
+}
+
+/// Cycles without a completion after which a transfer stops as stalled: sixteen local ACK
+/// timeouts (4.096 µs x 2^timeout at 250 MHz; the retry budget is at most eight) and 2^20
+/// cycles more, so a requester that retransmits and then completes in error is never cut off.
+pub fn stall_cycles(timeout: u8) -> u64 {
+    (16u64 << 10 << timeout.min(31)) + (1 << 20)
 }
 
 impl TransferReport {
@@ -383,6 +394,9 @@ pub fn run(cfg: &TransferConfig, mut progress: impl FnMut(u64, u64)) -> Result<T
     pair.exchange();
     let start = pair.now;
     let mut last_progress = 0u64;
+    let mut last_done = 0u64; // completions at A and B
+    let mut progress_at = start; // cycle of the last completion (or of the start)
+    let stall_after = stall_cycles(cfg.timeout);
     let (mut q1, mut q3) = (None, None);
     let mut steady_from: Option<Vec<u64>> = None;
     let mut quiet = false;
@@ -543,6 +557,10 @@ pub fn run(cfg: &TransferConfig, mut progress: impl FnMut(u64, u64)) -> Result<T
         if finished / 16 != last_progress / 16 {
             progress(finished, n);
         }
+        if done_a + done_b != last_done {
+            last_done = done_a + done_b;
+            progress_at = pair.now;
+        }
         last_progress = finished;
         if (done_a >= n && (cfg.op != Op::Send || done_b >= n)) || rep.errors > 0 {
             break;
@@ -558,6 +576,7 @@ pub fn run(cfg: &TransferConfig, mut progress: impl FnMut(u64, u64)) -> Result<T
         let Some(t) = next else {
             // Nothing is scheduled: let the hosts look at their CQs once more, then stop.
             if quiet {
+                rep.stalled = Some(pair.now - progress_at);
                 break;
             }
             quiet = true;
@@ -569,6 +588,10 @@ pub fn run(cfg: &TransferConfig, mut progress: impl FnMut(u64, u64)) -> Result<T
             n.borrow_mut().now = pair.now;
         }
         if pair.now - start > cfg.max_cycles || diverged(&pair) {
+            break;
+        }
+        if pair.now - progress_at > stall_after {
+            rep.stalled = Some(pair.now - progress_at);
             break;
         }
     }

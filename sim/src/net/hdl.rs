@@ -155,6 +155,23 @@ pub struct HdlEngine {
     tracing: bool,
     rng: ChaCha8Rng,
     w: Vec<u32>,
+    /// The host-side handshakes as the clock edge of the last [`HdlEngine::cycle`] saw them.
+    seen: HostSeen,
+}
+
+/// The engine's host-side handshake outputs, sampled in [`HdlEngine::cycle`] after every
+/// input of the cycle is set: some depend combinationally on inputs the cycle sets (the
+/// inline doorbell's `tready` on the DMA read data, through `roce_req`'s arrival test), so a
+/// value read before them would not be what the clock edge sees.
+#[derive(Clone, Copy, Debug, Default)]
+struct HostSeen {
+    bf_ready: bool,
+    aw_ready: bool,
+    w_ready: bool,
+    b_valid: bool,
+    ar_ready: bool,
+    r_valid: bool,
+    r_data: u32,
 }
 
 impl std::fmt::Debug for HdlEngine {
@@ -265,6 +282,7 @@ impl HdlEngine {
             tracing,
             rng,
             w: vec![0; 16],
+            seen: HostSeen::default(),
         };
         for q in [e.p.axil[1], e.p.axil[5], e.p.axil[11], e.p.rx[2], e.p.rd_dat[1], e.p.bf[1]] {
             e.dut.set_u64(q, 0);
@@ -369,6 +387,16 @@ impl HdlEngine {
         self.dut.set_u64(p.wr_req[1], u64::from(wrq_go));
         self.dut.set_u64(p.wr_dat[3], u64::from(wrd_ready));
         self.dut.eval();
+        let a = &p.axil;
+        self.seen = HostSeen {
+            bf_ready: self.dut.get_bool(p.bf[2]),
+            aw_ready: self.dut.get_bool(a[2]),
+            w_ready: self.dut.get_bool(a[6]),
+            b_valid: self.dut.get_bool(a[8]),
+            ar_ready: self.dut.get_bool(a[12]),
+            r_valid: self.dut.get_bool(a[14]),
+            r_data: self.dut.get_u64(a[13]) as u32,
+        };
 
         if rx_valid && self.dut.get_bool(p.rx[3]) {
             let len = self.rx_q.front().map_or(0, Vec::len);
@@ -515,15 +543,13 @@ impl HdlEngine {
         for _ in 0..1000 {
             self.dut.set_u64(a[1], u64::from(!aw));
             self.dut.set_u64(a[5], u64::from(!w));
-            self.dut.eval();
-            let (awr, wr) = (self.dut.get_bool(a[2]), self.dut.get_bool(a[6]));
-            let b = self.dut.get_bool(a[8]);
+            self.cycle(mem);
+            let (awr, wr, b) = (self.seen.aw_ready, self.seen.w_ready, self.seen.b_valid);
             if (aw || awr) && (w || wr) && !(aw && w) {
-                self.times.axil_write = Some((off, self.cycle));
+                self.times.axil_write = Some((off, self.cycle - 1));
             }
             aw |= awr;
             w |= wr;
-            self.cycle(mem);
             if b {
                 self.dut.set_u64(a[1], 0);
                 self.dut.set_u64(a[5], 0);
@@ -543,12 +569,11 @@ impl HdlEngine {
             self.dut.set_u64(b[1], 1);
             let mut taken = false;
             for _ in 0..1000 {
-                self.dut.eval();
-                taken = self.dut.get_bool(b[2]);
-                if taken && half == 0 {
-                    self.times.bf_write = Some(self.cycle);
-                }
                 self.cycle(mem);
+                taken = self.seen.bf_ready;
+                if taken && half == 0 {
+                    self.times.bf_write = Some(self.cycle - 1);
+                }
                 if taken {
                     break;
                 }
@@ -568,11 +593,9 @@ impl HdlEngine {
         let mut ar = false;
         for _ in 0..1000 {
             self.dut.set_u64(a[11], u64::from(!ar));
-            self.dut.eval();
-            ar |= self.dut.get_bool(a[12]);
-            let rv = self.dut.get_bool(a[14]);
-            let data = self.dut.get_u64(a[13]) as u32;
             self.cycle(mem);
+            ar |= self.seen.ar_ready;
+            let (rv, data) = (self.seen.r_valid, self.seen.r_data);
             if rv {
                 self.dut.set_u64(a[11], 0);
                 return Ok(data);
