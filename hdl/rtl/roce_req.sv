@@ -15,8 +15,8 @@
 //   m_err, s_rd / s_rd2 / s_win (our state and window for roce_comp, latency 2), counters.
 // Latency: the descriptor of a visit whose body is held is pushed about 20 cycles after the
 //   visit starts (+ pacing, + 4 for the MR checks) and offered 2-3 cycles after its payload's
-//   last beat is in the FIFO (DMA latency L: about L + 30). An inline doorbell taken on an
-//   idle QP (empty ring) starts its visit 5 cycles after its first beat.
+//   last beat is in the FIFO (DMA latency L: about L + 30). An inline doorbell, or the last
+//   WQE read in flight, on an empty ring starts its QP's visit 5 cycles after its first beat.
 // Throughput: one visit at a time, up to BURST packets; a further packet of the same WQE keeps
 //   the body, the SGE walk and MR checks overlap the pacing answer (about 26 cycles a 64-byte
 //   WRITE over eight QPs, 19 inline, 18 a packet of a long WRITE at MTU 256). Payload one
@@ -894,10 +894,11 @@ module roce_req #(
                   tq_nfull && !m_sent_valid && !m_err_valid &&
                   !m_kick_valid && !m_wqe_rd_valid && !m_dma_rd_valid && !m_mr_valid;
   assign v_can = !ring_empty && v_room;
-  // a doorbell (SQ_DB or inline) that finds the ring empty visits its QP straight from S_WB
-  // instead of through the ring
+  // a doorbell (SQ_DB or inline), or the arrival of the last WQE read in flight, that finds
+  // the ring empty visits its QP straight from S_WB instead of through the ring
   logic wb_visit;
-  assign wb_visit = st == S_WB && requeue && !q_on && ring_empty && v_room && (kind == K_DB || kind == K_BF);
+  assign wb_visit = st == S_WB && requeue && !q_on && ring_empty && v_room &&
+                    (kind == K_DB || kind == K_BF || (kind == K_ARR && tq_empty));
   logic arr_go;
   assign arr_go = s_wqe_rd_tvalid && !tq_empty;
   // S_IDLE starts a visit of the ring's head when no other input is waiting
