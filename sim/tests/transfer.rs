@@ -148,8 +148,8 @@ fn jain_index() {
 fn inline_doorbells_verilated_requester_lose_none() {
     // 16 QPs of 64-byte inline WRITEs from the Verilated requester (A) to the model, the send
     // window full most of the time: an inline doorbell offered in the cycle a WQE read's data
-    // arrives must wait for the sequencer, not be counted as taken by the harness (once, one
-    // in 500 went missing and the run waited for its completion for ever)
+    // arrives waits for the sequencer and must not be counted as taken by the harness (a QP
+    // whose last doorbell is dropped never completes its last message)
     let cfg = TransferConfig {
         op: Op::Write,
         size: 64,
