@@ -1060,15 +1060,23 @@ module roce_resp #(
           mr_n <= wk_nchunk;
           mr_need_r <= ACC_LOCAL_WRITE;
           st <= wk_nchunk == 2'd0 ? S_MR_DONE : S_MR_ISSUE;
-        end else if (st == S_WALK && wk_skip < wk_len) begin  // into this SGE
-          wk_len <= wk_len - wk_skip;
-          wk_lo <= {1'b0, wk_lo[31:0]} + {1'b0, wk_skip};
-          wk_hi1 <= wk_hi + 32'd1;
-          st <= S_WALK_TAKE;
-        end else begin  // on to the next SGE
-          if (st == S_WALK) begin
-            wk_skip <= wk_skip - wk_len;
-          end else if (wk_len != 32'd0) begin
+        end else begin
+          if (st == S_WALK && wk_skip < wk_len) begin  // into this SGE
+            wk_len <= wk_len - wk_skip;
+            wk_lo <= {1'b0, wk_lo[31:0]} + {1'b0, wk_skip};
+            wk_hi1 <= wk_hi + 32'd1;
+            st <= S_WALK_TAKE;
+          end else begin  // on to the next SGE
+            if (st == S_WALK) wk_skip <= wk_skip - wk_len;
+            wk_i <= wk_i + 1'b1;
+            wk_len <= sg_nx[95:64];
+            wk_key <= sg_nx[127:96];
+            wk_lo <= {1'b0, sg_nx[31:0]};
+            wk_hi <= sg_nx[63:32];
+          end
+          // S_WALK_TAKE places a chunk of the SGE it leaves (its own branch: the skip
+          // compare stays out of these registers' enables)
+          if (st == S_WALK_TAKE && wk_len != 32'd0) begin
             for (int i = 0; i < 3; i++) begin
               if (wk_nchunk == 2'(i)) begin
                 mr_key[32*i +: 32] <= wk_key;
@@ -1080,11 +1088,6 @@ module roce_resp #(
             wk_nchunk <= wk_nchunk + 1'b1;
             wk_rest <= wk_lt ? wk_rest - wk_len[15:0] : 16'd0;
           end
-          wk_i <= wk_i + 1'b1;
-          wk_len <= sg_nx[95:64];
-          wk_key <= sg_nx[127:96];
-          wk_lo <= {1'b0, sg_nx[31:0]};
-          wk_hi <= sg_nx[63:32];
         end
       end
 
