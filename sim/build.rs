@@ -12,8 +12,9 @@
 //! Under `cargo clippy` only `models.rs` is written (nothing is linked there).
 //!
 //! Pitfalls: obj_dir is cleared first (generated names carry hashes), the C++ is compiled at
-//! -O2 even in dev builds (-O0 simulates about 7x slower), and `verilated_threads.cpp` is
-//! needed even with one thread.
+//! -O2 even in dev builds (-O0 simulates about 7x slower) and for the building machine's CPU
+//! (`-march=native`: the CRC trees' parity reductions become POPCNT; a binary built here may
+//! not run on an older CPU), and `verilated_threads.cpp` is needed even with one thread.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -118,6 +119,7 @@ fn base_build(root: &Path) -> cc::Build {
         .define("VM_SC", "0")
         .flag_if_supported("-faligned-new")
         .flag_if_supported("-fcf-protection=none")
+        .flag_if_supported("-march=native")
         .flag_if_supported("-Wno-unused-parameter");
     b
 }

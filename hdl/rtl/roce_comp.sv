@@ -430,8 +430,8 @@ module roce_comp #(
     bs_vg <= bs_v[32*bs_ra[LOG_BODY-1:5] +: 32];
     bs_vq <= bs_vg[bs_ra[4:0]];
     if (bw_v) bs_mem[bw_a] <= bw_d;
-    for (int k = 0; k < NB; k++) begin
-      if (bw_v && bw_hi[k / 32] && bw_lo[k % 32]) bs_v[k] <= 1'b1;
+    for (int j = 0; j < NB / 32; j++) begin
+      if (bw_v && bw_hi[j]) bs_v[32*j +: 32] <= bs_v[32*j +: 32] | bw_lo;
     end
     if (s_body_clr || rst || soft_reset) begin
       bw_v <= 1'b0;

@@ -223,7 +223,7 @@ module roce_cq #(
   // cq_valid's bit for the CQ of stage B, decoded (not a shifted write)
   logic [N-1:0] k_hot;
   always_ff @(posedge clk) begin
-    for (int i = 0; i < N; i++) k_hot[i] <= k_index[LOG_N-1:0] == LOG_N'(i);
+    k_hot <= N'(1) << k_index[LOG_N-1:0];
   end
 
   logic [255:0] ctx_img;
@@ -295,9 +295,7 @@ module roce_cq #(
       k_data <= take_cmd ? cmd_data : s_axis_cpl_tdata;
       k_db <= s_axis_db_tdata;
     end
-    for (int i = 0; i < N; i++) begin
-      if (wb && d_write && k_hot[i]) cq_valid[i] <= d_valid;
-    end
+    if (wb && d_write) cq_valid <= (cq_valid & ~k_hot) | (k_hot & {N{d_valid}});
     if (wb) begin
       case (k_kind)
         K_CMD: begin

@@ -83,34 +83,31 @@ module roce_rx_parse #(
     be64 = {be32(v, o), be32(v, o + 4)};
   endfunction
 
-  // Bytes sh.. of a 128-byte window: three 4:1 byte-mux stages (by 16, 4 and 1 bytes).
+  // Bytes sh.. of a 128-byte window: three 4:1 byte-mux stages (by 16, 4 and 1 bytes);
+  // the window's last byte is never selected (sh <= 63).
+  /* verilator lint_off UNUSEDSIGNAL */
   function automatic logic [511:0] funnel(input logic [1023:0] w, input logic [5:0] sh);
-    logic [8*80-1:0] fa;
-    logic [8*68-1:0] fb;
-    for (int i = 0; i < 80; i++) begin
-      case (sh[5:4])
-        2'd0:    fa[8*i +: 8] = w[8*i +: 8];
-        2'd1:    fa[8*i +: 8] = w[8*(i + 16) +: 8];
-        2'd2:    fa[8*i +: 8] = w[8*(i + 32) +: 8];
-        default: fa[8*i +: 8] = w[8*(i + 48) +: 8];
-      endcase
-    end
-    for (int i = 0; i < 68; i++) begin
-      case (sh[3:2])
-        2'd0:    fb[8*i +: 8] = fa[8*i +: 8];
-        2'd1:    fb[8*i +: 8] = fa[8*(i + 4) +: 8];
-        2'd2:    fb[8*i +: 8] = fa[8*(i + 8) +: 8];
-        default: fb[8*i +: 8] = fa[8*(i + 12) +: 8];
-      endcase
-    end
-    for (int i = 0; i < 64; i++) begin
-      case (sh[1:0])
-        2'd0:    funnel[8*i +: 8] = fb[8*i +: 8];
-        2'd1:    funnel[8*i +: 8] = fb[8*(i + 1) +: 8];
-        2'd2:    funnel[8*i +: 8] = fb[8*(i + 2) +: 8];
-        default: funnel[8*i +: 8] = fb[8*(i + 3) +: 8];
-      endcase
-    end
+  /* verilator lint_on UNUSEDSIGNAL */
+    logic [8*79-1:0] fa;
+    logic [8*67-1:0] fb;
+    case (sh[5:4])
+      2'd0:    fa = w[0 +: 8*79];
+      2'd1:    fa = w[8*16 +: 8*79];
+      2'd2:    fa = w[8*32 +: 8*79];
+      default: fa = w[8*48 +: 8*79];
+    endcase
+    case (sh[3:2])
+      2'd0:    fb = fa[0 +: 8*67];
+      2'd1:    fb = fa[8*4 +: 8*67];
+      2'd2:    fb = fa[8*8 +: 8*67];
+      default: fb = fa[8*12 +: 8*67];
+    endcase
+    case (sh[1:0])
+      2'd0:    funnel = fb[0 +: 512];
+      2'd1:    funnel = fb[8 +: 512];
+      2'd2:    funnel = fb[16 +: 512];
+      default: funnel = fb[24 +: 512];
+    endcase
   endfunction
 
   logic adv;
