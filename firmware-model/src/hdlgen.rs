@@ -108,40 +108,6 @@ pub fn crc32_pkg_sv() -> String {
     o
 }
 
-/// The set bits of a `row_hex` string (most significant nibble first), lowest first.
-fn hex_bits(hex: &str) -> impl Iterator<Item = usize> + '_ {
-    let n = hex.len();
-    hex.chars().enumerate().flat_map(move |(c, ch)| {
-        let v = ch.to_digit(16).unwrap_or(0);
-        let nib = n - 1 - c;
-        (0..4).filter(move |b| v >> b & 1 != 0).map(move |b| nib * 4 + b)
-    })
-}
-
-/// Inputs per LUT level of the explicit XOR trees (a LUT6 each).
-const XOR_FANIN: usize = 6;
-
-/// `out = ^leaves` as a tree of XOR_FANIN-input groups, each group a kept wire, so the
-/// mapper builds it of LUT6 levels instead of folding it into wide LUTs (on UltraScale+ a
-/// LUT7/8/9 costs two to four levels of MUXF, and ABC counts it as one).
-fn xor_tree(o: &mut String, name: &str, mut leaves: Vec<String>, out: &str) {
-    let mut level = 0;
-    while leaves.len() > XOR_FANIN {
-        level += 1;
-        // as many groups as needed, filled evenly (no ragged last group)
-        let n = leaves.len().div_ceil(XOR_FANIN);
-        let size = leaves.len().div_ceil(n);
-        let groups: Vec<&[String]> = leaves.chunks(size).collect();
-        let w = format!("{name}_l{level}");
-        let _ = writeln!(o, "    (* keep *) logic [{}:0] {w};", groups.len() - 1);
-        for (g, items) in groups.iter().enumerate() {
-            let _ = writeln!(o, "    assign {w}[{g}] = ^{{{}}};", items.join(", "));
-        }
-        leaves = (0..groups.len()).map(|g| format!("{w}[{g}]")).collect();
-    }
-    let _ = writeln!(o, "    assign {out} = ^{{{}}};", leaves.join(", "));
-}
-
 /// `hdl/rtl/gen/roce_crc32_update.sv`.
 pub fn crc32_update_sv() -> String {
     let mut o = String::new();
@@ -154,7 +120,8 @@ pub fn crc32_update_sv() -> String {
          //\n\
          // Parameters: DATA_W in {64, 256, 512}.\n\
          // Latency: combinational. Each output bit is one XOR over at most 32 + DATA_W inputs,\n\
-         // written as a tree of 6-input groups on kept wires (LUT6 levels: 4 at DATA_W=512).",
+         // written as the parity of the inputs under a constant mask (the form Verilator\n\
+         // evaluates a word at a time; ABC maps it to at most 4 LUT6 levels at DATA_W=512).",
     );
     let _ = writeln!(
         o,
@@ -168,9 +135,12 @@ pub fn crc32_update_sv() -> String {
         let kw = if i == 0 { "if" } else { "end else if" };
         let _ = writeln!(o, "  {kw} (DATA_W == {w}) begin : g_w{w}");
         for j in 0..32 {
-            let mut leaves: Vec<String> = hex_bits(&a.row_hex(j)).map(|n| format!("crc_i[{n}]")).collect();
-            leaves.extend(hex_bits(&b.row_hex(j)).map(|n| format!("data_i[{n}]")));
-            xor_tree(&mut o, &format!("x{j}"), leaves, &format!("crc_o[{j}]"));
+            let _ = writeln!(
+                o,
+                "    assign crc_o[{j}] = ^(crc_i & 32'h{}) ^ ^(data_i & {w}'h{});",
+                a.row_hex(j),
+                b.row_hex(j)
+            );
         }
     }
     let _ = writeln!(
