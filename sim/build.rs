@@ -13,7 +13,7 @@
 //!
 //! Pitfalls: obj_dir is cleared first (generated names carry hashes), the C++ is compiled at
 //! -O2 even in dev builds (-O0 simulates about 7x slower) and for the building machine's CPU
-//! (`-march=native`: the CRC trees' parity reductions become POPCNT; a binary built here may
+//! (`-march=native`: the CRC blocks' parity reductions become POPCNT; a binary built here may
 //! not run on an older CPU), and `verilated_threads.cpp` is needed even with one thread.
 
 use std::path::{Path, PathBuf};

@@ -220,7 +220,7 @@ module roce_cq #(
     d_write_ok <= k_kind == K_CMD && k_op == roce_regs_pkg::CMD_OP_CQ_WRITE && idx_ok;
   end
   assign d_write = d_write_ok && !d_bad_attr;
-  // cq_valid's bit for the CQ of stage B, decoded (not a shifted write)
+  // cq_valid's bit for the CQ of stage B, one-hot on a register (a masked update, no index)
   logic [N-1:0] k_hot;
   always_ff @(posedge clk) begin
     k_hot <= N'(1) << k_index[LOG_N-1:0];
