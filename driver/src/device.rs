@@ -6,7 +6,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use roce_model::contract::{
     regs, CmdErrorCode, CmdOpcode, CqCtx, CqFlags, Cqe, CqeFlags, CqeOwner, MrCtx, QpCtx, QpType, RqWqe, Sge as CSge,
-    SqWqe, VlanTag, RQ_MAX_SGE,
+    SqWqe, VlanTag, MAX_SQ_WIN_SHIFT, RQ_MAX_SGE,
 };
 
 use crate::backend::{Backend, DmaBuf};
@@ -92,6 +92,42 @@ struct QpRings {
     pd: u32,
     send_cq: u32,
     recv_cq: u32,
+    /// The send window: `QpCtx.sq_win_shift` and `sq_win_base` (blocks of [`WinPool`]).
+    win: (u8, u16),
+}
+
+/// The engine's deep-window pool: as many blocks of 16 send-window entries as the engine
+/// has QPs. A QP whose send queue holds more than 16 WQEs takes an aligned run of
+/// `2^shift` free blocks (a window of up to 256 WQEs, `MAX_SQ_WIN_SHIFT`), the largest that
+/// is free; when none is, it keeps its own 16 entries (shift 0), so the number of QPs never
+/// depends on the pool.
+#[derive(Debug, Default)]
+struct WinPool {
+    used: Vec<bool>,
+}
+
+impl WinPool {
+    /// Take a run for a send queue of `2^sq_log` entries: `(shift, base)`.
+    fn take(&mut self, sq_log: u8) -> (u8, u16) {
+        let want = sq_log.saturating_sub(4).min(MAX_SQ_WIN_SHIFT);
+        for shift in (1..=want).rev() {
+            let n = 1usize << shift;
+            let base = (0..self.used.len() / n).map(|k| k * n).find(|&b| self.used[b..b + n].iter().all(|u| !u));
+            if let Some(b) = base {
+                self.used[b..b + n].iter_mut().for_each(|u| *u = true);
+                return (shift, b as u16);
+            }
+        }
+        (0, 0)
+    }
+
+    /// Give a run back.
+    fn give(&mut self, (shift, base): (u8, u16)) {
+        if shift > 0 {
+            let b = usize::from(base);
+            self.used[b..b + (1 << shift)].iter_mut().for_each(|u| *u = false);
+        }
+    }
 }
 
 /// An opened engine.
@@ -105,6 +141,7 @@ pub struct Device<B: Backend> {
     next_pd: u32,
     mr_tag: u8,
     sq_stage: SqStage,
+    win_pool: WinPool,
 }
 
 fn log2_ceil(n: u32) -> u8 {
@@ -134,6 +171,7 @@ impl<B: Backend> Device<B> {
         }
         let caps = b.read32(regs::CAPS);
         let sq_stage = SqStage(vec![[0; SqWqe::SIZE]; SQ_STAGE]);
+        let win_pool = WinPool { used: vec![false; 1 << regs::caps::LOG_MAX_QP.get(caps)] };
         Ok(Device {
             b,
             caps,
@@ -143,6 +181,7 @@ impl<B: Backend> Device<B> {
             next_pd: 1,
             mr_tag: 0,
             sq_stage,
+            win_pool,
         })
     }
 
@@ -466,6 +505,7 @@ impl<B: Backend> Device<B> {
         }
         let sq = self.b.dma_alloc(SqWqe::SIZE << sq_log)?;
         let rq = self.b.dma_alloc(RqWqe::SIZE << rq_log)?;
+        let win = self.win_pool.take(sq_log);
         let c = QpCtx {
             state: QpState::Reset,
             qp_type: QpType::Rc,
@@ -476,11 +516,14 @@ impl<B: Backend> Device<B> {
             rq_log_size: rq_log,
             send_cq: send_cq.0 as u16,
             recv_cq: recv_cq.0 as u16,
+            sq_win_shift: win.0,
+            sq_win_base: win.1,
             ..QpCtx::default()
         };
         if let Err(e) = self.command(CmdOpcode::QpWrite, qpn, Some(&c.encode()), 0) {
             self.b.dma_free(sq);
             self.b.dma_free(rq);
+            self.win_pool.give(win);
             return Err(e);
         }
         self.qps.insert(
@@ -497,6 +540,7 @@ impl<B: Backend> Device<B> {
                 pd: pd.0,
                 send_cq: send_cq.0,
                 recv_cq: recv_cq.0,
+                win,
             },
         );
         Ok(QueuePair(qpn))
@@ -575,6 +619,7 @@ impl<B: Backend> Device<B> {
         if let Some(q) = self.qps.remove(&qp.0) {
             self.b.dma_free(q.sq);
             self.b.dma_free(q.rq);
+            self.win_pool.give(q.win);
         }
         Ok(())
     }
@@ -741,6 +786,26 @@ impl<B: Backend> Device<B> {
 mod tests {
     use super::*;
     use roce_model::contract::{CqeOpcode, CqeStatus, SQ_DATA_BYTES};
+
+    #[test]
+    fn the_window_pool_gives_aligned_runs_and_never_runs_out_of_qps() {
+        let mut p = WinPool { used: vec![false; 32] };
+        // 16 WQEs or fewer: the QP's own entries; 64: four blocks; above 256: sixteen
+        assert_eq!(p.take(4), (0, 0));
+        assert_eq!(p.take(6), (2, 0));
+        assert_eq!(p.take(5), (1, 4));
+        assert_eq!(p.take(15), (4, 16));
+        assert_eq!(p.take(8), (3, 8));
+        // 30 of 32 blocks taken: a 64-deep QP gets the 32-deep run left, then its own 16
+        assert_eq!(p.take(6), (1, 6));
+        assert_eq!(p.take(6), (0, 0));
+        p.give((4, 16));
+        assert_eq!(p.take(8), (4, 16));
+        p.give((2, 0));
+        p.give((1, 4));
+        assert_eq!(p.take(6), (2, 0));
+        assert_eq!(p.used.iter().filter(|&&u| u).count(), 2 + 8 + 16 + 4);
+    }
 
     /// BAR0 enough for `open` and the commands, DMA memory in a Vec, register writes logged.
     #[derive(Default)]

@@ -173,7 +173,7 @@ fn reserved_bytes_are_rejected() {
             }
         }
     }
-    assert!(checked > 100, "{checked}");
+    assert!(checked >= 100, "{checked}");
 }
 
 #[test]
@@ -501,6 +501,8 @@ fn qp_ctx_image() {
         rq_pi: 0x3333,
         rq_ci: 0x4444,
         flow_label: 0xABCDE,
+        sq_win_shift: 3,
+        sq_win_base: 0x0208,
     };
     let mut want = [0u8; 128];
     want[0] = 1;
@@ -530,6 +532,8 @@ fn qp_ctx_image() {
     le(&mut want, 84, 2, 0x3333);
     le(&mut want, 86, 2, 0x4444);
     le(&mut want, 88, 4, 0xABCDE);
+    want[92] = 3;
+    le(&mut want, 94, 2, 0x0208);
     assert_eq!(q.encode(), want);
 }
 

@@ -197,6 +197,8 @@ fn qp_checks(q: &QpCtx) -> Vec<Check> {
         u("rq_pi", 16, q.rq_pi.into()),
         u("rq_ci", 16, q.rq_ci.into()),
         u("flow_label", 20, q.flow_label.into()),
+        u("sq_win_shift", 3, q.sq_win_shift.into()),
+        u("sq_win_base", 16, q.sq_win_base.into()),
     ]
 }
 

@@ -101,7 +101,7 @@ pub fn qp_ctx() -> impl Strategy<Value = QpCtx> {
         (bits(24), bits(24), bits(24), any::<u64>(), any::<u64>(), 0u8..16, 0u8..16),
         (0u16..(1 << 14), 0u16..(1 << 14), 0u8..32, 0u8..8, 0u8..8, 0u8..32, any::<u8>(), any::<u8>()),
         (any::<[u8; 6]>(), vlan(), 0u8..64, any::<u8>(), any::<u16>(), any::<[u8; 16]>()),
-        (any::<u16>(), any::<u16>(), any::<u16>(), any::<u16>(), bits(20)),
+        (any::<u16>(), any::<u16>(), any::<u16>(), any::<u16>(), bits(20), 0u8..8, any::<u16>()),
     )
         .prop_map(|(a, b, c, d, e)| QpCtx {
             state: a.0,
@@ -136,6 +136,8 @@ pub fn qp_ctx() -> impl Strategy<Value = QpCtx> {
             rq_pi: e.2,
             rq_ci: e.3,
             flow_label: e.4 as u32,
+            sq_win_shift: e.5,
+            sq_win_base: e.6,
         })
 }
 

@@ -131,9 +131,11 @@ module roce_qp_ctx #(
     logic [15:0]  vlan;
     logic [47:0]  dest_mac;
     logic [19:0]  flow_label;
+    logic [2:0]   sq_win_shift;
+    logic [15:0]  sq_win_base;
     logic [127:0] dest_ip;
   } ent_t;
-  localparam int E_W = 503;  // $bits(ent_t) (Yosys 0.23 has no $bits of a type; Verilator checks
+  localparam int E_W = 522;  // $bits(ent_t) (Yosys 0.23 has no $bits of a type; Verilator checks
                              // the width on every assignment between the two)
 
   // the entry of a QP never written: QpAttr::default() (path MTU code 1, the rest 0;
@@ -215,6 +217,8 @@ module roce_qp_ctx #(
     rx_a.vlan = rx_e.vlan;                             tx_a.vlan = tx_e.vlan;
     rx_a.dest_mac = rx_e.dest_mac;                     tx_a.dest_mac = tx_e.dest_mac;
     rx_a.flow_label = rx_e.flow_label;                 tx_a.flow_label = tx_e.flow_label;
+    rx_a.sq_win_shift = rx_e.sq_win_shift;             tx_a.sq_win_shift = tx_e.sq_win_shift;
+    rx_a.sq_win_base = rx_e.sq_win_base;               tx_a.sq_win_base = tx_e.sq_win_base;
     rx_a.dest_ip = rx_e.dest_ip;                       tx_a.dest_ip = tx_e.dest_ip;
   end
 
@@ -271,7 +275,7 @@ module roce_qp_ctx #(
 
   // check cycle: everything the decision needs, registered
   logic        ck_bad, ck_idx_ok, ck_rsvd, ck_cq_ok, ck_mask_undef, ck_busy, ck_wr_state, ck_type;
-  logic        ck_mtu, ck_enter;
+  logic        ck_mtu, ck_enter, ck_win;
   logic [7:0]  ck_mod_err;
   logic [15:0] ck_hash;
   logic [13:0] hash;  // rxe's hash_32(qpn, 14): the top 14 bits of qpn * 0x61C88647 (32 bits)
@@ -299,13 +303,13 @@ module roce_qp_ctx #(
   // QP_MODIFY transition check for each of the 8 states the QP can be in (S_CHECK picks the
   // one the table read gives), and the reserved bytes of the context, ORed in 8 groups
   // (S_CHECK adds the field checks of qp_ctx_bad)
-  localparam int RSV_G = 36;  // rsvd_92 is 288 bits: 8 groups
+  localparam int RSV_G = 32;  // rsvd_96 is 256 bits: 8 groups
   logic [63:0] pre_mod;   // bits 8f+7:8f: qp_modify_error(f, state, mask)
   logic [7:0]  pre_rsvd;
   roce_desc_pkg::qp_ctx_t d_nr;  // k_data without its reserved bytes
   always_comb begin
     d_nr = k_data;
-    d_nr.rsvd_92 = '0;
+    d_nr.rsvd_96 = '0;
   end
 
   // decision
@@ -331,7 +335,7 @@ module roce_qp_ctx #(
         if (ck_bad) dc_err = roce_regs_pkg::CMD_ERR_BAD_ATTR;
         else if (!ck_idx_ok || ck_rsvd) dc_err = roce_regs_pkg::CMD_ERR_BAD_INDEX;
         else if (ck_busy) dc_err = roce_regs_pkg::CMD_ERR_BAD_STATE;
-        else if (!ck_cq_ok) dc_err = roce_regs_pkg::CMD_ERR_BAD_ATTR;
+        else if (!ck_cq_ok || ck_win) dc_err = roce_regs_pkg::CMD_ERR_BAD_ATTR;
         else if (ck_wr_state) dc_err = roce_regs_pkg::CMD_ERR_BAD_STATE;
         else if (ck_type) dc_err = roce_regs_pkg::CMD_ERR_BAD_ATTR;
         dc_ops[OP_RESET] = 1'b1;
@@ -360,6 +364,8 @@ module roce_qp_ctx #(
         dc_ent.vlan = d.vlan[roce_desc_pkg::VLAN_TAG_VALID_BIT] ? d.vlan : 16'd0;
         dc_ent.dest_mac = d.dest_mac;
         dc_ent.flow_label = d.flow_label;
+        dc_ent.sq_win_shift = d.sq_win_shift;
+        dc_ent.sq_win_base = d.sq_win_base;
         dc_ent.dest_ip = dest_ip_in;
       end else if (k_mod) begin
         if (ck_bad || ck_mask_undef) dc_err = roce_regs_pkg::CMD_ERR_BAD_ATTR;
@@ -433,6 +439,8 @@ module roce_qp_ctx #(
       3'(roce_rec_pkg::CTX_OP_ENTER_RTS): begin
         nx_arg[roce_rec_pkg::CTX_RTS_RETRY_CNT_LSB +: roce_rec_pkg::CTX_RTS_RETRY_CNT_W] = r_ent.retry_cnt;
         nx_arg[roce_rec_pkg::CTX_RTS_RNR_RETRY_LSB +: roce_rec_pkg::CTX_RTS_RNR_RETRY_W] = r_ent.rnr_retry;
+        nx_arg[roce_rec_pkg::CTX_RTS_WIN_SHIFT_LSB +: roce_rec_pkg::CTX_RTS_WIN_SHIFT_W] = r_ent.sq_win_shift;
+        nx_arg[roce_rec_pkg::CTX_RTS_WIN_BASE_LSB +: roce_rec_pkg::CTX_RTS_WIN_BASE_W] = r_ent.sq_win_base;
       end
       default: nx_arg = 32'd0;
     endcase
@@ -474,6 +482,8 @@ module roce_qp_ctx #(
     img.rq_pi = r_rq_pi;
     img.rq_ci = r_rq_ci;
     img.flow_label = e.flow_label;
+    img.sq_win_shift = e.sq_win_shift;
+    img.sq_win_base = e.sq_win_base;
   end
 
   // table writes: the clearing sweep, or a commit
@@ -508,7 +518,7 @@ module roce_qp_ctx #(
           for (int f = 0; f < 8; f++)
             pre_mod[8*f +: 8] <= roce_regs_pkg::qp_modify_error(8'(f), cd.state, cmd_arg);
           for (int g = 0; g < 8; g++)
-            pre_rsvd[g] <= cd.rsvd_92[RSV_G*g +: RSV_G] != '0;
+            pre_rsvd[g] <= cd.rsvd_96[RSV_G*g +: RSV_G] != '0;
           k_index <= take_err ? err_qpn : cmd_index;
           k_arg <= cmd_arg;
           k_cause <= err_cause;
@@ -527,6 +537,10 @@ module roce_qp_ctx #(
         ck_wr_state <= roce_regs_pkg::qp_write_error(roce_desc_pkg::QP_STATE_RESET, d.state)
                        != roce_regs_pkg::CMD_ERR_OK;
         ck_type <= d.qp_type != roce_desc_pkg::QP_TYPE_RC;
+        // the send window: shift at most 4 (256 WQEs), the base a multiple of its blocks
+        // inside the pool's N
+        ck_win <= d.sq_win_shift > 3'd4 || (d.sq_win_base & ~(16'hFFFF << d.sq_win_shift)) != '0 ||
+                  32'(d.sq_win_base) >= N;
         ck_mod_err <= pre_mod[8*e_state +: 8];
         ck_mtu <= k_arg[roce_regs_pkg::QP_ATTR_PATH_MTU_BIT] && d.path_mtu > 8'(MAX_MTU);
         ck_enter <= 32'(k_index) < N && e_written && roce_regs_pkg::qp_error_enters_err({5'd0, e_state});

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0 OR MIT
 //
 // roce_req: the RC requester, with the SQ doorbells and the WQE fetch. Owns the per-QP
-// requester state and the send window sq_win in BRAM, and a WQE prefetch store shared by all
-// QPs, and makes request packets as the engine model's requester (Engine::req_visit): a
-// round-robin ring of QPs with work is visited one at a time (state and rewind checks, then
-// up to BURST times the WQE body, limits and pacing, a packet with its payload gathered
-// through the SGEs after L_Key checks; then a run of WQE reads ahead); between visits context
-// ops, state reads, WQE arrivals, wakes and doorbells (SQ_DB, and inline ones that carry
-// their WQE: taken into the store without a read when it is the next to fetch).
+// requester state and the send window sq_win in BRAM (each QP's own 16 entries and a pool of
+// as many blocks of 16 again, from which a QP takes 2^sq_win_shift at Rtr -> Rts), and a WQE
+// prefetch store shared by all QPs, and makes request packets as the engine model's requester
+// (Engine::req_visit): a round-robin ring of QPs with work is visited one at a time (state
+// and rewind checks, then up to BURST times the WQE body, limits and pacing, a packet with
+// its payload gathered through the SGEs after L_Key checks; then a run of WQE reads ahead);
+// between visits context ops, state reads, WQE arrivals, wakes and doorbells (SQ_DB, and
+// inline ones that carry their WQE: taken into the store without a read when it is the next
+// to fetch).
 // Ports: s_db (SQ doorbells), s_axis_bf (inline doorbells: a WQE with bf_db, two beats),
 //   s_ctx / s_strd, m_attr, m_comp (roce_comp's state), s_wake,
 //   m_kick, m_body / m_body_clr (READ/atomic SGEs for roce_comp), m_query / s_pace and m_sent
@@ -22,10 +24,11 @@
 //   WRITE over eight QPs, 19 inline, 18 a packet of a long WRITE at MTU 256). Payload one
 //   beat per cycle; the next descriptor is offered while a payload streams.
 // Model blocks::req; docs/engine-hdl.md. Parameters: LOG_N (QPs, default 1024), LOG_WIN
-//   (window per QP, 16), LOG_STORE (prefetch store, 512), LOG_BATCH (WQEs per read, 8), DEPTH
-//   (payload FIFO beats, 512 = 32 KiB), DESC_DEPTH (packets in flight, 64), MAX_UNACKED (PSNs,
-//   4096), LOG_ACK_EVERY (AckReq at least every 2^n packets, 32), BURST (packets per visit,
-//   4), LOG_ACK_WQES (an unsignaled WQE's last packet asks for an ACK at least every 2^n, 4).
+//   (a QP's own window, the pool's block and a QP's stretch of the store, 16), LOG_STORE
+//   (prefetch store, 512), LOG_BATCH (WQEs per read, 8), DEPTH (payload FIFO beats, 512 =
+//   32 KiB), DESC_DEPTH (packets in flight, 64), MAX_UNACKED (PSNs, 4096), LOG_ACK_EVERY
+//   (AckReq at least every 2^n packets, 32), BURST (packets per visit, 4), LOG_ACK_WQES (an
+//   unsignaled WQE's last packet asks for an ACK at least every 2^n, 4).
 
 `resetall
 `default_nettype none
@@ -250,8 +253,10 @@ module roce_req #(
     logic [31:0]  started;      // SQ index one past the last WQE started
     logic [31:0]  sq_pi;        // SQ producer index (extended)
     logic [15:0]  ci_seen;      // roce_comp's sq_ci at the last visit (inline doorbells)
+    logic [3:0]   win_lo;       // the window: bit j set when sq_win_shift > j (0: own block)
+    logic [LOG_N-1:0] win_base; // its first pool block (win_lo != 0)
   } row_t;
-  localparam int ROW_W = 337;  // (Yosys 0.23 has no $bits of a type)
+  localparam int ROW_W = 341 + LOG_N;  // (Yosys 0.23 has no $bits of a type)
 
   // a WQE body as a visit needs it
   typedef struct packed {
@@ -271,9 +276,12 @@ module roce_req #(
   (* ram_style = "block" *) logic [RRD_W-1:0] rd2_mem [N];
   (* ram_style = "block" *) logic [BODY_W-1:0] own_mem [N];   // own body slots
   (* ram_style = "block" *) logic [BODY_W-1:0] st_mem [P];    // the prefetch store
-  (* ram_style = "block" *) logic [111:0] wina_mem [N * W];  // {flags, opcode, len, wr_id}
-  (* ram_style = "block" *) logic [7:0]   wins_mem [N * W];  // status
-  (* ram_style = "block" *) logic [47:0]  winp_mem [N * W];  // {npkts, first_psn}
+  // the send windows: entry win_slot (the own blocks, then the pool's)
+  (* ram_style = "block" *) logic [111:0] wina_mem [2 * N * W];  // {flags, opcode, len, wr_id}
+  (* ram_style = "block" *) logic [7:0]   wins_mem [2 * N * W];  // status
+  (* ram_style = "block" *) logic [47:0]  winp_mem [2 * N * W];  // {npkts, first_psn}
+  // each QP's {win_lo, win_base} for roce_comp's window reads (written with the row)
+  (* ram_style = "distributed" *) logic [LOG_N+3:0] wcfg_mem [N];
   (* ram_style = "distributed" *) logic [12:0] out_mem [N];  // {epoch, gen, dead}
 
   logic [LOG_N:0] init_idx;
@@ -284,6 +292,23 @@ module roce_req #(
     psn_diff = x - y;
   endfunction
   // PSN and time order: roce_util_pkg
+  /* verilator lint_off UNUSEDSIGNAL */
+  // the send window entry of SQ index idx of QP qq: its own block, or with lo != 0 its blocks
+  // of the pool from base (a multiple of their number: the index bits OR in)
+  function automatic logic [LOG_N+LOG_WIN:0] win_slot(input logic [LOG_N-1:0] qq,
+                                                      input logic [31:0] idx,
+                                                      input logic [3:0] lo,
+                                                      input logic [LOG_N-1:0] base);
+    logic [LOG_N-1:0] blk;
+    blk = base;
+    blk[3:0] = base[3:0] | (idx[LOG_WIN +: 4] & lo);
+    win_slot = lo[0] ? {1'b1, blk, idx[LOG_WIN-1:0]} : {1'b0, qq, idx[LOG_WIN-1:0]};
+  endfunction
+  // whether fetched - sq_ci (d) has reached the window of lo
+  function automatic logic win_at(input logic [31:0] d, input logic [3:0] lo);
+    win_at = d[31:LOG_WIN+4] != '0 || (d[LOG_WIN +: 4] & ~lo) != '0;
+  endfunction
+  /* verilator lint_on UNUSEDSIGNAL */
   // SGE k's length on the WQE's second beat (s_wqe_rd_tdata in S_A1, s_axis_bf_tdata in
   // S_B1)
   logic [511:0] w2_data;
@@ -359,6 +384,10 @@ module roce_req #(
     end
   end
   always_ff @(posedge clk) begin
+    if (!init_done) wcfg_mem[init_idx[LOG_N-1:0]] <= '0;
+    else if (row_we) wcfg_mem[q] <= {r.win_lo, r.win_base};
+  end
+  always_ff @(posedge clk) begin
     // also when a packet is pushed: it must not meet the generation before its own
     if (!init_done) out_mem[init_idx[LOG_N-1:0]] <= '0;
     else if (row_we || st == S_V_DESC) out_mem[q] <= {r.epoch, r.gen, r.dead};
@@ -373,11 +402,15 @@ module roce_req #(
     logic [111:0] wa;
     logic [7:0] ws;
     logic [47:0] wp;
+    logic [LOG_N+3:0] wc;
+    logic [LOG_N+LOG_WIN:0] wsl;
     a1 = rd1_mem[s_rd_qpn[LOG_N-1:0]];
     a2 = rd2_mem[s_rd2_qpn[LOG_N-1:0]];
-    wa = wina_mem[{s_win_qpn[LOG_N-1:0], s_win_idx[LOG_WIN-1:0]}];
-    ws = wins_mem[{s_win_qpn[LOG_N-1:0], s_win_idx[LOG_WIN-1:0]}];
-    wp = winp_mem[{s_win_qpn[LOG_N-1:0], s_win_idx[LOG_WIN-1:0]}];
+    wc = wcfg_mem[s_win_qpn[LOG_N-1:0]];
+    wsl = win_slot(s_win_qpn[LOG_N-1:0], s_win_idx, wc[LOG_N+3:LOG_N], wc[LOG_N-1:0]);
+    wa = wina_mem[wsl];
+    ws = wins_mem[wsl];
+    wp = winp_mem[wsl];
     w0 = '0;
     w0[8*roce_rec_pkg::SQ_WIN_WR_ID_OFF +: 64] = wa[63:0];
     w0[8*roce_rec_pkg::SQ_WIN_LEN_OFF +: 32] = wa[95:64];
@@ -415,7 +448,7 @@ module roce_req #(
 
   // window writes
   logic             wina_we, wins_we, winp_we;
-  logic [LOG_N+LOG_WIN-1:0] wina_addr, wins_addr, winp_addr;
+  logic [LOG_N+LOG_WIN:0] wina_addr, wins_addr, winp_addr;
   logic [111:0]     wina_d;
   logic [7:0]       wins_d;
   logic [47:0]      winp_d;
@@ -440,8 +473,9 @@ module roce_req #(
     if (st_we) st_mem[st_waddr] <= body_wd;
   end
 
-  // prefetch store tags {T_*, qpn, SQ index}: entry (idx + qpn * 2^LOG_WIN) mod P; written
-  // registered (one cycle late: a run of reads ahead writes consecutive entries) and read
+  // prefetch store tags {T_*, qpn, SQ index}: entry {qpn, idx mod 2^LOG_WIN} mod P (a QP's
+  // stretch of W: it reads at most W ahead of its send index); written registered (one
+  // cycle late: a run of reads ahead writes consecutive entries of the stretch) and read
   // registered at stag_ra, the address stag_a holds next cycle where it is moved (S_V_REW,
   // S_V_DESC, and the walks S_FILL and S_CLR one entry ahead), else stag_a: sg_* is the
   // entry at stag_a, except after a state that sets stag_a otherwise (S_A1, S_FILL0,
@@ -456,7 +490,7 @@ module roce_req #(
   logic [LOG_N-1:0]     sg_q;
   logic [31:0]          sg_idx;
   logic [LOG_STORE-1:0] stag_ra;
-  logic [LOG_STORE-1:0] stag_n;  // stag_a + 1 in S_FILL and S_CLR (set where they start)
+  logic [LOG_STORE-1:0] stag_n;  // stag_a's next in S_FILL and S_CLR (set where they start)
   logic [STAG_W-1:0]    sg_r;
   always_ff @(posedge clk) sg_r <= stag_mem[stag_ra];
   assign {sg_st, sg_q, sg_idx} = sg_r;
@@ -469,11 +503,13 @@ module roce_req #(
   end
   /* verilator lint_off UNUSEDSIGNAL */
   function automatic logic [LOG_STORE-1:0] st_slot(input logic [LOG_N-1:0] qq, input logic [31:0] idx);
-    logic [LOG_N+LOG_WIN-1:0] h;
-    h = {qq, {LOG_WIN{1'b0}}} + (LOG_N + LOG_WIN)'(idx[LOG_STORE-1:0]);
-    st_slot = h[LOG_STORE-1:0];
+    st_slot = {qq[LOG_STORE-LOG_WIN-1:0], idx[LOG_WIN-1:0]};
   endfunction
   /* verilator lint_on UNUSEDSIGNAL */
+  // the entry of the next SQ index: the same QP's stretch, wrapping
+  function automatic logic [LOG_STORE-1:0] st_next(input logic [LOG_STORE-1:0] s);
+    st_next = {s[LOG_STORE-1:LOG_WIN], s[LOG_WIN-1:0] + 1'b1};
+  endfunction
 
   // ---------------------------------------------------------------- WQE reads in flight
   // {epoch, WQEs read again before the fetched ones, first SQ index, WQEs, qpn}; t_k: the
@@ -560,7 +596,7 @@ module roce_req #(
   assign fet_m_cur = r.fetched - r.cur;
   assign cur_m_fet = r.cur - r.fetched;
   assign fet_m_ci = r.fetched - c.sq_ci;
-  always_ff @(posedge clk) win_full <= |fet_m_ci[31:LOG_WIN];  // >= W
+  always_ff @(posedge clk) win_full <= win_at(fet_m_ci, r.win_lo);
 
   // the packet
   logic        is_read, is_atomic, is_rdma, is_send;
@@ -943,6 +979,8 @@ module roce_req #(
   // fl_pi = sq_pi - f_idx, fl_fet = fetched - f_idx, fl_cur = cur - f_idx,
   // fl_win = fetched - sq_ci (the window's use).
   logic [31:0]        fl_pi, fl_fet, fl_cur, fl_win;
+  logic [LOG_WIN-1:0] fl_ra;   // f_idx - cur below 2^LOG_WIN (the read-ahead)
+  logic               fl_raf;  // f_idx - cur >= 2^LOG_WIN: no further WQE fetched
   logic               fl_at_fet, fl_at_cur, fl_stop;
   // f_idx is before y (serial order: f_idx - y >= 2^31) with d = y - f_idx: d in [1, 2^31]
   function automatic logic d_ahead(input logic [31:0] d);
@@ -965,29 +1003,31 @@ module roce_req #(
   assign fl_at_cur = fl_cur == 32'd0;
   assign fl_stop = f_k == (LOG_BATCH + 1)'(B) || !d_ahead(fl_pi) ||
                    (f_k != '0 && (f_idx[14:0] & sq_mask) == 15'd0) ||
-                   (fl_at_fet && |fl_win[31:LOG_WIN]) ||
+                   (fl_at_fet && (win_at(fl_win, r.win_lo) || fl_raf)) ||
                    (!fl_at_fet && !d_ahead(fl_fet)) ||
                    (!fl_at_cur && (sg_st == T_PEND || (sg_st != T_NONE && sg_q == q && sg_idx == f_idx)));
   logic               use_own; // the visit's body is in the own slot
   logic       kick_flush_n;
   logic [7:0] k_op;
-  logic [23:0] k_arg;
+  /* verilator lint_off UNUSEDSIGNAL */
+  logic [31:0] k_arg;      // a PSN, or the CtxRtsArg (the window fields)
+  /* verilator lint_on UNUSEDSIGNAL */
   logic [15:0] k_pi;
   // doorbells: PI - the row's PI (16 bits) and whether it is behind it (a stale doorbell);
   // the inline doorbell's tests (S_B2, registered)
   /* verilator lint_off UNUSEDSIGNAL */
   row_t        rq;         // the row as read (the tests use a few fields)
-  logic [15:0] ci_gap;     // fetched - ci_seen (only whether it reaches 2^LOG_WIN)
+  logic [15:0] ci_gap;     // fetched - ci_seen (only whether it reaches the window)
+  logic [15:0] ra_gap;     // fetched - cur (only whether it reaches 2^LOG_WIN)
   /* verilator lint_on UNUSEDSIGNAL */
   assign rq = row_q;
   logic [15:0] db_d;
   logic        db_stale;
   assign db_stale = db_d[15] && db_d[14:0] != 15'd0;
   assign ci_gap = rq.fetched[15:0] - rq.ci_seen;
+  assign ra_gap = rq.fetched[15:0] - rq.cur[15:0];
   logic        bf_oor, bf_seq, bf_room, bf_live, bf_take;
   assign bf_take = bf_live && db_d == 16'd1 && bf_seq && bf_room && sg_st != T_PEND;
-  logic       unused_arg;
-  assign unused_arg = ^s_ctx.arg[31:24];
   logic [3:0]  t_epoch_l;
   logic        t_fetch_l;
   logic [31:0] t_idx_l;
@@ -1127,7 +1167,7 @@ module roce_req #(
           q <= s_ctx.qpn[LOG_N-1:0];
           q24 <= s_ctx.qpn;
           k_op <= s_ctx.code;
-          k_arg <= s_ctx.arg[23:0];
+          k_arg <= s_ctx.arg;
           st <= S_RD0;
         end else if (s_strd_valid) begin
           kind <= K_STRD;
@@ -1201,10 +1241,13 @@ module roce_req #(
               stag_n <= LOG_STORE'(1);
               st <= S_CLR0;
             end else if (k_op == roce_rec_pkg::CTX_OP_SET_SQ_PSN) begin
-              r.next_psn <= k_arg;
-              r.max_sent <= k_arg;
+              r.next_psn <= k_arg[23:0];
+              r.max_sent <= k_arg[23:0];
             end else if (k_op == roce_rec_pkg::CTX_OP_ENTER_RTS) begin
               r.rts <= 1'b1;
+              for (int j = 0; j < 4; j++)
+                r.win_lo[j] <= k_arg[roce_rec_pkg::CTX_RTS_WIN_SHIFT_LSB +: 3] > 3'(j);
+              r.win_base <= k_arg[roce_rec_pkg::CTX_RTS_WIN_BASE_LSB +: LOG_N];
               requeue <= 1'b1;
             end else if (k_op == roce_rec_pkg::CTX_OP_ENTER_ERR) begin
               r.dead <= 1'b1;
@@ -1279,10 +1322,10 @@ module roce_req #(
           end
           if (t_fetch_l) begin
             wina_we <= 1'b1;
-            wina_addr <= {q, t_idx_l[LOG_WIN-1:0]};
+            wina_addr <= win_slot(q, t_idx_l, r.win_lo, r.win_base);
             wina_d <= d_win;
             wins_we <= 1'b1;
-            wins_addr <= {q, t_idx_l[LOG_WIN-1:0]};
+            wins_addr <= win_slot(q, t_idx_l, r.win_lo, r.win_base);
             wins_d <= dr_status;
             r.fetched_pub <= t_idx_l + 32'd1;
             if (d_bad && !r.dead) begin
@@ -1304,7 +1347,7 @@ module roce_req #(
         r <= row_q;
         db_d <= k_pi - rq.sq_pi[15:0];
         bf_seq <= rq.fetched == rq.sq_pi && rq.fetched_pub == rq.fetched;
-        bf_room <= ci_gap[15:LOG_WIN] == '0;
+        bf_room <= !win_at({16'd0, ci_gap}, rq.win_lo) && ra_gap[15:LOG_WIN] == '0;
         bf_live <= rq.rts && !rq.dead && !bf_oor;
         st <= S_B3;
       end
@@ -1328,10 +1371,10 @@ module roce_req #(
           stag_wa <= stag_a;
           stag_wd <= {d_bad ? T_BAD : T_OK, q, r.fetched};
           wina_we <= 1'b1;
-          wina_addr <= {q, r.fetched[LOG_WIN-1:0]};
+          wina_addr <= win_slot(q, r.fetched, r.win_lo, r.win_base);
           wina_d <= d_win;
           wins_we <= 1'b1;
-          wins_addr <= {q, r.fetched[LOG_WIN-1:0]};
+          wins_addr <= win_slot(q, r.fetched, r.win_lo, r.win_base);
           wins_d <= dr_status;
           m_body_valid <= d_readlike && !d_bad;
           m_body_qpn <= q24;
@@ -1472,7 +1515,7 @@ module roce_req #(
           st <= S_FILL0;
         end else if (bad || wk_short) begin
           wins_we <= 1'b1;
-          wins_addr <= {q, r.cur[LOG_WIN-1:0]};
+          wins_addr <= win_slot(q, r.cur, r.win_lo, r.win_base);
           wins_d <= bad ? roce_desc_pkg::WC_STATUS_LOC_PROT_ERR : roce_desc_pkg::WC_STATUS_LOC_LEN_ERR;
           m_err_valid <= 1'b1;
           m_err_qpn <= q24;
@@ -1505,7 +1548,7 @@ module roce_req #(
         if (r.cur == r.started) begin
           r.started <= r.cur + 32'd1;
           winp_we <= 1'b1;
-          winp_addr <= {q, r.cur[LOG_WIN-1:0]};
+          winp_addr <= win_slot(q, r.cur, r.win_lo, r.win_base);
           winp_d <= {p_n, r.next_psn};
           if (is_read || is_atomic) r.rd_started <= r.rd_started + 8'd1;
         end
@@ -1549,8 +1592,10 @@ module roce_req #(
       // ------------------------------------------------------------ WQE reads
       // One run of up to B consecutive WQEs in one read: from the send index when its body
       // is not held (into the own slot), else from the fetch index (into the store); it
-      // stops at the producer index, at the fetch index when the window is full, at the
-      // ring's end, and ahead of the send index at a store entry being read or holding it.
+      // stops at the producer index, at the fetch index when the window is full or W ahead
+      // of the send index, at the ring's end, and ahead of the send index at a store entry
+      // being read or holding it. A run from the fetch index starts only when it is at most
+      // W - B ahead of the send index (room for a whole read).
       S_FILL0: begin  // stag_a is the send index's entry
         f_start <= held ? r.fetched : r.cur;
         f_idx <= held ? r.fetched : r.cur;
@@ -1560,8 +1605,11 @@ module roce_req #(
         fl_fet <= fet_m_cur & {32{!held}};
         fl_cur <= cur_m_fet & {32{held}};
         fl_win <= fet_m_ci;
+        // a run from the fetch index needs room for a whole read in the stretch
+        fl_raf <= held && (fet_m_cur[31:LOG_WIN] != '0 || fet_m_cur[LOG_WIN-1:0] > LOG_WIN'(W - B));
+        fl_ra <= held ? fet_m_cur[LOG_WIN-1:0] : '0;
         stag_a <= held ? st_slot(q, r.fetched) : stag_a;
-        stag_n <= held ? st_slot(q, r.fetched) + 1'b1 : stag_a + 1'b1;
+        stag_n <= held ? st_next(st_slot(q, r.fetched)) : st_next(stag_a);
         f_k <= '0;
         f_nre <= '0;
         st <= S_FILL1;
@@ -1597,10 +1645,12 @@ module roce_req #(
           end
           fl_pi <= fl_pi - 32'd1;
           fl_cur <= fl_cur - 32'd1;
+          fl_ra <= fl_ra + 1'b1;
+          if (fl_ra == '1) fl_raf <= 1'b1;
           f_k <= f_k + 1'b1;
           f_idx <= f_idx + 32'd1;
           stag_a <= stag_ra;
-          stag_n <= stag_n + 1'b1;
+          stag_n <= st_next(stag_n);
         end
       end
 

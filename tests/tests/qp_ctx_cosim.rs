@@ -58,6 +58,14 @@ fn random_ctx(rng: &mut ChaCha8Rng, state: QpState) -> QpCtx {
         rq_pi: rng.random(),
         rq_ci: rng.random(),
         flow_label: rng.random_range(0..1 << 20),
+        // a window QP_WRITE takes, now and then one it refuses (shift above 4, a base not a
+        // multiple of its blocks or beyond the pool)
+        sq_win_shift: if rng.random_bool(0.9) { rng.random_range(0..=4) } else { rng.random_range(0..8) },
+        sq_win_base: match rng.random_range(0..10) {
+            0 => rng.random(),
+            1 => rng.random_range(0..1 << LOG_N),
+            _ => rng.random_range(0..1u16 << (LOG_N - 4)) << 4,
+        },
     }
 }
 
@@ -66,14 +74,14 @@ fn image(rng: &mut ChaCha8Rng, c: &QpCtx) -> Vec<u8> {
     let mut d = c.encode().to_vec();
     if rng.random_bool(0.08) {
         match rng.random_range(0..8) {
-            0 => d[rng.random_range(92..128)] = 1 << rng.random_range(0..8), // reserved byte
-            1 => d[0] = rng.random_range(7..=255),                           // state code
-            2 => d[2] = [0, 6, 7, 200][rng.random_range(0..4)],              // path MTU code
-            3 => d[3] = rng.random_range(3..=255),                           // encap code
-            4 => d[8] |= 0x10 << rng.random_range(0..4),                     // access bit
-            5 => d[15] = 1,                                                  // dest_qpn bit 24
-            6 => d[46] |= 0x20,                                              // timeout bit 5
-            _ => d[1] = 0,                                                   // type code
+            0 => d[[93, 96, 127][rng.random_range(0..3)]] = 1 << rng.random_range(0..8), // reserved byte
+            1 => d[0] = rng.random_range(7..=255),                                       // state code
+            2 => d[2] = [0, 6, 7, 200][rng.random_range(0..4)],                          // path MTU code
+            3 => d[3] = rng.random_range(3..=255),                                       // encap code
+            4 => d[8] |= 0x10 << rng.random_range(0..4),                                 // access bit
+            5 => d[15] = 1,                                                              // dest_qpn bit 24
+            6 => d[46] |= 0x20,                                                          // timeout bit 5
+            _ => d[1] = 0,                                                               // type code
         }
     }
     d

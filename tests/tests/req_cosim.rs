@@ -94,6 +94,7 @@ fn bring_up(
     max_rd: u8,
     sq_base: u64,
     rq_base: u64,
+    win: (u8, u16),
 ) {
     let mut c = QpCtx {
         state: QpState::Init,
@@ -106,6 +107,8 @@ fn bring_up(
         send_cq: 1,
         recv_cq: 1,
         access: AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ | AccessFlags::REMOTE_ATOMIC,
+        sq_win_shift: win.0,
+        sq_win_base: win.1,
         ..QpCtx::default()
     };
     e.create_qp(qpn, &c).expect("qp");
@@ -272,6 +275,12 @@ fn image(w: &SqWqe, fault: Option<Fault>) -> Vec<u8> {
 /// `bf`: WQEs are posted more often one at a time, and most of those through the inline
 /// doorbell.
 fn setup(seed: u64, nqp: u32, nwqe: usize, clean: bool, stride: u32, bf: bool) -> ReqSetup {
+    setup_win(seed, nqp, nwqe, clean, stride, bf, false)
+}
+
+/// [`setup`]; `deep`: A's QP n has the send window 256 >> (n mod 5) (blocks of the pool one
+/// after the other), else 16.
+fn setup_win(seed: u64, nqp: u32, nwqe: usize, clean: bool, stride: u32, bf: bool, deep: bool) -> ReqSetup {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let (ca, cb) = (cfg(1, 1), cfg(2, 2));
     let mut a = Engine::new(ca.clone());
@@ -306,6 +315,7 @@ fn setup(seed: u64, nqp: u32, nwqe: usize, clean: bool, stride: u32, bf: bool) -
     let mut doorbells = Vec::new();
     let mut inline_dbs = Vec::new();
     let mut peer_rq = Vec::new();
+    let mut pool_next = 0u16;
     for n in 0..nqp {
         let qpn = 2 + n * stride % 1000;
         let bqpn = 600 + n;
@@ -324,8 +334,16 @@ fn setup(seed: u64, nqp: u32, nwqe: usize, clean: bool, stride: u32, bf: bool) -
         let max_rd = [1u8, 2, 4][rng.random_range(0..3)];
         // local ACK timeout 4.096 us x 2^5 at TICK = 64 cycles: 2048 cycles, a few RTTs
         let timeout = if clean { 12 } else { 5 };
-        bring_up(&mut a, &mut amem, qpn, bqpn, &cb, mtu, psn, 0, timeout, 7, max_rd, sq_base, 0);
-        bring_up(&mut b, &mut bmem, bqpn, qpn, &ca, mtu, 0, psn, 5, 7, 16, 0, rq_base);
+        let shift = if deep { 4 - (n % 5) as u8 } else { 0 };
+        let win = if shift == 0 {
+            (0, 0)
+        } else {
+            let base = pool_next.next_multiple_of(1 << shift);
+            pool_next = base + (1 << shift);
+            (shift, base)
+        };
+        bring_up(&mut a, &mut amem, qpn, bqpn, &cb, mtu, psn, 0, timeout, 7, max_rd, sq_base, 0, win);
+        bring_up(&mut b, &mut bmem, bqpn, qpn, &ca, mtu, 0, psn, 5, 7, 16, 0, rq_base, (0, 0));
         // B's receive WQEs (enough for every SEND and WRITE with immediate)
         for i in 0..256u32 {
             let mut s = [Sge::default(); 3];
@@ -371,7 +389,11 @@ fn run(seed: u64, nqp: u32, nwqe: usize, t: ReqTraffic, stride: u32) -> ReqRepor
 }
 
 fn run_with(seed: u64, nqp: u32, nwqe: usize, t: ReqTraffic, stride: u32, bf: bool) -> ReqReport {
-    let s = setup(seed, nqp, nwqe, false, stride, bf);
+    run_win(seed, nqp, nwqe, t, stride, bf, false)
+}
+
+fn run_win(seed: u64, nqp: u32, nwqe: usize, t: ReqTraffic, stride: u32, bf: bool, deep: bool) -> ReqReport {
+    let s = setup_win(seed, nqp, nwqe, false, stride, bf, deep);
     let r = req_lockstep(s, &t).expect("runs");
     assert!(
         r.divergences.is_empty(),
@@ -477,6 +499,27 @@ fn requester_matches_the_model_with_inline_doorbells() {
 }
 
 #[test]
+fn requester_matches_the_model_with_deep_send_windows() {
+    // send windows of 16 to 256 WQEs (the QP's own block and runs of the pool's) on traffic
+    // of every kind with the faults, 200 WQEs per QP, in the second run half of them posted
+    // through the inline doorbell, links of 2000 cycles: windows go past 16, the window
+    // bounds what is fetched and taken inline as in the model, and no QP's entries meet
+    // another's (deep_send_windows_fill_and_go_back_n_over_long_links fills them)
+    let (mut fetched_deep, mut probes) = (0, 0);
+    for seed in 40..42u64 {
+        let t = ReqTraffic { dma_latency: (5, 80), link_delay: 2000, ..lossy(seed, [0.9, 0.7][seed as usize - 40]) };
+        let r = run_win(seed, 10, 200, t, 37, seed == 41, true);
+        eprintln!("seed {seed}: at most {} WQEs in a window, {} entries compared", r.max_in_window, r.window_probes);
+        fetched_deep += r.max_in_window;
+        probes += r.window_probes;
+    }
+    assert!(
+        fetched_deep > 2 * 16 && probes > 500,
+        "the deepest window in use: {fetched_deep}, {probes} entries compared"
+    );
+}
+
+#[test]
 fn requester_matches_the_model_when_qps_share_prefetch_entries() {
     // twelve QPs on the same prefetch store entries: they take each other's read-ahead
     // bodies, and the send index's body is read again into the QP's own slot
@@ -508,7 +551,7 @@ fn a_reset_qp_forgets_the_wqes_it_read_ahead() {
                 c.state = QpState::Reset;
                 a.modify_qp(qpn, &c, QpAttrMask::STATE, amem).expect("to reset");
                 let sq_base = SQ_BASE + n as u64 * 0x10_0000;
-                bring_up(a, amem, qpn, bqpn, &peer, PathMtu::Mtu4096, psn, 0, 12, 7, max_rd, sq_base, 0);
+                bring_up(a, amem, qpn, bqpn, &peer, PathMtu::Mtu4096, psn, 0, 12, 7, max_rd, sq_base, 0, (0, 0));
                 // room in the peer's RQ for every SEND
                 let ci = b.qp(bqpn).map_or(0, |q| q.rq.ci);
                 b.rq_doorbell(bqpn, (ci + 255) & 0xFFFF, bmem);
@@ -552,9 +595,34 @@ fn write_rate(nqp: u32, nwqe: usize, len: u32, skip: usize, link_delay: u64) -> 
 
 /// [`write_rate`]; `inline`: the data inline in the WQEs (no payload read).
 fn write_rate_with(nqp: u32, nwqe: usize, len: u32, skip: usize, link_delay: u64, inline: bool) -> f64 {
-    let mut rng = ChaCha8Rng::seed_from_u64(9);
     let mut s = setup(1000, nqp, 1, true, 37, false);
-    // replace the workload: WRITEs only, posted at cycle 0
+    write_workload(&mut s, nwqe, len, inline);
+    let t = ReqTraffic {
+        ready_p: 1.0,
+        dma_latency: (250, 250),
+        pace_p: 1.0,
+        loss: 0.0,
+        dup: 0.0,
+        link_delay,
+        seed: 1,
+        max_cycles: 2_000_000,
+    };
+    let r = req_lockstep(s, &t).expect("runs");
+    assert!(r.divergences.is_empty(), "{:?}", r.divergences);
+    let n = nwqe * nqp as usize * (len as usize).div_ceil(4096);
+    assert_eq!(
+        r.packets as usize, n,
+        "retransmits {} stale {} completions {:?} cycles {}",
+        r.retransmits, r.stale, r.completions, r.cycles
+    );
+    let c = &r.desc_cycles;
+    (c[c.len() - 1] - c[skip]) as f64 / (c.len() - 1 - skip) as f64
+}
+
+/// Replace `s`'s workload: `nwqe` WRITEs of `len` bytes per QP (one SGE, or inline), all
+/// posted at cycle 0.
+fn write_workload(s: &mut ReqSetup, nwqe: usize, len: u32, inline: bool) {
+    let mut rng = ChaCha8Rng::seed_from_u64(9);
     s.doorbells.clear();
     for (n, &qpn) in s.qpns.clone().iter().enumerate() {
         let qp = s.a.qp(qpn).expect("qp");
@@ -583,26 +651,33 @@ fn write_rate_with(nqp: u32, nwqe: usize, len: u32, skip: usize, link_delay: u64
         }
         s.doorbells.push((0, qpn, nwqe as u32));
     }
+}
+
+#[test]
+fn deep_send_windows_fill_and_go_back_n_over_long_links() {
+    // 250 64-byte WRITEs on each of three QPs with windows of 256, 128 and 64, posted at
+    // once, over 8000-cycle links with 1 % loss: the windows fill (the deepest to 250), and
+    // go-back-N resends from deep in them; every entry compared mid-run matches the model
+    let mut s = setup_win(1000, 3, 1, true, 37, false, true);
+    write_workload(&mut s, 250, 64, false);
     let t = ReqTraffic {
-        ready_p: 1.0,
-        dma_latency: (250, 250),
+        ready_p: 0.9,
+        dma_latency: (200, 300),
         pace_p: 1.0,
-        loss: 0.0,
+        loss: 0.01,
         dup: 0.0,
-        link_delay,
-        seed: 1,
-        max_cycles: 2_000_000,
+        link_delay: 8000,
+        seed: 3,
+        max_cycles: 3_000_000,
     };
     let r = req_lockstep(s, &t).expect("runs");
-    assert!(r.divergences.is_empty(), "{:?}", r.divergences);
-    let n = nwqe * nqp as usize * (len as usize).div_ceil(4096);
-    assert_eq!(
-        r.packets as usize, n,
-        "retransmits {} stale {} completions {:?} cycles {}",
-        r.retransmits, r.stale, r.completions, r.cycles
+    assert!(r.divergences.is_empty(), "{} divergences:\n{}", r.divergences.len(), r.divergences.join("\n"));
+    eprintln!(
+        "at most {} WQEs in a window, {} entries compared, {} retransmits, completions {:?}",
+        r.max_in_window, r.window_probes, r.retransmits, r.completions
     );
-    let c = &r.desc_cycles;
-    (c[c.len() - 1] - c[skip]) as f64 / (c.len() - 1 - skip) as f64
+    assert!(r.max_in_window > 200 && r.window_probes > 1000 && r.retransmits > 0, "{r:?}");
+    assert_eq!(r.completions.get(&0).copied(), Some(750), "{:?}", r.completions);
 }
 
 #[test]

@@ -27,6 +27,8 @@ pub const MAX_INLINE: usize = SQ_DATA_BYTES;
 pub const SQ_MAX_SGE: usize = 4;
 /// SGEs in an RQ WQE.
 pub const RQ_MAX_SGE: usize = 3;
+/// Largest `QpCtx.sq_win_shift`: a send window of 256 WQEs.
+pub const MAX_SQ_WIN_SHIFT: u8 = 4;
 
 /// `SqWqe.data`: the gather list or the inline payload, selected by
 /// [`SqFlags::INLINE`].
@@ -238,6 +240,14 @@ layout! {
         rq_ci: u16, at 86;
         /// IPv6 flow label. Mask bit AV.
         flow_label: u32, at 88, bits 20;
+        /// The send window: at most 16 << sq_win_shift WQEs (0..=MAX_SQ_WIN_SHIFT) fetched
+        /// and not completed. 0: the QP's own 16 entries. Above 0: blocks sq_win_base ..
+        /// sq_win_base + 2^sq_win_shift of the deep-window pool (2^CAPS.LOG_MAX_QP blocks of
+        /// 16 entries; sq_win_base a multiple of 2^sq_win_shift), which the driver gives to
+        /// no other live QP. Set by QP_WRITE; the requester takes it at Rtr -> Rts.
+        sq_win_shift: u8, at 92, bits 3;
+        /// See sq_win_shift. Set by QP_WRITE.
+        sq_win_base: u16, at 94;
     }
 }
 

@@ -243,7 +243,8 @@ and fences (step 3): the window copy only saves the engine the read.
 The write is the QP's doorbell (`SQ_DB` = `bf_db`, with the rules above). The engine also takes \
 the WQE from it, without reading the ring, when it is exactly the next one to fetch: the QP is \
 in Rts, the write advances PI by one, every WQE posted before it was fetched and has arrived, \
-the send window has room as of the requester's last visit, and the WQE's prefetch store entry \
+the send window has room as of the requester's last visit, the WQE is fewer than 16 ahead of \
+the QP's send index, and the WQE's prefetch store entry \
 is not being read. Otherwise the copy is discarded and the WQE is read from the ring as after \
 `SQ_DB`. The two copies must be identical (the engine may use either). Writes to a slot are \
 serialized by software (one poster per QP at a time, as for the ring).

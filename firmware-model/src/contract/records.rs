@@ -283,6 +283,10 @@ layout! {
         dest_mac: [u8; 6], at 48;
         /// IPv6 flow label.
         flow_label: u32, at 56, bits 20;
+        /// log2 of the send window over 16 WQEs (QpCtx.sq_win_shift).
+        sq_win_shift: u8, at 60, bits 3;
+        /// First block of the window in the deep-window pool (QpCtx.sq_win_base).
+        sq_win_base: u16, at 62;
         /// Destination IP (IPv4-mapped for RoCEv2 over IPv4).
         dest_ip: [u8; 16], at 64;
     }
@@ -416,7 +420,8 @@ layout! {
 layout! {
     /// One entry of the send window (`sq_win_t`, model `engine::qp_ctx::SqEntry`): a WQE
     /// `roce_req` fetched and `roce_comp` has not completed, at entry `SQ index mod
-    /// 2^LOG_SQ_WIN` of its QP. Written by the requester when the WQE arrives (all but the
+    /// window` of its QP's window (its own 16 entries or its blocks of the deep-window pool,
+    /// QpCtx.sq_win_shift). Written by the requester when the WQE arrives (all but the
     /// PSNs) and when it starts it (`first_psn`, `npkts`); read by the completer.
     pub struct SqWin: "sq_win", 24 bytes {
         /// The WQE's wr_id.
@@ -464,8 +469,8 @@ code_enum! {
         /// Set the requester's next, oldest unacknowledged and highest sent PSN to the
         /// argument (QP_WRITE; QP_MODIFY with SQ_PSN).
         SetSqPsn = 2,
-        /// Rtr -> Rts: load the retry counters; the argument is a CtxRtsArg (RETRY_CNT,
-        /// RNR_RETRY).
+        /// Rtr -> Rts: load the retry counters and the send window; the argument is a
+        /// CtxRtsArg (RETRY_CNT, RNR_RETRY, WIN_SHIFT, WIN_BASE).
         EnterRts = 3,
         /// The QP entered Err (QP_MODIFY to Err from another state, or a transport error):
         /// flush its outstanding work with WrFlushErr completions. Argument 0.
@@ -478,11 +483,23 @@ pub const CTX_RTS_ARG: BitsDesc = BitsDesc {
     name: "CtxRtsArg",
     sv_prefix: "CTX_RTS",
     width: 32,
-    desc: "The argument of CTX_OP_ENTER_RTS: the QP's retry counts, loaded into the requester's \
-           counters of retries left.",
+    desc: "The argument of CTX_OP_ENTER_RTS: the QP's retry counts, loaded into the completer's \
+           counters of retries left, and its send window, which the requester keeps.",
     bits: &[
         BitDesc { name: "RETRY_CNT", lsb: 0, width: 3, desc: "Transport retries (QpAttr.retry_cnt)." },
         BitDesc { name: "RNR_RETRY", lsb: 8, width: 3, desc: "RNR retries, 7 = infinite (QpAttr.rnr_retry)." },
+        BitDesc {
+            name: "WIN_SHIFT",
+            lsb: 12,
+            width: 3,
+            desc: "Send window 16 << WIN_SHIFT WQEs (QpAttr.sq_win_shift).",
+        },
+        BitDesc {
+            name: "WIN_BASE",
+            lsb: 16,
+            width: 16,
+            desc: "Its first deep-window pool block (QpAttr.sq_win_base).",
+        },
     ],
 };
 

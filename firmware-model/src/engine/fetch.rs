@@ -5,7 +5,7 @@
 //! one and puts the QP on the requester's ring. The requester reads the 128-byte SQ WQEs
 //! ahead of the send index, up to `2^LOG_WQE_BATCH` consecutive ones in one DMA read, into
 //! a prefetch store shared by all QPs (`req::Engine::req_visit`, `qp::LOG_WQE_STORE`), at
-//! most `2^LOG_SQ_WIN` fetched and not completed per QP.
+//! most the QP's send window (`ReqState::win_size`) fetched and not completed.
 //! RQ WQEs (64 bytes) are fetched when a SEND or WRITE with immediate needs one. A malformed
 //! WQE (undefined opcode, `num_sge` out of range, inline data over 64 bytes, a gather list
 //! that does not add up to the length) completes in order with `LocQpOpErr` (`LocLenErr`)
@@ -169,7 +169,8 @@ impl Engine {
     /// prefetch store, ready [`LATENCY`] cycles later) when it is exactly the next one to
     /// fetch: the QP is in RTS (or SQD), the doorbell advances PI by one, every WQE posted
     /// before it was fetched and has arrived, the window has room against the consumer index
-    /// the last visit saw, and its store entry is not being read. Then the doorbell
+    /// the last visit saw, it is less than `2^LOG_SQ_WIN` ahead of the send index (the QP's
+    /// stretch of the store), and its store entry is not being read. Then the doorbell
     /// ([`Engine::sq_doorbell`]). The caller runs the completer on a malformed WQE taken
     /// ([`Engine::bf_write`] does).
     pub fn sq_bf(&mut self, now: u64, wqe: &[u8; SqWqe::SIZE], mem: &mut impl Dma) -> BfOutcome {
@@ -182,7 +183,8 @@ impl Engine {
             && pi.wrapping_sub(idx) & 0xFFFF == 1
             && r.fetched == idx
             && r.fetch_ready_at <= now
-            && r.fetched.wrapping_sub(r.ci_seen) & 0xFFFF < 1 << LOG_SQ_WIN
+            && r.fetched.wrapping_sub(r.ci_seen) & 0xFFFF < r.win_size()
+            && r.fetched.wrapping_sub(r.cur) & 0xFFFF < 1 << LOG_SQ_WIN
             && self.wqe_store[slot].is_none_or(|e| e.body.ready_at <= now);
         let mut out = BfOutcome::Doorbell;
         if take {

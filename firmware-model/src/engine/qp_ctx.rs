@@ -11,7 +11,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use crate::contract::records::{CtxOpCode, QpAttr};
 use crate::contract::{
     qp_error_enters_err, qp_modify_check, qp_write_check, AccessFlags, CmdErrorCode, CmdOpcode, PathMtu, QpAttrMask,
-    QpCtx, QpType, VlanTag,
+    QpCtx, QpType, VlanTag, MAX_SQ_WIN_SHIFT,
 };
 
 use super::types::*;
@@ -43,8 +43,11 @@ impl Ring {
     }
 }
 
-/// log2 of the send window: at most `2^LOG_SQ_WIN` WQEs per QP are fetched and not yet
-/// completed (`roce_req` stops fetching at the bound; `sq_win` has that many entries per QP).
+/// log2 of the smallest send window and of its block: at most `2^(LOG_SQ_WIN +
+/// sq_win_shift)` WQEs per QP are fetched and not yet completed (`roce_req` stops fetching
+/// at the bound). `sq_win` holds the QP's own block of `2^LOG_SQ_WIN` entries, and a pool of
+/// as many blocks again from which a QP with `sq_win_shift` above 0 takes `2^sq_win_shift`
+/// (`QpCtx.sq_win_base`).
 pub const LOG_SQ_WIN: u32 = 4;
 
 /// A send WQE the requester has fetched and not yet completed: one `sq_win` entry (written by
@@ -84,11 +87,11 @@ pub const LOG_WQE_STORE: u32 = 9;
 /// end, the producer index and the send window).
 pub const LOG_WQE_BATCH: u32 = 3;
 
-/// The prefetch store entry of SQ index `idx` of QP `qpn`: a QP's window of
-/// `2^LOG_SQ_WIN` consecutive WQEs falls on consecutive entries, QPs whose numbers differ
-/// modulo `2^(LOG_WQE_STORE - LOG_SQ_WIN)` on disjoint ones.
+/// The prefetch store entry of SQ index `idx` of QP `qpn`: each QP has a stretch of
+/// `2^LOG_SQ_WIN` entries (SQ index modulo that), the most it reads ahead of its send index;
+/// QPs whose numbers are equal modulo `2^(LOG_WQE_STORE - LOG_SQ_WIN)` share one.
 pub fn wqe_store_slot(qpn: u32, idx: u32) -> usize {
-    (idx.wrapping_add(qpn << LOG_SQ_WIN) & ((1 << LOG_WQE_STORE) - 1)) as usize
+    ((idx & ((1 << LOG_SQ_WIN) - 1)) | (qpn << LOG_SQ_WIN) & ((1 << LOG_WQE_STORE) - 1)) as usize
 }
 
 /// A WQE body the requester holds (or is reading).
@@ -138,15 +141,24 @@ pub struct ReqState {
     /// outstanding; the completer's timer runs from the later of this and its own deadline.
     pub busy_deadline: Option<u64>,
     /// `sq_win`: the fetched, uncompleted WQEs, oldest (SQ index `Qp::sq.ci`) first; at most
-    /// `2^LOG_SQ_WIN`.
+    /// [`ReqState::win_size`].
     pub win: VecDeque<SqEntry>,
     /// [`super::Profile::Rxe`]: packets sent since the last one with AckReq.
     pub noack: u32,
     /// The SQ consumer index the last visit saw (16 bits; an inline doorbell's window test).
     pub ci_seen: u32,
+    /// The send window, `2^(LOG_SQ_WIN + win_shift)` WQEs (taken at Rtr -> Rts).
+    pub win_shift: u8,
     /// Cycle the last fetched WQE (SQ index `fetched - 1`) arrives (the block lockstep:
     /// `u64::MAX` until the HDL took its data).
     pub fetch_ready_at: u64,
+}
+
+impl ReqState {
+    /// The send window: the most WQEs fetched and not completed.
+    pub fn win_size(&self) -> u32 {
+        1 << (LOG_SQ_WIN + u32::from(self.win_shift))
+    }
 }
 
 /// A rewind the completer asks of the requester: go back to PSN `psn`, the packet `pkt` of
@@ -271,12 +283,16 @@ pub enum CtxOp {
     SetRqPsn(u32),
     /// The requester's next (and oldest unacknowledged, and highest sent) PSN.
     SetSqPsn(u32),
-    /// Rtr -> Rts: load the retry counters.
+    /// Rtr -> Rts: load the retry counters and the send window.
     EnterRts {
         /// Transport retries.
         retry_cnt: u8,
         /// RNR retries (7 = infinite).
         rnr_retry: u8,
+        /// The send window: `2^(LOG_SQ_WIN + win_shift)` WQEs.
+        win_shift: u8,
+        /// Its first block in the deep-window pool (`win_shift` above 0).
+        win_base: u16,
     },
     /// The QP entered Err: flush its outstanding work (the engine's `flush_qp`).
     EnterErr,
@@ -300,10 +316,14 @@ impl CtxOp {
         match self {
             CtxOp::Reset | CtxOp::EnterErr => 0,
             CtxOp::SetRqPsn(p) | CtxOp::SetSqPsn(p) => p,
-            CtxOp::EnterRts { retry_cnt, rnr_retry } => {
-                let [r, n] = [&CTX_RTS_ARG.bits[0], &CTX_RTS_ARG.bits[1]];
-                (u32::from(retry_cnt) & ((1 << r.width) - 1)) << r.lsb
-                    | (u32::from(rnr_retry) & ((1 << n.width) - 1)) << n.lsb
+            CtxOp::EnterRts { retry_cnt, rnr_retry, win_shift, win_base } => {
+                let [r, n, s, b] =
+                    [&CTX_RTS_ARG.bits[0], &CTX_RTS_ARG.bits[1], &CTX_RTS_ARG.bits[2], &CTX_RTS_ARG.bits[3]];
+                let f = |v: u32, d: &crate::contract::BitDesc| (v & ((1 << d.width) - 1)) << d.lsb;
+                f(u32::from(retry_cnt), r)
+                    | f(u32::from(rnr_retry), n)
+                    | f(u32::from(win_shift), s)
+                    | f(u32::from(win_base), b)
             }
         }
     }
@@ -348,6 +368,10 @@ pub struct Qp {
     pub rnr_retry: u8,
     /// Minimum RNR timer code sent in RNR NAKs.
     pub min_rnr_timer: u8,
+    /// The send window: `2^(LOG_SQ_WIN + sq_win_shift)` WQEs (QpCtx.sq_win_shift).
+    pub sq_win_shift: u8,
+    /// Its first block in the deep-window pool (QpCtx.sq_win_base).
+    pub sq_win_base: u16,
     /// Outstanding READ/atomic as requester.
     pub max_rd_atomic: u8,
     /// Responder resources.
@@ -403,6 +427,8 @@ impl Qp {
             retry_cnt: 7,
             rnr_retry: 7,
             min_rnr_timer: 12,
+            sq_win_shift: c.sq_win_shift,
+            sq_win_base: c.sq_win_base,
             max_rd_atomic: 1,
             max_dest_rd_atomic: 1,
             sq: ring(c.sq_base, c.sq_log_size),
@@ -441,9 +467,10 @@ impl Qp {
                 self.req.max_sent = p;
                 self.comp.una = p;
             }
-            CtxOp::EnterRts { retry_cnt, rnr_retry } => {
+            CtxOp::EnterRts { retry_cnt, rnr_retry, win_shift, .. } => {
                 self.comp.retries_left = retry_cnt;
                 self.comp.rnr_left = rnr_retry;
+                self.req.win_shift = win_shift;
             }
             CtxOp::EnterErr => {}
         }
@@ -532,7 +559,7 @@ impl Qp {
             ops.push(CtxOp::SetSqPsn(c.sq_psn));
         }
         if from == QpState::Rtr && to == QpState::Rts {
-            ops.push(CtxOp::EnterRts { retry_cnt: self.retry_cnt, rnr_retry: self.rnr_retry });
+            ops.push(self.enter_rts());
         }
         if to == QpState::Err && from != QpState::Err {
             ops.push(CtxOp::EnterErr);
@@ -542,6 +569,16 @@ impl Qp {
         }
         self.state = to;
         Ok(ops)
+    }
+
+    /// The Rtr -> Rts op with the QP's retry counts and send window.
+    pub fn enter_rts(&self) -> CtxOp {
+        CtxOp::EnterRts {
+            retry_cnt: self.retry_cnt,
+            rnr_retry: self.rnr_retry,
+            win_shift: self.sq_win_shift,
+            win_base: self.sq_win_base,
+        }
     }
 
     /// The attributes as `roce_qp_ctx` stores them and its attribute ports give them.
@@ -571,6 +608,8 @@ impl Qp {
             vlan: c.vlan,
             dest_mac: c.dest_mac,
             flow_label: c.flow_label,
+            sq_win_shift: c.sq_win_shift,
+            sq_win_base: c.sq_win_base,
             dest_ip: c.dest_ip,
         }
     }
@@ -616,6 +655,8 @@ impl Qp {
             rq_pi: self.rq.pi as u16,
             rq_ci: self.rq.ci as u16,
             flow_label: self.flow_label,
+            sq_win_shift: self.sq_win_shift,
+            sq_win_base: self.sq_win_base,
         }
     }
 
@@ -635,14 +676,15 @@ pub struct QpCmdOut {
 }
 
 /// QP_WRITE on the QP table: BAD_INDEX for QPs 0 and 1 and beyond the table, BAD_STATE
-/// unless the QP is in Reset, BAD_ATTR unless both CQs are valid (`cq_valid`), then
-/// [`Qp::write`]'s checks.
+/// unless the QP is in Reset, BAD_ATTR unless both CQs are valid (`cq_valid`) and the send
+/// window fits ([`sq_win_ok`]), then [`Qp::write`]'s checks.
 pub fn qp_write(
     qps: &mut [Option<Qp>],
     qpn: u32,
     c: &QpCtx,
     cq_valid: impl Fn(u16) -> bool,
 ) -> Result<Vec<CtxOp>, CmdErrorCode> {
+    let n_qps = qps.len();
     let slot = match qps.get_mut(qpn as usize) {
         Some(s) if qpn >= 2 => s,
         _ => return Err(CmdErrorCode::BadIndex),
@@ -650,12 +692,21 @@ pub fn qp_write(
     if slot.as_ref().is_some_and(|q| q.state != QpState::Reset) {
         return Err(CmdErrorCode::BadState);
     }
-    if !cq_valid(c.send_cq) || !cq_valid(c.recv_cq) {
+    if !cq_valid(c.send_cq) || !cq_valid(c.recv_cq) || !sq_win_ok(c, n_qps) {
         return Err(CmdErrorCode::BadAttr);
     }
     let (q, ops) = Qp::write(qpn, c)?;
     *slot = Some(q);
     Ok(ops)
+}
+
+/// Whether a QP_WRITE's send window is one the engine has: `sq_win_shift` at most
+/// [`MAX_SQ_WIN_SHIFT`], `sq_win_base` a multiple of `2^sq_win_shift` below the pool's
+/// `n_qps` blocks (one per QP).
+pub fn sq_win_ok(c: &QpCtx, n_qps: usize) -> bool {
+    c.sq_win_shift <= MAX_SQ_WIN_SHIFT
+        && (c.sq_win_base as usize) < n_qps
+        && c.sq_win_base & ((1u16 << c.sq_win_shift) - 1) == 0
 }
 
 /// QP_MODIFY on the QP table: BAD_INDEX unless the QP was written, then [`Qp::modify`].
@@ -769,6 +820,30 @@ mod tests {
         assert!(q.modify(&c, QpAttrMask::STATE, 4096).is_err());
         c.state = QpState::Reset;
         q.modify(&c, QpAttrMask::STATE, 4096).unwrap();
+    }
+
+    #[test]
+    fn qp_write_takes_only_windows_the_pool_has() {
+        let mut qps: Vec<Option<Qp>> = vec![None; 64];
+        let c = |shift: u8, base: u16| QpCtx {
+            state: QpState::Init,
+            qp_type: QpType::Rc,
+            sq_win_shift: shift,
+            sq_win_base: base,
+            ..QpCtx::default()
+        };
+        for (shift, base) in [(5, 0), (7, 0), (2, 2), (1, 63), (4, 64), (0, 64)] {
+            assert_eq!(qp_write(&mut qps, 2, &c(shift, base), |_| true), Err(CmdErrorCode::BadAttr), "{shift} {base}");
+        }
+        assert!(qp_write(&mut qps, 2, &c(4, 48), |_| true).is_ok());
+        let q = qps[2].as_mut().unwrap();
+        assert_eq!(q.req.win_size(), 16, "the window is taken at Rtr -> Rts");
+        let op = q.enter_rts();
+        assert_eq!(op.arg() >> 12, 4 | 48 << 4);
+        q.ctx_op(op);
+        assert_eq!(q.req.win_size(), 256);
+        q.ctx_op(CtxOp::Reset);
+        assert_eq!(q.req.win_size(), 16);
     }
 
     #[test]

@@ -173,9 +173,9 @@ fn idx_before(a: u32, b: u32) -> bool {
     (a.wrapping_sub(b) as i32) < 0
 }
 
-/// Whether the send window is full (`2^LOG_SQ_WIN` WQEs fetched and not completed).
+/// Whether the send window is full ([`ReqState::win_size`] WQEs fetched and not completed).
 fn window_full(r: &ReqState, sq_ci: u32) -> bool {
-    r.fetched.wrapping_sub(sq_ci) >= 1 << LOG_SQ_WIN
+    r.fetched.wrapping_sub(sq_ci) >= r.win_size()
 }
 
 impl Engine {
@@ -201,14 +201,20 @@ impl Engine {
     /// Read WQEs from the SQ ring, one DMA read of up to `2^LOG_WQE_BATCH`: from the send
     /// index if its body is not held (it goes into the QP's own slot), else from the fetch
     /// index (read ahead into the prefetch store). The run stops at the producer index, at
-    /// the fetch index when the send window is full, at the ring's end, and (ahead of the
-    /// send index) at a store entry still being read or already holding the WQE. WQEs from
+    /// the fetch index when the send window is full or `2^LOG_SQ_WIN` ahead of the send index
+    /// (the QP's stretch of the store), at the ring's end, and (ahead of the send index) at a
+    /// store entry still being read or already holding the WQE. A run from the fetch index
+    /// starts only with room for a whole read in the stretch (at most `2^LOG_SQ_WIN -
+    /// 2^LOG_WQE_BATCH` ahead of the send index), so reads ahead are not one WQE each. WQEs from
     /// the fetch index on are fetched into the send window (decoded now: the model keeps the
     /// request), the others read again.
     fn fill(&mut self, qp: &mut Qp, now: u64, c: &CompView, mem: &mut impl Dma, v: &mut ReqVisit) {
         let cur = qp.req.cur;
         let start = if self.body_of(qp, cur).is_some() { qp.req.fetched } else { cur };
         let from = qp.req.fetched;
+        if start != cur && start.wrapping_sub(cur) > (1 << LOG_SQ_WIN) - (1 << LOG_WQE_BATCH) {
+            return;
+        }
         let ring_mask = qp.sq.size() - 1;
         let mut n = 0u32;
         while n < 1 << LOG_WQE_BATCH {
@@ -217,7 +223,7 @@ impl Engine {
                 break;
             }
             if idx == qp.req.fetched {
-                if window_full(&qp.req, c.sq_ci) {
+                if window_full(&qp.req, c.sq_ci) || idx.wrapping_sub(cur) >= 1 << LOG_SQ_WIN {
                     break;
                 }
             } else if !idx_before(idx, qp.req.fetched) {
@@ -614,6 +620,11 @@ mod tests {
 
     /// [`rig`] with engine configuration `cfg` and WRITEs of `len` bytes (MTU 1024).
     fn rig_with(cfg: EngineConfig, n: u32, len: u32) -> (Engine, HostMem) {
+        rig_win(cfg, n, len, (0, 0))
+    }
+
+    /// [`rig_with`] with the send window `(sq_win_shift, sq_win_base)`.
+    fn rig_win(cfg: EngineConfig, n: u32, len: u32, win: (u8, u16)) -> (Engine, HostMem) {
         let mut e = Engine::new(cfg);
         e.regs.enabled = true;
         let mut m = HostMem::new();
@@ -633,6 +644,8 @@ mod tests {
             rq_log_size: 4,
             send_cq: 1,
             recv_cq: 1,
+            sq_win_shift: win.0,
+            sq_win_base: win.1,
             ..QpCtx::default()
         };
         e.create_qp(2, &c).unwrap();
@@ -739,6 +752,24 @@ mod tests {
         assert_eq!(q.req.win.len(), 1 << LOG_SQ_WIN);
         assert_eq!(q.req.fetched.wrapping_sub(q.sq.ci), 1 << LOG_SQ_WIN);
         assert_eq!((q.req.started, q.req.cur, q.req.next_psn), (16, 16, 16));
+    }
+
+    #[test]
+    fn a_deeper_send_window_lets_more_out() {
+        // sq_win_shift 2: 64 WQEs fetched and not completed (the SQ holds 64; 60 posted)
+        for (shift, want) in [(1u8, 32u32), (2, 60)] {
+            let (mut e, mut m) = rig_win(EngineConfig::default(), 60, 64, (shift, 4));
+            let mut sent = 0;
+            for now in (0..400_000).step_by(100) {
+                while e.tx(now, &mut m).is_some() {
+                    sent += 1;
+                }
+            }
+            let q = e.qp(2).unwrap();
+            assert_eq!((q.req.win_shift, q.req.win_size()), (shift, 16 << shift));
+            assert_eq!(sent, want);
+            assert_eq!(q.req.fetched.wrapping_sub(q.sq.ci), want);
+        }
     }
 
     #[test]

@@ -381,9 +381,17 @@ package roce_desc_pkg;
   localparam int unsigned QP_CTX_RQ_CI_W = 16;
   localparam int unsigned QP_CTX_FLOW_LABEL_OFF = 88;
   localparam int unsigned QP_CTX_FLOW_LABEL_W = 20;
+  localparam int unsigned QP_CTX_SQ_WIN_SHIFT_OFF = 92;
+  localparam int unsigned QP_CTX_SQ_WIN_SHIFT_W = 3;
+  localparam int unsigned QP_CTX_SQ_WIN_BASE_OFF = 94;
+  localparam int unsigned QP_CTX_SQ_WIN_BASE_W = 16;
 
   typedef struct packed {
-    logic [287:0] rsvd_92;             // bytes 92..127: reserved
+    logic [255:0] rsvd_96;             // bytes 96..127: reserved
+    logic [15:0]  sq_win_base;         // bytes 94..95
+    logic [7:0]   rsvd_93;             // byte 93: reserved
+    logic [4:0]   sq_win_shift_rsvd;   // byte 92, bits 7:3: reserved
+    logic [2:0]   sq_win_shift;        // byte 92, bits 2:0
     logic [11:0]  flow_label_rsvd;     // bytes 88..91, bits 31:20: reserved
     logic [19:0]  flow_label;          // bytes 88..91, bits 19:0
     logic [15:0]  rq_ci;               // bytes 86..87
@@ -436,7 +444,8 @@ package roce_desc_pkg;
   /* verilator lint_off UNUSEDSIGNAL */
   function automatic logic qp_ctx_bad(input logic [8*QP_CTX_BYTES-1:0] d);
     qp_ctx_bad = 1'b0;
-    if (d[8*92 +: 288] != '0) qp_ctx_bad = 1'b1;  // bytes 92..127: reserved
+    if (d[8*93 +: 8] != '0) qp_ctx_bad = 1'b1;  // bytes 93..93: reserved
+    if (d[8*96 +: 256] != '0) qp_ctx_bad = 1'b1;  // bytes 96..127: reserved
     if (!(d[8*0 +: 8] == 8'h00 || d[8*0 +: 8] == 8'h01 || d[8*0 +: 8] == 8'h02 || d[8*0 +: 8] == 8'h03 || d[8*0 +: 8] == 8'h04 || d[8*0 +: 8] == 8'h05 || d[8*0 +: 8] == 8'h06)) qp_ctx_bad = 1'b1;  // state: not a QpState code
     if (!(d[8*1 +: 8] == 8'h02 || d[8*1 +: 8] == 8'h03 || d[8*1 +: 8] == 8'h04)) qp_ctx_bad = 1'b1;  // qp_type: not a QpType code
     if (!(d[8*2 +: 8] == 8'h01 || d[8*2 +: 8] == 8'h02 || d[8*2 +: 8] == 8'h03 || d[8*2 +: 8] == 8'h04 || d[8*2 +: 8] == 8'h05)) qp_ctx_bad = 1'b1;  // path_mtu: not a PathMtu code
@@ -455,6 +464,7 @@ package roce_desc_pkg;
     if (d[8*49+5 +: 3] != '0) qp_ctx_bad = 1'b1;  // min_rnr_timer: bits above 5
     if (d[8*60+6 +: 2] != '0) qp_ctx_bad = 1'b1;  // dscp: bits above 6
     if (d[8*88+20 +: 12] != '0) qp_ctx_bad = 1'b1;  // flow_label: bits above 20
+    if (d[8*92+3 +: 5] != '0) qp_ctx_bad = 1'b1;  // sq_win_shift: bits above 3
   endfunction
   /* verilator lint_on UNUSEDSIGNAL */
 

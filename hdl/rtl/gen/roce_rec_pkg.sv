@@ -146,11 +146,15 @@ package roce_rec_pkg;
   localparam int unsigned SQ_FLAG_FENCE_BIT = 3;
 
   // CtxRtsArg (32 bits): The argument of CTX_OP_ENTER_RTS: the QP's retry counts, loaded into the
-  // requester's counters of retries left.
+  // completer's counters of retries left, and its send window, which the requester keeps.
   localparam int unsigned CTX_RTS_RETRY_CNT_LSB = 0;
   localparam int unsigned CTX_RTS_RETRY_CNT_W = 3;
   localparam int unsigned CTX_RTS_RNR_RETRY_LSB = 8;
   localparam int unsigned CTX_RTS_RNR_RETRY_W = 3;
+  localparam int unsigned CTX_RTS_WIN_SHIFT_LSB = 12;
+  localparam int unsigned CTX_RTS_WIN_SHIFT_W = 3;
+  localparam int unsigned CTX_RTS_WIN_BASE_LSB = 16;
+  localparam int unsigned CTX_RTS_WIN_BASE_W = 16;
 
   // ---- RxHdr (136 bytes): rx_hdr_t
 
@@ -425,12 +429,19 @@ package roce_rec_pkg;
   localparam int unsigned QP_ATTR_DEST_MAC_W = 48;
   localparam int unsigned QP_ATTR_FLOW_LABEL_OFF = 56;
   localparam int unsigned QP_ATTR_FLOW_LABEL_W = 20;
+  localparam int unsigned QP_ATTR_SQ_WIN_SHIFT_OFF = 60;
+  localparam int unsigned QP_ATTR_SQ_WIN_SHIFT_W = 3;
+  localparam int unsigned QP_ATTR_SQ_WIN_BASE_OFF = 62;
+  localparam int unsigned QP_ATTR_SQ_WIN_BASE_W = 16;
   localparam int unsigned QP_ATTR_DEST_IP_OFF = 64;
   localparam int unsigned QP_ATTR_DEST_IP_W = 128;
 
   typedef struct packed {
     logic [127:0] dest_ip;             // bytes 64..79
-    logic [31:0]  rsvd_60;             // bytes 60..63: reserved
+    logic [15:0]  sq_win_base;         // bytes 62..63
+    logic [7:0]   rsvd_61;             // byte 61: reserved
+    logic [4:0]   sq_win_shift_rsvd;   // byte 60, bits 7:3: reserved
+    logic [2:0]   sq_win_shift;        // byte 60, bits 2:0
     logic [11:0]  flow_label_rsvd;     // bytes 56..59, bits 31:20: reserved
     logic [19:0]  flow_label;          // bytes 56..59, bits 19:0
     logic [15:0]  rsvd_54;             // bytes 54..55: reserved
@@ -645,9 +656,10 @@ package roce_rec_pkg;
   // ---- SqWin (24 bytes): sq_win_t
 
   // One entry of the send window (`sq_win_t`, model `engine::qp_ctx::SqEntry`): a WQE `roce_req`
-  // fetched and `roce_comp` has not completed, at entry `SQ index mod 2^LOG_SQ_WIN` of its QP.
-  // Written by the requester when the WQE arrives (all but the PSNs) and when it starts it
-  // (`first_psn`, `npkts`); read by the completer.
+  // fetched and `roce_comp` has not completed, at entry `SQ index mod window` of its QP's window
+  // (its own 16 entries or its blocks of the deep-window pool, QpCtx.sq_win_shift). Written by the
+  // requester when the WQE arrives (all but the PSNs) and when it starts it (`first_psn`, `npkts`);
+  // read by the completer.
   localparam int unsigned SQ_WIN_BYTES = 24;
   localparam int unsigned SQ_WIN_WR_ID_OFF = 0;
   localparam int unsigned SQ_WIN_WR_ID_W = 64;

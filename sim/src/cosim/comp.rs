@@ -165,7 +165,7 @@ pub fn comp_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<CompReport, SimError
     for &q in &qpns {
         let qp = eng.qp(q).ok_or_else(|| SimError::Config(format!("QP {q} does not exist")))?;
         ctx_q.push_back((CtxOp::SetSqPsn(0).code().code(), q, qp.comp.una));
-        let op = CtxOp::EnterRts { retry_cnt: qp.retry_cnt, rnr_retry: qp.rnr_retry };
+        let op = qp.enter_rts();
         ctx_q.push_back((op.code().code(), q, op.arg()));
     }
     let mut ctx_on = false;

@@ -144,6 +144,10 @@ pub struct ReqReport {
     pub opcodes: BTreeMap<u8, u64>,
     /// QPs of A that ended in ERR.
     pub qp_errors: u64,
+    /// The most WQEs one QP of A had fetched and not completed (sampled every 16 cycles).
+    pub max_in_window: u32,
+    /// Window entries read and compared while the requester ran.
+    pub window_probes: u64,
     /// Differences from the model.
     pub divergences: Vec<String>,
 }
@@ -273,7 +277,7 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
     for &q in &qpns {
         let qp = eng.qp(q).ok_or_else(|| SimError::Config(format!("QP {q} does not exist")))?;
         ctx_q.push_back((CtxOp::SetSqPsn(0).code().code(), q, qp.req.next_psn));
-        let op = CtxOp::EnterRts { retry_cnt: qp.retry_cnt, rnr_retry: qp.rnr_retry };
+        let op = qp.enter_rts();
         ctx_q.push_back((op.code().code(), q, op.arg()));
     }
     let mut ctx_on = false;
@@ -309,11 +313,36 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
     let mut ba = Link { q: VecDeque::new() };
     let mut idle = 0u64;
     let mut quiet_model = 0u64;
+    // a window entry read through roce_comp's port while the requester runs: (QP, SQ index,
+    // the model's entry); it is on m_win two cycles after the request
+    let mut probe: Option<(u32, u32, SqWin)> = None;
+    let mut probe_at = 0u64;
 
     loop {
         let now = cycle;
         dut.set_u64(p.now, now);
         dut.set_u64(p.now_tick, now / tick_cycles);
+        // ---- the window probe: every 11 cycles an entry of a QP's window whose packets are
+        // all made (four WQEs behind the model's send index, so the block has started it
+        // too) and not completed
+        dut.set_u64(p.win_v, 0);
+        if probe.is_none() && now % 11 == 0 && !qpns.is_empty() {
+            let q = qpns[(now / 11) as usize % qpns.len()];
+            if let Some(qp) = eng.qp(q).filter(|qp| qp.state != QpState::Err) {
+                let done = qp.req.cur.wrapping_sub(qp.sq.ci).min(qp.req.started.wrapping_sub(qp.sq.ci));
+                if done > 4 && done < 1 << 16 {
+                    let k = (now / 7) as u32 % (done - 4);
+                    if let Some(&(idx, w)) = req::window(qp).get(k as usize) {
+                        dut.set_u64(p.win_v, 1);
+                        dut.set_u64(p.win_q, u64::from(q));
+                        dut.set_u64(p.win_i, u64::from(idx));
+                        probe = Some((q, idx, w));
+                        probe_at = now;
+                        rep.window_probes += 1;
+                    }
+                }
+            }
+        }
         // ---- inputs
         if !ctx_on {
             if let Some(&(op, q, arg)) = ctx_q.front() {
@@ -742,6 +771,26 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
         dut.tick();
         cycle += 1;
         idle = if moved { 0 } else { idle + 1 };
+        if let Some((q, idx, w)) = probe.filter(|_| cycle == probe_at + 2) {
+            // after the second edge following the request
+            dut.eval();
+            let got = dut.get_bool(p.win_ov).then(|| bytes_of(&dut, p.win_d, SqWin::SIZE));
+            let got = got.and_then(|b| SqWin::decode(&b).ok());
+            if got != Some(w) {
+                rep.divergences.push(format!("cycle {probe_at}: QP {q} window entry {idx}: hdl {got:?} model {w:?}"));
+            }
+            probe = None;
+        }
+        if cycle % 16 == 0 {
+            for &q in &qpns {
+                if let Some(qp) = eng.qp(q).filter(|qp| qp.state != QpState::Err) {
+                    let n = qp.req.fetched.wrapping_sub(qp.sq.ci);
+                    if n < 1 << 16 {
+                        rep.max_in_window = rep.max_in_window.max(n);
+                    }
+                }
+            }
+        }
         let settled = qpns.iter().all(|&q| eng.qp(q).is_none_or(|qp| qp.state == QpState::Err || qp.sq.ci == qp.sq.pi));
         quiet_model = if settled && ab.q.is_empty() && ba.q.is_empty() { quiet_model + 1 } else { 0 };
         let drained = dbs.is_empty()
@@ -763,7 +812,7 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
                     let Some(qp) = eng.qp(q) else { continue };
                     ctx_q.push_back((CtxOp::Reset.code().code(), q, 0));
                     ctx_q.push_back((CtxOp::SetSqPsn(0).code().code(), q, qp.req.next_psn));
-                    let op = CtxOp::EnterRts { retry_cnt: qp.retry_cnt, rnr_retry: qp.rnr_retry };
+                    let op = qp.enter_rts();
                     ctx_q.push_back((op.code().code(), q, op.arg()));
                     err_sent.insert(q, false);
                     woken.remove(&q);
