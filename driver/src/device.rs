@@ -9,6 +9,8 @@ use roce_model::contract::{
     SqWqe, VlanTag, MAX_SQ_WIN_SHIFT, RQ_MAX_SGE,
 };
 
+use roce_model::engine::qp_ctx::LOG_SQ_WIN;
+
 use crate::backend::{Backend, DmaBuf};
 use crate::error::{DriverError, Result};
 use crate::verbs::*;
@@ -109,7 +111,7 @@ struct WinPool {
 impl WinPool {
     /// Take a run for a send queue of `2^sq_log` entries: `(shift, base)`.
     fn take(&mut self, sq_log: u8) -> (u8, u16) {
-        let want = sq_log.saturating_sub(4).min(MAX_SQ_WIN_SHIFT);
+        let want = sq_log.saturating_sub(LOG_SQ_WIN as u8).min(MAX_SQ_WIN_SHIFT);
         for shift in (1..=want).rev() {
             let n = 1usize << shift;
             let base = (0..self.used.len() / n).map(|k| k * n).find(|&b| self.used[b..b + n].iter().all(|u| !u));
