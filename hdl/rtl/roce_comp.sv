@@ -650,15 +650,18 @@ module roce_comp #(
   logic        wc_first_gt, wc_rd_gt, wc_last_gt;
   logic [12:0] rd_plen;
   // the window answer's operands that do not come with it, registered: r.rd_pkts's offset
-  // and the next one's, ack_psn - r.rd_pkts. log_mtu and ack_psn are set, and r.rd_pkts
+  // and the next one's, ack_psn, h.psn and r.rewound less r.rd_pkts. log_mtu and ack_psn
+  // are set, h loaded (S_IDLE), r.rewound written (S_RW_NEXT, S_RW_CHECK) and r.rd_pkts
   // written (S_CPL, S_R_PLACED, S_U_NEXT) or loaded (S_WAIT), at least a state before any state that
   // issues a window read, whose answer comes a cycle after the request at the earliest.
   logic [36:0] rd_off_q, rd_off1_q;
-  logic [23:0] ack_m_rdp, ack1;
+  logic [23:0] ack_m_rdp, ack1, hpsn_m_rdp, rw_m_rdp;
   always_ff @(posedge clk) begin
     rd_off_q <= {13'd0, r.rd_pkts} << log_mtu;
     rd_off1_q <= ({13'd0, r.rd_pkts} + 37'd1) << log_mtu;
     ack_m_rdp <= ack_psn - r.rd_pkts;
+    hpsn_m_rdp <= h.psn - r.rd_pkts;
+    rw_m_rdp <= r.rewound - r.rd_pkts;
     ack1 <= ack_psn + 24'd1;
   end
   // x + y == k without a carry chain: if the sum is k, bit i's carry in is x ^ y ^ k at i,
@@ -685,16 +688,16 @@ module roce_comp #(
       rd_full <= {5'd0, w_len} > off1;
       rd_exp <= w_first + r.rd_pkts;
       begin
-        logic [23:0] d;  // psn_diff(h.psn, rd_exp) as one three-operand sum
-        d = h.psn - w_first - r.rd_pkts;
+        logic [23:0] d;  // psn_diff(h.psn, rd_exp)
+        d = hpsn_m_rdp - w_first;
         rd_ahead <= $signed(d) > 0;
         rd_at <= d == 24'd0;
       end
       rd_last <= r.rd_pkts + 24'd1 == w_npkts;
       o_una_gt <= ret[I_O_CHECK] && roce_util_pkg::psn_gt(w_first, r.una);
       begin
-        logic [23:0] d;  // r.rewound - rd_exp, one three-operand sum
-        d = r.rewound - w_first - r.rd_pkts;
+        logic [23:0] d;  // r.rewound - rd_exp
+        d = rw_m_rdp - w_first;
         rd_rw_same <= r.rewound_v && d == 24'd0;
       end
       // S_RW_CHECK: rw_target is one of the entry's PSNs, [first, first + npkts) (npkts is

@@ -4,7 +4,7 @@
 // of roce_qp_ctx (QP_WRITE, QP_READ, QP_MODIFY), roce_cq (CQ_WRITE, CQ_READ) and
 // roce_mr_check (MR_WRITE, MR_READ, MR_INVALIDATE); NOP completes at once, other opcodes with
 // BAD_OPCODE. CQ doorbells go to roce_cq, SQ/RQ doorbells out on m_axis_db; STATUS.READY is
-// the AND of the tables' init_done. Its other ports are the tables' transport sides: the
+// the AND of the tables' init_done and dp_init (the data path blocks'). Its other ports are the tables' transport sides: the
 // attribute ports (rx_attr_*, tx_attr_*), context ops (ctx_op_valid, ctx_op, ctx_op_done), state reads (st_rd_*), QP
 // errors (s_qp_err_*), completions and CQE writes, MR checks.
 // Model: the engine model's register interface (Engine::mmio_read / mmio_write).
@@ -75,6 +75,7 @@ module roce_ctrl #(
   output      logic [15:0]    cfg_cnp_interval_us,
   output      logic                 soft_reset,
   input  wire logic                 status_link_up,
+  input  wire logic                 dp_init,  // the data path blocks' reset sweeps are done
   input  wire logic                 fatal,
   input  wire logic [NCNT*16-1:0]   cnt_add,
 
@@ -191,7 +192,7 @@ module roce_ctrl #(
     .cfg_cnp_pcp(cfg_cnp_pcp),
     .cfg_cnp_interval_us(cfg_cnp_interval_us),
     .soft_reset(soft_reset),
-    .status_ready(cq_init && mr_init && qp_init), .status_link_up(status_link_up),
+    .status_ready(cq_init && mr_init && qp_init && dp_init), .status_link_up(status_link_up),
     .cq_event(cq_ev), .fatal(fatal),
     .qp_err_valid(qp_err_valid), .qp_err_qpn(qp_err_qpn), .qp_err_cause(qp_err_cause),
     .cq_err_valid(cq_err_v), .cq_err_cq(cq_err_cq), .cq_err_cause(cq_err_cause),

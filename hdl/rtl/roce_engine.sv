@@ -122,6 +122,7 @@ module roce_engine #(
   logic [2:0]   cfg_cnp_pcp;
   logic [15:0]  cfg_cnp_interval_us;
   logic         soft_reset;
+  logic         dp_init;  // the data path blocks' init_done, ANDed into STATUS.READY
   logic [NCNT*16-1:0] cnt_add, cnt_add_q;
 
   logic [31:0]  db_tdata;
@@ -172,7 +173,7 @@ module roce_engine #(
     .cfg_dcqcn_rate_min, .cfg_dcqcn_g, .cfg_dcqcn_alpha_init, .cfg_dcqcn_alpha_us,
     .cfg_dcqcn_rate_us, .cfg_dcqcn_byte_counter, .cfg_dcqcn_stages, .cfg_cnp_dscp,
     .cfg_cnp_pcp, .cfg_cnp_interval_us,
-    .soft_reset, .status_link_up, .fatal(1'b0), .cnt_add(cnt_add_q),
+    .soft_reset, .status_link_up, .dp_init, .fatal(1'b0), .cnt_add(cnt_add_q),
     .m_axis_db_tdata(db_tdata), .m_axis_db_tuser(db_tuser), .m_axis_db_tvalid(db_tvalid),
     .m_axis_db_tready(db_tready),
     .rx_attr_req_valid, .rx_attr_req_qpn, .rx_attr_valid, .rx_attr, .rx_attr_state,
@@ -510,8 +511,8 @@ module roce_engine #(
     .m_pace_alpha(cc_pace_alpha)
   );
   logic unused_cc;  // the pacing answer's rate state is for tests; CNP/PFC fields unused
-  assign unused_cc = cc_init ^ ^cc_pace_limited ^ ^cc_pace_rc ^ ^cc_pace_rt ^ ^cc_pace_alpha ^
-                     cfg_pfc_enable ^ ^cfg_cnp_dscp ^ ^cfg_cnp_pcp ^ resp_init ^ aq_init;
+  assign unused_cc = ^cc_pace_limited ^ ^cc_pace_rc ^ ^cc_pace_rt ^ ^cc_pace_alpha ^
+                     cfg_pfc_enable ^ ^cfg_cnp_dscp ^ ^cfg_cnp_pcp;
 
   // ================================================================ requester, completer
   // IB timer ticks: one per TICK_CYCLES cycles (0 counts as 1)
@@ -688,8 +689,11 @@ module roce_engine #(
     .dbg_op_valid(c_dbg_valid), .dbg_op_kind(c_dbg_kind), .dbg_op_qpn(c_dbg_qpn),
     .cnt_nak(c_c_nak), .cnt_rnr(c_c_rnr), .cnt_timeout(c_c_timeout), .cnt_dma_err(c_c_dma_err)
   );
-  logic unused_qc;  // the lockstep's operation trace; init_done of blocks not in STATUS.READY
-  assign unused_qc = c_dbg_valid ^ ^c_dbg_kind ^ ^c_dbg_qpn ^ q_init ^ c_init;
+  logic unused_qc;  // the lockstep's operation trace
+  assign unused_qc = c_dbg_valid ^ ^c_dbg_kind ^ ^c_dbg_qpn;
+  // STATUS.READY waits for the data path blocks' reset sweeps too (the requester's is the
+  // longest: its store's tags)
+  assign dp_init = resp_init && aq_init && cc_init && q_init && c_init;
 
   // TX attribute port: roce_tx_arb first (it cannot wait), then roce_req's visits; the
   // answer (latency 2) goes to whoever asked

@@ -3,7 +3,7 @@
 // roce_req: the RC requester, with the SQ doorbells and the WQE fetch. Owns the per-QP
 // requester state and the send window sq_win in BRAM (each QP's own 16 entries and a pool of
 // as many blocks of 16 again, from which a QP takes 2^sq_win_shift at Rtr -> Rts), and a WQE
-// prefetch store shared by all QPs, and makes request packets as the engine model's requester
+// prefetch store (16 bodies per QP), and makes request packets as the engine model's requester
 // (Engine::req_visit): a round-robin ring of QPs with work is visited one at a time (state
 // and rewind checks, then up to BURST times the WQE body, limits and pacing, a packet with
 // its payload gathered through the SGEs after L_Key checks; then a run of WQE reads ahead);
@@ -24,11 +24,11 @@
 //   WRITE over eight QPs, 19 inline, 18 a packet of a long WRITE at MTU 256). Payload one
 //   beat per cycle; the next descriptor is offered while a payload streams.
 // Model blocks::req; docs/engine-hdl.md. Parameters: LOG_N (QPs, default 1024), LOG_WIN
-//   (a QP's own window, the pool's block and a QP's stretch of the store, 16), LOG_STORE
-//   (prefetch store, 512), LOG_BATCH (WQEs per read, 8), DEPTH (payload FIFO beats, 512 =
-//   32 KiB), DESC_DEPTH (packets in flight, 64), MAX_UNACKED (PSNs, 4096), LOG_ACK_EVERY
-//   (AckReq at least every 2^n packets, 32), BURST (packets per visit, 4), LOG_ACK_WQES (an
-//   unsignaled WQE's last packet asks for an ACK at least every 2^n, 4).
+//   (a QP's own window, the pool's block and a QP's stretch of the store, 16), LOG_BATCH
+//   (WQEs per read, 8), DEPTH (payload FIFO beats, 512 = 32 KiB), DESC_DEPTH (packets in
+//   flight, 64), MAX_UNACKED (PSNs, 4096), LOG_ACK_EVERY (AckReq at least every 2^n packets,
+//   32), BURST (packets per visit, 4), LOG_ACK_WQES (an unsignaled WQE's last packet asks
+//   for an ACK at least every 2^n, 4). The reset sweep takes N x W cycles (the store's tags).
 
 `resetall
 `default_nettype none
@@ -36,7 +36,6 @@
 module roce_req #(
   parameter int LOG_N = 10,
   parameter int LOG_WIN = 4,
-  parameter int LOG_STORE = 9,
   parameter int LOG_BATCH = 3,
   parameter int DEPTH = 512,
   parameter int DESC_DEPTH = 64,
@@ -197,7 +196,8 @@ module roce_req #(
 );
 
   localparam int N = 1 << LOG_N;
-  localparam int P = 1 << LOG_STORE;   // prefetch store entries (at most N)
+  localparam int LOG_STORE = LOG_N + LOG_WIN;
+  localparam int P = 1 << LOG_STORE;   // prefetch store entries: W per QP
   localparam int B = 1 << LOG_BATCH;   // WQEs per read at most
 
   // QPNs beyond the table alias (the engine gives none); WQE data is two beats
@@ -284,8 +284,9 @@ module roce_req #(
   (* ram_style = "distributed" *) logic [LOG_N+3:0] wcfg_mem [N];
   (* ram_style = "distributed" *) logic [12:0] out_mem [N];  // {epoch, gen, dead}
 
-  logic [LOG_N:0] init_idx;
-  assign init_done = init_idx[LOG_N];
+  // the reset sweep: every table's entries, the store's tags (P of them) last
+  logic [LOG_STORE:0] init_idx;
+  assign init_done = init_idx[LOG_STORE];
 
   // ---------------------------------------------------------------- helpers
   function automatic logic signed [23:0] psn_diff(input logic [23:0] x, input logic [23:0] y);
@@ -473,8 +474,8 @@ module roce_req #(
     if (st_we) st_mem[st_waddr] <= body_wd;
   end
 
-  // prefetch store tags {T_*, qpn, SQ index}: entry {qpn, idx mod 2^LOG_WIN} mod P (a QP's
-  // stretch of W: it reads at most W ahead of its send index); written registered (one
+  // prefetch store tags {T_*, qpn, SQ index} in block RAM: entry {qpn, idx mod 2^LOG_WIN}
+  // (a QP's own stretch of W: it reads at most W ahead of its send index); written registered (one
   // cycle late: a run of reads ahead writes consecutive entries of the stretch) and read
   // registered at stag_ra, the address stag_a holds next cycle where it is moved (S_V_REW,
   // S_V_DESC, and the walks S_FILL and S_CLR one entry ahead), else stag_a: sg_* is the
@@ -482,10 +483,9 @@ module roce_req #(
   // S_DISPATCH), which S_A2, S_FILL1 and S_CLR0 follow, and after a walk stops (S_WB
   // follows; nothing reads sg_* before stag_a is set again). No read meets a write of the
   // same entry still in flight: a write is followed by S_WB at the latest, or by the walk's
-  // next entry. (An asynchronous read of this 512-entry LUT RAM led the engine's deepest
-  // path, into the run's stop test and the hold decision.)
+  // next entry. The reset sweep clears them last (P cycles).
   localparam int STAG_W = 2 + LOG_N + 32;
-  (* ram_style = "distributed" *) logic [STAG_W-1:0] stag_mem [P];
+  (* ram_style = "block" *) logic [STAG_W-1:0] stag_mem [P];
   logic [1:0]           sg_st;
   logic [LOG_N-1:0]     sg_q;
   logic [31:0]          sg_idx;
@@ -503,7 +503,7 @@ module roce_req #(
   end
   /* verilator lint_off UNUSEDSIGNAL */
   function automatic logic [LOG_STORE-1:0] st_slot(input logic [LOG_N-1:0] qq, input logic [31:0] idx);
-    st_slot = {qq[LOG_STORE-LOG_WIN-1:0], idx[LOG_WIN-1:0]};
+    st_slot = {qq, idx[LOG_WIN-1:0]};
   endfunction
   /* verilator lint_on UNUSEDSIGNAL */
   // the entry of the next SQ index: the same QP's stretch, wrapping
@@ -554,10 +554,12 @@ module roce_req #(
   end
   assign dq_empty = dq_wr == dq_rd;
 
-  logic [AW:0] credit_used;
   logic [AW:0] arrived;
+  // the payload FIFO's beats not promised to a packet, a register (the room tests below are
+  // then an OR of its high bits, not a subtraction and a compare)
   logic [AW+1:0] credit_free;
-  assign credit_free = (AW + 2)'(DEPTH) - {1'b0, credit_used};
+  logic          cr_room;  // room for a packet of any size (64 beats)
+  assign cr_room = credit_free[AW+1:6] != '0;
 
   // ---------------------------------------------------------------- the visit's registers
   // (the records carry fields other blocks use)
@@ -591,6 +593,8 @@ module roce_req #(
   logic win_full;  // registered: r.fetched and c.sq_ci hold still from S_V_WAIT through
                    // S_V_REW to S_V_HOLD, its reader
   logic [31:0] pi_m_fet, pi_m_cur, fet_m_cur, cur_m_fet, fet_m_ci;
+  logic [15:0] fet_m_cur16;  // fetched - cur on 16 bits (it is at most a window)
+  assign fet_m_cur16 = r.fetched[15:0] - r.cur[15:0];
   assign pi_m_fet = r.sq_pi - r.fetched;
   assign pi_m_cur = r.sq_pi - r.cur;
   assign fet_m_cur = r.fetched - r.cur;
@@ -919,14 +923,14 @@ module roce_req #(
   assign idle = st == S_IDLE && init_done;
   // a burst goes on with the QP's next packet when there is room for one of any size
   logic b_room;
-  assign b_room = dq_room && credit_free >= (AW + 2)'(64) && pq_room && iq_used < 3'(IQ_DEPTH);
+  assign b_room = dq_room && cr_room && pq_room && iq_used < 3'(IQ_DEPTH);
   logic [3:0] burst_n;  // packets this visit made
   logic       v_cont;   // the visit's last packet was not its WQE's last (S_V_DESC)
   logic       walk_ahead;  // b's payload is gathered through its SGEs
   assign walk_ahead = !is_read && !is_atomic && !b.flags[F_INLINE] && b.total_len != 32'd0;
   logic pace_pend, pace_got, pace_ok;  // the pacing question asked, its answer in, allowed
   logic v_room;
-  assign v_room = dq_room && credit_free >= (AW + 2)'(64) && pq_room && iq_used < 3'(IQ_DEPTH) &&
+  assign v_room = dq_room && cr_room && pq_room && iq_used < 3'(IQ_DEPTH) &&
                   tq_nfull && !m_sent_valid && !m_err_valid &&
                   !m_kick_valid && !m_wqe_rd_valid && !m_dma_rd_valid && !m_mr_valid;
   assign v_can = !ring_empty && v_room;
@@ -1236,9 +1240,9 @@ module roce_req #(
               r <= '0;
               r.epoch <= r.epoch + 4'd1;
               m_body_clr <= 1'b1;
-              // forget the QP's bodies in the store: a walk over its entries
-              stag_a <= '0;
-              stag_n <= LOG_STORE'(1);
+              // forget the QP's bodies in the store: a walk over its stretch
+              stag_a <= st_slot(q, 32'd0);
+              stag_n <= st_slot(q, 32'd1);
               st <= S_CLR0;
             end else if (k_op == roce_rec_pkg::CTX_OP_SET_SQ_PSN) begin
               r.next_psn <= k_arg[23:0];
@@ -1606,8 +1610,9 @@ module roce_req #(
         fl_cur <= cur_m_fet & {32{held}};
         fl_win <= fet_m_ci;
         // a run from the fetch index needs room for a whole read in the stretch
-        fl_raf <= held && (fet_m_cur[31:LOG_WIN] != '0 || fet_m_cur[LOG_WIN-1:0] > LOG_WIN'(W - B));
-        fl_ra <= held ? fet_m_cur[LOG_WIN-1:0] : '0;
+        fl_raf <= held && (fet_m_cur16[15:LOG_WIN] != '0 ||
+                           fet_m_cur16[LOG_WIN-1:0] > LOG_WIN'(W - B));
+        fl_ra <= held ? fet_m_cur16[LOG_WIN-1:0] : '0;
         stag_a <= held ? st_slot(q, r.fetched) : stag_a;
         stag_n <= held ? st_next(st_slot(q, r.fetched)) : st_next(stag_a);
         f_k <= '0;
@@ -1654,18 +1659,16 @@ module roce_req #(
         end
       end
 
-      // RESET: the QP's store entries are forgotten, one per cycle
+      // RESET: the QP's stretch of the store is forgotten, one entry per cycle
       S_CLR: begin
-        if (sg_q == q) begin
-          stag_we <= 1'b1;
-          stag_wa <= stag_a;
-          stag_wd <= '0;
-        end
+        stag_we <= 1'b1;
+        stag_wa <= stag_a;
+        stag_wd <= '0;
         stag_a <= stag_ra;
-        stag_n <= stag_n + 1'b1;
-        if (stag_a == LOG_STORE'(P - 1)) st <= S_WB;
+        stag_n <= st_next(stag_n);
+        if (stag_a[LOG_WIN-1:0] == '1) st <= S_WB;
       end
-      S_CLR0: st <= S_CLR;  // the tag of entry 0 is read
+      S_CLR0: st <= S_CLR;
 
       // ------------------------------------------------------------ write back
       S_WB: begin
@@ -1929,8 +1932,8 @@ module roce_req #(
     end
   end
 
-  // credit (beats reserved by packets made and not yet sent) and arrival (beats in the FIFO
-  // not yet claimed by an offered or dropped descriptor)
+  // credit (the FIFO's beats less those reserved by packets made and not yet sent) and
+  // arrival (beats in the FIFO not yet claimed by an offered or dropped descriptor)
   // (a claim is applied a cycle late, registered: the next offer comes two cycles later at
   // the earliest, the head having moved)
   logic [AW:0] claim;
@@ -1943,14 +1946,14 @@ module roce_req #(
     rel_drop <= (offer && h_stale) ? hq_beats : '0;
     rel_beat <= out_beat;
     release_q <= rel_drop + (AW + 1)'(rel_beat);
-    credit_used <= credit_used + (st == S_V_DESC ? p_beats : '0) - release_q;
+    credit_free <= credit_free - {1'b0, st == S_V_DESC ? p_beats : '0} + {1'b0, release_q};
     arrived <= arrived + (pf_we ? (AW + 1)'(1) : '0) - claim;
     if (rst || soft_reset) begin
       claim <= '0;
       rel_drop <= '0;
       rel_beat <= 1'b0;
       release_q <= '0;
-      credit_used <= '0;
+      credit_free <= (AW + 2)'(DEPTH);
       arrived <= '0;
     end
   end

@@ -270,8 +270,7 @@ fn image(w: &SqWqe, fault: Option<Fault>) -> Vec<u8> {
 }
 
 /// The QPs of a run: `nqp` of them, `nwqe` WQEs each; `clean`: MTU 4096, no faults; QP
-/// numbers `2 + n * stride` (37: spread over the prefetch store; 32: all on the same
-/// entries, so the QPs take each other's entries).
+/// numbers `2 + n * stride` mod 1000.
 /// `bf`: WQEs are posted more often one at a time, and most of those through the inline
 /// doorbell.
 fn setup(seed: u64, nqp: u32, nwqe: usize, clean: bool, stride: u32, bf: bool) -> ReqSetup {
@@ -456,7 +455,7 @@ fn requester_matches_the_model_on_lossy_links() {
     }
     eprintln!("total: {tot:?}");
     assert!(tot.retransmits > 0 && tot.local_errors > 0 && tot.kicks.0 > 0, "{tot:?}");
-    // (WQEs read again are covered by requester_matches_the_model_when_qps_share_prefetch_entries:
+    // (WQEs read again are covered by requester_matches_the_model_when_rewinds_find_bodies_taken:
     // here they depend on the peer's ACK timing, which the responder's WQE prefetch changed)
     assert!(tot.dma_errors.0 > 0 && tot.dma_errors.1 > 0 && tot.paced.1 > 0, "{tot:?}");
     // every request opcode went out
@@ -520,15 +519,17 @@ fn requester_matches_the_model_with_deep_send_windows() {
 }
 
 #[test]
-fn requester_matches_the_model_when_qps_share_prefetch_entries() {
-    // twelve QPs on the same prefetch store entries: they take each other's read-ahead
-    // bodies, and the send index's body is read again into the QP's own slot
+fn requester_matches_the_model_when_rewinds_find_bodies_taken() {
+    // deep send windows, loss and 1500-cycle links: a rewind goes back further than the
+    // QP's stretch of the prefetch store (16 entries), whose entries its later WQEs took
+    // meanwhile, so the send index's body is read again into the QP's own slot
     let mut reads_again = 0;
     for seed in 10..12u64 {
-        let r = run(seed, 12, 60, lossy(seed, 0.8), 32);
+        let t = ReqTraffic { dma_latency: (5, 80), link_delay: 1500, ..lossy(seed, 0.8) };
+        let r = run_win(seed, 8, 160, t, 37, false, true);
         reads_again += r.wqe_reads.1;
     }
-    assert!(reads_again > 50, "{reads_again} WQEs read again");
+    assert!(reads_again > 100, "{reads_again} WQEs read again");
 }
 
 #[test]

@@ -4,7 +4,7 @@
 //! An SQ doorbell carries the 16-bit producer index; the engine extends it against the last
 //! one and puts the QP on the requester's ring. The requester reads the 128-byte SQ WQEs
 //! ahead of the send index, up to `2^LOG_WQE_BATCH` consecutive ones in one DMA read, into
-//! a prefetch store shared by all QPs (`req::Engine::req_visit`, `qp::LOG_WQE_STORE`), at
+//! a prefetch store with a stretch per QP (`req::Engine::req_visit`, `qp::LOG_WQE_STORE`), at
 //! most the QP's send window (`ReqState::win_size`) fetched and not completed.
 //! RQ WQEs (64 bytes) are fetched when a SEND or WRITE with immediate needs one. A malformed
 //! WQE (undefined opcode, `num_sge` out of range, inline data over 64 bytes, a gather list

@@ -307,7 +307,7 @@ pub struct Engine {
     ack_qps: VecDeque<u32>,
     req_q: VecDeque<TxPkt>,
     req_rr: VecDeque<u32>,
-    /// `roce_req`'s WQE prefetch store, shared by all QPs (`qp_ctx::wqe_store_slot`).
+    /// `roce_req`'s WQE prefetch store, a stretch per QP (`qp_ctx::wqe_store_slot`).
     pub(crate) wqe_store: Vec<Option<qp_ctx::StoreEntry>>,
     mac_free_at: u64,
     /// Host memory's timing: every DMA read and write the engine issues, under
@@ -455,9 +455,10 @@ impl Engine {
     }
 
     /// RESET of QP `qpn`: the requester forgets the WQE bodies of the QP in its prefetch store
-    /// (`roce_req` walks the store, one entry per cycle).
+    /// (`roce_req` walks the QP's stretch, one entry per cycle).
     pub(crate) fn forget_wqes(&mut self, qpn: u32) {
-        for e in &mut self.wqe_store {
+        for idx in 0..1 << qp_ctx::LOG_SQ_WIN {
+            let e = &mut self.wqe_store[qp_ctx::wqe_store_slot(qpn, idx)];
             if e.is_some_and(|e| e.qpn == qpn) {
                 *e = None;
             }

@@ -75,21 +75,21 @@ impl SqEntry {
     }
 }
 
-/// log2 of the entries of the WQE prefetch store `roce_req` shares between all QPs: the
-/// bodies of the WQEs read ahead of the send index (one DMA read fetches up to
-/// `2^LOG_WQE_BATCH` consecutive WQEs), entry [`wqe_store_slot`] of (QP, SQ index). An entry
-/// is taken over by another QP's read unless it is still being read; the body of the send
-/// index itself, when it was not found there, goes into the QP's own slot (`ReqState::own`),
-/// so every QP makes progress whatever the others read.
-pub const LOG_WQE_STORE: u32 = 9;
+/// log2 of the entries of `roce_req`'s WQE prefetch store: the bodies of the WQEs read ahead
+/// of the send index (one DMA read fetches up to `2^LOG_WQE_BATCH` consecutive WQEs), entry
+/// [`wqe_store_slot`] of (QP, SQ index): a stretch of `2^LOG_SQ_WIN` for each of the
+/// engine's 2^10 QPs. An entry is taken over by a later WQE of its QP (a read ahead after a
+/// rewind) unless it is still being read; the body of the send index itself, when it was not
+/// found there, goes into the QP's own slot (`ReqState::own`).
+pub const LOG_WQE_STORE: u32 = 10 + LOG_SQ_WIN;
 
 /// log2 of the most WQEs one WQE read fetches (consecutive SQ indices, bounded by the ring's
 /// end, the producer index and the send window).
 pub const LOG_WQE_BATCH: u32 = 3;
 
 /// The prefetch store entry of SQ index `idx` of QP `qpn`: each QP has a stretch of
-/// `2^LOG_SQ_WIN` entries (SQ index modulo that), the most it reads ahead of its send index;
-/// QPs whose numbers are equal modulo `2^(LOG_WQE_STORE - LOG_SQ_WIN)` share one.
+/// `2^LOG_SQ_WIN` entries (SQ index modulo that), the most it reads ahead of its send index
+/// (QPNs beyond the engine's 2^10 alias, as in `roce_req`).
 pub fn wqe_store_slot(qpn: u32, idx: u32) -> usize {
     ((idx & ((1 << LOG_SQ_WIN) - 1)) | (qpn << LOG_SQ_WIN) & ((1 << LOG_WQE_STORE) - 1)) as usize
 }

@@ -8,7 +8,7 @@
 //! own table (`CompState::rewind`, applied at the requester's next visit). A packet's payload
 //! is gathered by DMA (`roce_mr_check` on each SGE's L_Key, all checked before any read); the
 //! packet is ready when its DMA read completes. WQEs are read ahead in batches into a
-//! prefetch store shared by all QPs (`fill`). Latency: [`LATENCY`] cycles plus the DMA
+//! prefetch store with a stretch per QP (`fill`). Latency: [`LATENCY`] cycles plus the DMA
 //! read.
 
 use crate::wire::{AtomicEthFields, BthFields, ExtHeaders, IethFields, ImmDtFields, Opcode, RethFields};
@@ -190,7 +190,7 @@ impl Engine {
     }
 
     /// The body of SQ index `idx` of `qp`, if the requester holds it or is reading it: in the
-    /// QP's own slot or in the shared prefetch store.
+    /// QP's own slot or in its stretch of the prefetch store.
     pub fn body_of(&self, qp: &Qp, idx: u32) -> Option<Body> {
         if let Some(b) = qp.req.own.filter(|b| b.idx == idx) {
             return Some(b);
@@ -821,18 +821,16 @@ mod tests {
     }
 
     #[test]
-    fn a_store_entry_taken_by_another_qp_is_read_again_into_the_own_slot() {
+    fn a_store_entry_taken_by_a_later_wqe_is_read_again_into_the_own_slot() {
         let (mut e, mut m) = rig(4);
         let mut q = e.take_qp(2).unwrap();
         let c = CompView::of(&q);
         let v = e.req_visit(&mut q, 0, &c, |_| true, |_, _| {}, &mut m);
         assert_eq!(v.read.map(|r| (r.idx, r.n)), Some((0, 4)));
-        // another QP's read takes the entry of WQE 1
+        // a later WQE of the QP (a read ahead after a rewind) takes the entry of WQE 1
         let s = wqe_store_slot(2, 1);
-        e.wqe_store[s] = Some(StoreEntry {
-            qpn: 2 + (1 << (crate::engine::qp_ctx::LOG_WQE_STORE - LOG_SQ_WIN)),
-            body: Body { idx: 1, ready_at: 0 },
-        });
+        assert_eq!(s, wqe_store_slot(2, 1 + (1 << LOG_SQ_WIN)));
+        e.wqe_store[s] = Some(StoreEntry { qpn: 2, body: Body { idx: 1 + (1 << LOG_SQ_WIN), ready_at: 0 } });
         let v = e.req_visit(&mut q, 10_000, &c, |_| true, |_, _| {}, &mut m);
         assert!(!v.pkts.is_empty());
         assert_eq!(v.read.map(|r| (r.idx, r.n, r.fetch_from)), Some((1, 1, 4)));

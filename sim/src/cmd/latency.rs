@@ -204,7 +204,7 @@ const QUIET: u64 = 2_000;
 /// Both nodes to the same cycle, run the pair until it is quiet, and take the completions
 /// (every one must be a success).
 fn settle(p: &mut Pair) -> Result<(), SimError> {
-    p.now = p.a.node.borrow().now.max(p.b.node.borrow().now).max(p.now);
+    p.now = p.a.node.borrow().clock().max(p.b.node.borrow().clock()).max(p.now);
     let end = p.now + LIMIT * 10;
     let mut quiet_since = p.now;
     loop {

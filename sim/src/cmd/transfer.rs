@@ -389,7 +389,7 @@ pub fn run(cfg: &TransferConfig, mut progress: impl FnMut(u64, u64)) -> Result<T
     // cycles); the transfer starts when both nodes are there, so that setup is not counted.
     for n in [&pair.a.node, &pair.b.node] {
         let n = n.borrow();
-        pair.now = pair.now.max(n.now).max(n.hdl.as_ref().map_or(0, |h| h.cycle));
+        pair.now = pair.now.max(n.clock());
     }
     pair.exchange();
     let start = pair.now;

@@ -68,6 +68,7 @@ impl CtrlDut {
         );
         for (n, v) in [
             ("status_link_up", 1),
+            ("dp_init", 1),
             ("rx_attr_req_valid", 0),
             ("tx_attr_req_valid", 0),
             ("s_qp_err_valid", 0),

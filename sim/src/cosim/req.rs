@@ -103,14 +103,14 @@ pub struct ReqTraffic {
     pub link_delay: u64,
     /// RNG seed.
     pub seed: u64,
-    /// Give up after this many cycles.
+    /// Give up after this many cycles (after the reset sweep).
     pub max_cycles: u64,
 }
 
 /// What a run produced.
 #[derive(Clone, Debug, Default)]
 pub struct ReqReport {
-    /// Cycles run.
+    /// Cycles run after the reset sweep.
     pub cycles: u64,
     /// Visits (model visits run at the block's `m_comp` reads).
     pub visits: u64,
@@ -283,10 +283,16 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
     let mut ctx_on = false;
     let mut hdl_dead: BTreeMap<u32, bool> = BTreeMap::new();
     let mut err_sent: BTreeMap<u32, bool> = BTreeMap::new();
-    let mut dbs: VecDeque<(u64, u32, u32)> = doorbells.into();
-    let mut bfs: VecDeque<(u64, u32, u32)> = inline_dbs.into();
+    // the set-up's times, the limit and the report's cycles count from the end of the reset
+    // sweep (N x 16 cycles: the store's tags)
+    let t0 = cycle;
+    let from_init = |v: Vec<(u64, u32, u32)>| -> VecDeque<(u64, u32, u32)> {
+        v.into_iter().map(|(t, q, pi)| (t + cycle, q, pi)).collect()
+    };
+    let mut dbs = from_init(doorbells);
+    let mut bfs = from_init(inline_dbs);
     let mut bf_rec: Option<([u8; SqWqe::SIZE], usize)> = None; // the record being offered, its beat
-    let mut prq: VecDeque<(u64, u32, u32)> = peer_rq.into();
+    let mut prq = from_init(peer_rq);
     let mut wake_q: VecDeque<u32> = VecDeque::new();
     let mut woken: BTreeMap<u32, CompView> = BTreeMap::new();
     let mut attr_q: VecDeque<(u64, Vec<u32>, u64)> = VecDeque::new();
@@ -828,7 +834,7 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
             }
             break;
         }
-        if cycle > t.max_cycles {
+        if cycle - t0 > t.max_cycles {
             let stuck: Vec<String> = qpns
                 .iter()
                 .filter_map(|&q| eng.qp(q).map(|qp| (q, qp)))
@@ -858,7 +864,7 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
             )));
         }
     }
-    rep.cycles = cycle;
+    rep.cycles = cycle - t0;
 
     // ---- final state through the read ports
     for &q in &qpns {

@@ -131,6 +131,12 @@ impl SimNode {
         self.hdl.is_some()
     }
 
+    /// The node's clock: `now`, or a Verilated engine's cycle where register accesses (each
+    /// runs the engine's clock until it is answered) took it further.
+    pub fn clock(&self) -> u64 {
+        self.hdl.as_ref().map_or(self.now, |h| h.cycle.max(self.now))
+    }
+
     /// Advance to cycle `now` (the HDL engine runs the cycles in between).
     pub fn advance(&mut self, now: u64) {
         self.now = now;

@@ -313,7 +313,10 @@ impl Pair {
         }
         let ab = Link::new(cfg.link, cfg.seed.wrapping_mul(31).wrapping_add(1));
         let ba = Link::new(cfg.link, cfg.seed.wrapping_mul(31).wrapping_add(2));
-        Ok(Pair { a, b, ab, ba, now: 0, capture: None })
+        // the pair's time starts where the nodes' clocks are after setting up (a Verilated
+        // engine runs its reset sweeps and every register access)
+        let now = a.node.borrow().clock().max(b.node.borrow().clock());
+        Ok(Pair { a, b, ab, ba, now, capture: None })
     }
 
     /// Move frames at the current cycle: deliver what arrived, send what the engines emit.
