@@ -18,7 +18,7 @@
 //
 // Parameters:
 //   LOG_N     log2 of the number of QPs (default 10 = 1024).
-//   LOG_WIN   log2 of roce_req's send window per QP (default 4): spreads a QP's bodies.
+//   LOG_WIN   log2 of a QP's stretch of the body store (default 4, roce_req's LOG_WIN).
 //   LOG_BODY  log2 of the READ/atomic body store's entries (default 9 = 512).
 
 `resetall
@@ -397,8 +397,9 @@ module roce_comp #(
     if (sg_we) sg_mem[q] <= sg_wd;
   end
 
-  // the READ/atomic bodies roce_req gave: entry (SQ index + QPN * 2^LOG_WIN) mod 2^LOG_BODY,
-  // tagged {QPN, SQ index}; read at bs_ra (set when the WQE at the head is known)
+  // the READ/atomic bodies roce_req gave: entry {QPN, SQ index mod 2^LOG_WIN} mod 2^LOG_BODY
+  // (a stretch for each QP, 32 QPs before two share one), tagged {QPN, SQ index}; read at
+  // bs_ra (set when the WQE at the head is known)
   localparam int NB = 1 << LOG_BODY;
   localparam int BS_W = LOG_N + 32 + 515;
   (* ram_style = "block" *) logic [BS_W-1:0] bs_mem [NB];
@@ -419,7 +420,7 @@ module roce_comp #(
   logic [BS_W-1:0]     bw_d;
   logic [NB/32-1:0]    bw_hi;  // the entry's valid bit, decoded in two halves on the way
   logic [31:0]         bw_lo;
-  assign bs_wa = LOG_BODY'(s_body_idx) + LOG_BODY'({s_body_qpn[LOG_N-1:0], LOG_WIN'(0)});
+  assign bs_wa = LOG_BODY'({s_body_qpn[LOG_N-1:0], s_body_idx[LOG_WIN-1:0]});
   always_ff @(posedge clk) begin
     bw_v <= s_body_valid;
     bw_a <= bs_wa;
@@ -1078,7 +1079,7 @@ module roce_comp #(
         // (ack_psn and una_w are read only by the ACK walk: loaded whether or not it runs)
         ack_psn <= h_ack0 ? h.psn : h.psn - 24'd1;
         o_head <= 1'b1;
-        bs_ra <= LOG_BODY'(r.sq_ci) + LOG_BODY'({q, LOG_WIN'(0)});
+        bs_ra <= LOG_BODY'({q, r.sq_ci[LOG_WIN-1:0]});
         una_w <= r.una;
         st <= qp_live ? S_R_FIN : S_R_FIN4;
         if (qp_live && r_in_win) begin
@@ -1245,7 +1246,7 @@ module roce_comp #(
       end
       st[I_O_DONE]: begin
         if (roce_util_pkg::psn_gt(ol_first, r.una)) r.una <= ol_first;
-        bs_ra <= LOG_BODY'(r.sq_ci) + LOG_BODY'({q, LOG_WIN'(0)});
+        bs_ra <= LOG_BODY'({q, r.sq_ci[LOG_WIN-1:0]});
         m_win_valid <= 1'b1;
         m_win_qpn <= q24;
         m_win_idx <= r.sq_ci;

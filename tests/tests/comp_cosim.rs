@@ -376,8 +376,8 @@ fn run(seed: u64, nqp: u32, nwqe: usize, t: ReqTraffic) -> CompReport {
         r.divergences.join("\n")
     );
     eprintln!(
-        "seed {seed}: {} cycles, ops {:?}, {} packets, {} DMA writes, {} QP errors, counters {:?}, {} wakes ({} with a rewind), {} rewinds applied, {} bodies given, {} WQEs read again, completions {:?}, opcodes {:?}, syndromes {:?}",
-        r.cycles, r.ops, r.packets, r.writes, r.errors, r.counters, r.wakes, r.rewind_wakes, r.rewinds, r.bodies, r.wqe_reads, r.completions, r.opcodes, r.syndromes
+        "seed {seed}: {} cycles, ops {:?}, {} packets, {} DMA writes, {} QP errors, counters {:?}, {} wakes ({} with a rewind), {} rewinds applied, {} bodies given, {} left out, {} WQEs read again, completions {:?}, opcodes {:?}, syndromes {:?}",
+        r.cycles, r.ops, r.packets, r.writes, r.errors, r.counters, r.wakes, r.rewind_wakes, r.rewinds, r.bodies, r.bodies_left_out, r.wqe_reads, r.completions, r.opcodes, r.syndromes
     );
     r
 }
@@ -413,6 +413,7 @@ fn completer_matches_the_model_on_lossy_links() {
         tot.rewind_wakes += r.rewind_wakes;
         tot.bodies += r.bodies;
         tot.wqe_reads += r.wqe_reads;
+        tot.bodies_left_out += r.bodies_left_out;
         for (src, dst) in
             [(&r.completions, &mut tot.completions), (&r.opcodes, &mut tot.opcodes), (&r.syndromes, &mut tot.syndromes)]
         {

@@ -75,7 +75,11 @@ pub struct CompReport {
     pub syndromes: BTreeMap<u8, u64>,
     /// READ/atomic WQE bodies given to the block as `roce_req` would (s_body).
     pub bodies: u64,
-    /// WQEs the block read again from the SQ ring (a body it was not given).
+    /// READ/atomic WQE bodies left out (one in eight, at random): the block reads those
+    /// WQEs again from the SQ ring.
+    pub bodies_left_out: u64,
+    /// WQEs the block read again from the SQ ring (a body it was not given, or one whose
+    /// store entry another WQE took).
     pub wqe_reads: u64,
     /// Differences from the model.
     pub divergences: Vec<String>,
@@ -365,7 +369,10 @@ pub fn comp_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<CompReport, SimError
         if let Some((q, idx, addr)) = bodies.pop_front() {
             let mut w = [0u8; 128];
             let ok = hmem.dma_read(addr, &mut w).is_ok();
-            if ok && (5..=7).contains(&w[8]) && !rng.random_bool(0.125) {
+            let rd_atomic = ok && (5..=7).contains(&w[8]);
+            if rd_atomic && rng.random_bool(0.125) {
+                rep.bodies_left_out += 1;
+            } else if rd_atomic {
                 let mut b = w[64..128].to_vec();
                 b.push(w[10] & 7);
                 dut.set_u64(p.bd_v, 1);
