@@ -18,8 +18,8 @@
 //
 // Parameters:
 //   LOG_N     log2 of the number of QPs (default 10 = 1024).
-//   LOG_WIN   log2 of a QP's stretch of the body store (default 4, roce_req's LOG_WIN).
-//   LOG_BODY  log2 of the READ/atomic body store's entries (default 9 = 512).
+//   LOG_WIN   log2 of a QP's stretch of the READ/atomic body store (default 4, roce_req's
+//             LOG_WIN). The reset sweep takes N x 2^LOG_WIN cycles (the store's entries).
 
 `resetall
 `default_nettype none
@@ -27,7 +27,6 @@
 module roce_comp #(
   parameter int LOG_N = 10,
   parameter int LOG_WIN = 4,
-  parameter int LOG_BODY = 9,
   localparam int HDR_W = 8 * roce_rec_pkg::RX_HDR_BYTES,
   localparam int ATTR_W = 8 * roce_rec_pkg::QP_ATTR_BYTES,
   localparam int CRD_W = 8 * roce_rec_pkg::COMP_RD_BYTES,
@@ -61,7 +60,7 @@ module roce_comp #(
   input  wire logic              s_kick_flush,
 
   // READ/atomic WQE bodies from roce_req as they arrive ({num_sge, SGEs} of SQ index
-  // s_body_idx), and a pulse that forgets them all (roce_req's RESET)
+  // s_body_idx), and a pulse that forgets QP s_body_qpn's (roce_req's RESET)
   input  wire logic              s_body_valid,
   input  wire logic [23:0]       s_body_qpn,
   input  wire logic [31:0]       s_body_idx,
@@ -229,8 +228,10 @@ module roce_comp #(
   (* ram_style = "block" *) logic [56:0]      tmr_mem [N];  // {dl_v, dl, una}
   (* ram_style = "block" *) logic [514:0]     sg_mem [N];   // {num_sge, SGEs}
 
-  logic [LOG_N:0] init_idx;
-  assign init_done = init_idx[LOG_N];
+  // the reset sweep: every table's entries, the body store's (N x 2^LOG_WIN) last
+  localparam int LOG_BODY = LOG_N + LOG_WIN;
+  logic [LOG_BODY:0] init_idx;
+  assign init_done = init_idx[LOG_BODY];
 
   // ---------------------------------------------------------------- FSM
   // one-hot: each state is a flip-flop, the next-state and datapath muxes decode one bit
@@ -397,52 +398,46 @@ module roce_comp #(
     if (sg_we) sg_mem[q] <= sg_wd;
   end
 
-  // the READ/atomic bodies roce_req gave: entry {QPN, SQ index mod 2^LOG_WIN} mod 2^LOG_BODY
-  // (a stretch for each QP, 32 QPs before two share one), tagged {QPN, SQ index}; read at
-  // bs_ra (set when the WQE at the head is known)
+  // the READ/atomic bodies roce_req gave, {valid, SQ index, SGEs} in block RAM: entry {QPN,
+  // SQ index mod 2^LOG_WIN} (a stretch for each QP), read at bs_ra (set when the WQE at the
+  // head is known; bs_hit is first used three cycles after: S_O_DONE, S_WIN_WAIT, S_R_READ,
+  // then S_SG). A body is written a cycle after it comes; one that comes after the read is
+  // a miss, and the SGEs are read from the ring. The reset sweep clears every entry, a
+  // RESET (s_body_clr) the QP's 2^LOG_WIN, one a cycle where no body is written (roce_req
+  // walks its own store as long and gives no bodies meanwhile).
   localparam int NB = 1 << LOG_BODY;
-  localparam int BS_W = LOG_N + 32 + 515;
+  localparam int BS_W = 1 + 32 + 515;
   (* ram_style = "block" *) logic [BS_W-1:0] bs_mem [NB];
-  logic [NB-1:0]       bs_v;
-  logic [LOG_BODY-1:0] bs_ra, bs_wa;
+  logic [LOG_BODY-1:0] bs_ra;
   logic [BS_W-1:0]     bs_q;
-  logic                bs_vq;
-  // the valid bit is read in two steps (the group of 32 at bs_ra, then the bit: a 512:1 mux
-  // in one cycle is ~8 levels); bs_hit is first used three cycles after bs_ra is set
-  // (S_O_DONE, S_WIN_WAIT, S_R_READ, then S_SG). A body that arrives in between is seen a
-  // cycle later than its tag in bs_q: a miss then, and the SGEs are read from the ring
-  // (never a stale hit: a clear empties both steps).
-  logic [31:0]         bs_vg;
-  // a body is written a cycle after it comes (its entry's address computed on the way; a
-  // clear in the cycle it comes drops it, as it would have been cleared)
   logic                bw_v;
   logic [LOG_BODY-1:0] bw_a;
   logic [BS_W-1:0]     bw_d;
-  logic [NB/32-1:0]    bw_hi;  // the entry's valid bit, decoded in two halves on the way
-  logic [31:0]         bw_lo;
-  assign bs_wa = LOG_BODY'({s_body_qpn[LOG_N-1:0], s_body_idx[LOG_WIN-1:0]});
+  logic                bc_on;  // a RESET's walk over the QP's stretch
+  logic [LOG_BODY-1:0] bc_a;
   always_ff @(posedge clk) begin
     bw_v <= s_body_valid;
-    bw_a <= bs_wa;
-    bw_d <= {s_body_qpn[LOG_N-1:0], s_body_idx, s_body_sge};
-    bw_hi <= (NB/32)'(1) << bs_wa[LOG_BODY-1:5];
-    bw_lo <= 32'd1 << bs_wa[4:0];
+    bw_a <= LOG_BODY'({s_body_qpn[LOG_N-1:0], s_body_idx[LOG_WIN-1:0]});
+    bw_d <= {1'b1, s_body_idx, s_body_sge};
     bs_q <= bs_mem[bs_ra];
-    bs_vg <= bs_v[32*bs_ra[LOG_BODY-1:5] +: 32];
-    bs_vq <= bs_vg[bs_ra[4:0]];
-    if (bw_v) bs_mem[bw_a] <= bw_d;
-    for (int j = 0; j < NB / 32; j++) begin
-      if (bw_v && bw_hi[j]) bs_v[32*j +: 32] <= bs_v[32*j +: 32] | bw_lo;
+    if (!init_done) bs_mem[init_idx[LOG_BODY-1:0]] <= '0;
+    else if (bw_v) bs_mem[bw_a] <= bw_d;
+    else if (bc_on) bs_mem[bc_a] <= '0;
+    if (bc_on && !bw_v) begin
+      bc_a <= {bc_a[LOG_BODY-1:LOG_WIN], bc_a[LOG_WIN-1:0] + 1'b1};
+      if (bc_a[LOG_WIN-1:0] == '1) bc_on <= 1'b0;
     end
-    if (s_body_clr || rst || soft_reset) begin
+    if (s_body_clr) begin
+      bc_on <= 1'b1;
+      bc_a <= {s_body_qpn[LOG_N-1:0], LOG_WIN'(0)};
+    end
+    if (rst || soft_reset) begin
       bw_v <= 1'b0;
-      bs_v <= '0;
-      bs_vg <= '0;
-      bs_vq <= 1'b0;
+      bc_on <= 1'b0;
     end
   end
   logic bs_hit;  // the body of the WQE at the head (q, r.sq_ci) is in the store
-  assign bs_hit = bs_vq && bs_q[BS_W-1 -: LOG_N + 32] == {q, r.sq_ci};
+  assign bs_hit = bs_q[BS_W-1] && bs_q[BS_W-2 -: 32] == r.sq_ci;
 
   // ---------------------------------------------------------------- timer scanner
   logic [LOG_N-1:0] sc_idx, sc_q1, sc_q2, sc_q3;
@@ -1079,7 +1074,7 @@ module roce_comp #(
         // (ack_psn and una_w are read only by the ACK walk: loaded whether or not it runs)
         ack_psn <= h_ack0 ? h.psn : h.psn - 24'd1;
         o_head <= 1'b1;
-        bs_ra <= LOG_BODY'({q, r.sq_ci[LOG_WIN-1:0]});
+        bs_ra <= {q, r.sq_ci[LOG_WIN-1:0]};
         una_w <= r.una;
         st <= qp_live ? S_R_FIN : S_R_FIN4;
         if (qp_live && r_in_win) begin
@@ -1246,7 +1241,7 @@ module roce_comp #(
       end
       st[I_O_DONE]: begin
         if (roce_util_pkg::psn_gt(ol_first, r.una)) r.una <= ol_first;
-        bs_ra <= LOG_BODY'({q, r.sq_ci[LOG_WIN-1:0]});
+        bs_ra <= {q, r.sq_ci[LOG_WIN-1:0]};
         m_win_valid <= 1'b1;
         m_win_qpn <= q24;
         m_win_idx <= r.sq_ci;

@@ -160,7 +160,7 @@ module roce_req #(
   output      logic [23:0]       m_kick_qpn,
   output      logic              m_kick_flush,
   // toward roce_comp: the SGEs of each READ/atomic WQE as it arrives (a one-cycle write,
-  // {num_sge[2:0], the WQE's data section}), and a pulse at RESET (forget them all)
+  // {num_sge[2:0], the WQE's data section}), and a pulse at RESET (forget QP m_body_qpn's)
   output      logic              m_body_valid,
   output      logic [23:0]       m_body_qpn,
   output      logic [31:0]       m_body_idx,
@@ -1240,6 +1240,7 @@ module roce_req #(
               r <= '0;
               r.epoch <= r.epoch + 4'd1;
               m_body_clr <= 1'b1;
+              m_body_qpn <= q24;
               // forget the QP's bodies in the store: a walk over its stretch
               stag_a <= st_slot(q, 32'd0);
               stag_n <= st_slot(q, 32'd1);

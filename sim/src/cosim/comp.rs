@@ -48,7 +48,7 @@ use crate::SimError;
 /// What a run produced.
 #[derive(Clone, Debug, Default)]
 pub struct CompReport {
-    /// Cycles run.
+    /// Cycles run after the reset sweep.
     pub cycles: u64,
     /// Operations by kind: response, timeout, kick, flush kick, context op.
     pub ops: [u64; 5],
@@ -176,8 +176,14 @@ pub fn comp_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<CompReport, SimError
     let mut err_sent: BTreeMap<u32, bool> = BTreeMap::new();
     let mut kick_q: VecDeque<(u32, bool)> = VecDeque::new();
     let mut kick_on = false;
-    let mut dbs: VecDeque<(u64, u32, u32)> = doorbells.into();
-    let mut prq: VecDeque<(u64, u32, u32)> = peer_rq.into();
+    // the set-up's times, the limit and the report's cycles count from the end of the reset
+    // sweep (N x 16 cycles: the body store's entries)
+    let t0 = cycle;
+    let from_init = |v: Vec<(u64, u32, u32)>| -> VecDeque<(u64, u32, u32)> {
+        v.into_iter().map(|(t, q, pi)| (t + t0, q, pi)).collect()
+    };
+    let mut dbs = from_init(doorbells);
+    let mut prq = from_init(peer_rq);
     let mut rsp_q: VecDeque<(u64, Vec<u8>)> = VecDeque::new(); // (arrival, frame)
     let mut beats: VecDeque<(Vec<u8>, bool)> = VecDeque::new();
     let mut beat_on = false;
@@ -641,7 +647,7 @@ pub fn comp_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<CompReport, SimError
         if drained && quiet > 3000 && idle > 2500 {
             break;
         }
-        if cycle > t.max_cycles {
+        if cycle - t0 > t.max_cycles {
             let stuck: Vec<String> = qpns
                 .iter()
                 .filter_map(|&q| eng.qp(q).map(|qp| (q, qp)))
@@ -669,7 +675,7 @@ pub fn comp_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<CompReport, SimError
             )));
         }
     }
-    rep.cycles = cycle;
+    rep.cycles = cycle - t0;
 
     // ---- final state (outputs taken from now on: an operation the scanner starts must not
     // hold the state reads up)
