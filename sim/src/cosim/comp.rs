@@ -40,7 +40,7 @@ use roce_model::engine::req::CompView;
 use roce_model::engine::{Dma, Engine, EngineEvent};
 use roce_model::wire::Opcode;
 
-use super::{bytes_of, offer_beat, ports, random_ready, reset_until_init, words_of, Beat};
+use super::{bytes_of, events_from, offer_beat, ports, random_ready, reset_until_init, words_of, Beat};
 use crate::cosim::req::{ReqSetup, ReqTraffic};
 use crate::vl::{Dut, Model};
 use crate::SimError;
@@ -179,11 +179,8 @@ pub fn comp_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<CompReport, SimError
     // the set-up's times, the limit and the report's cycles count from the end of the reset
     // sweep (N x 16 cycles: the body store's entries)
     let t0 = cycle;
-    let from_init = |v: Vec<(u64, u32, u32)>| -> VecDeque<(u64, u32, u32)> {
-        v.into_iter().map(|(t, q, pi)| (t + t0, q, pi)).collect()
-    };
-    let mut dbs = from_init(doorbells);
-    let mut prq = from_init(peer_rq);
+    let mut dbs = events_from(t0, doorbells);
+    let mut prq = events_from(t0, peer_rq);
     let mut rsp_q: VecDeque<(u64, Vec<u8>)> = VecDeque::new(); // (arrival, frame)
     let mut beats: VecDeque<(Vec<u8>, bool)> = VecDeque::new();
     let mut beat_on = false;

@@ -97,6 +97,12 @@ pub fn bytes_of(dut: &Dut, p: Port, n: usize) -> Vec<u8> {
     b
 }
 
+/// A set-up's timed events (cycle, qpn, PI), their cycles counted from `t0` (the end of a
+/// block's reset sweep), in order.
+pub fn events_from(t0: u64, v: Vec<(u64, u32, u32)>) -> std::collections::VecDeque<(u64, u32, u32)> {
+    v.into_iter().map(|(t, q, pi)| (t + t0, q, pi)).collect()
+}
+
 /// Hold `rst` high for `cycles` cycles, release it and step until `init_done` rises (a table
 /// block clears one entry per cycle after reset). `each` drives the inputs that change every
 /// cycle (a time counter) before each evaluation of the wait, with the cycle count since reset

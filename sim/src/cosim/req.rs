@@ -39,7 +39,7 @@ use roce_model::engine::req::{CompView, WqeRead};
 use roce_model::engine::{Dma, Engine, HostMem, WcStatus};
 use roce_model::wire::{EthernetFields, FrameBuilder, Ipv4Fields};
 
-use super::{bytes_of, offer_beat, ports, random_ready, reset_until_init, words_of, Beat};
+use super::{bytes_of, events_from, offer_beat, ports, random_ready, reset_until_init, words_of, Beat};
 use crate::vl::{Dut, Model, Port};
 use crate::SimError;
 
@@ -286,13 +286,10 @@ pub fn req_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<ReqReport, SimError> 
     // the set-up's times, the limit and the report's cycles count from the end of the reset
     // sweep (N x 16 cycles: the store's tags)
     let t0 = cycle;
-    let from_init = |v: Vec<(u64, u32, u32)>| -> VecDeque<(u64, u32, u32)> {
-        v.into_iter().map(|(t, q, pi)| (t + cycle, q, pi)).collect()
-    };
-    let mut dbs = from_init(doorbells);
-    let mut bfs = from_init(inline_dbs);
+    let mut dbs = events_from(t0, doorbells);
+    let mut bfs = events_from(t0, inline_dbs);
     let mut bf_rec: Option<([u8; SqWqe::SIZE], usize)> = None; // the record being offered, its beat
-    let mut prq = from_init(peer_rq);
+    let mut prq = events_from(t0, peer_rq);
     let mut wake_q: VecDeque<u32> = VecDeque::new();
     let mut woken: BTreeMap<u32, CompView> = BTreeMap::new();
     let mut attr_q: VecDeque<(u64, Vec<u32>, u64)> = VecDeque::new();
