@@ -340,9 +340,9 @@ module roce_req #(
   typedef enum logic [5:0] {
     S_IDLE, S_RD0, S_RD1, S_DISPATCH, S_KICK,
     S_A1, S_A2, S_A3, S_B1, S_B2, S_B3, S_BDRAIN,
-    S_V_WAIT, S_V_REW, S_V_HOLD, S_V_B0, S_V_LIM, S_V_PACE, S_V_PACEW, S_V_PDRAIN,
+    S_V_WAIT, S_V_REW, S_V_HOLD, S_V_LIM, S_V_PACE, S_V_PACEW, S_V_PDRAIN,
     S_V_PKT, S_V_WALK, S_V_WALK2, S_V_MRW, S_V_ISSUE, S_V_DESC, S_V_NEXT,
-    S_FILL0, S_FILL1, S_FILL, S_CLR0, S_CLR, S_WB
+    S_FILL0, S_FILL, S_CLR0, S_CLR, S_WB
   } state_t;
   state_t st;
 
@@ -459,8 +459,9 @@ module roce_req #(
     if (winp_we) winp_mem[winp_addr] <= winp_d;
   end
 
-  // bodies: the QP's own slot (read at q) and the prefetch store (read at stag_a); writes
-  // registered (one cycle late; nothing reads the entry in between)
+  // bodies: the QP's own slot (read at q) and the prefetch store (read as the tags are, at
+  // stag_ra: stb_q is the entry at stag_a where S_V_HOLD reads it); writes registered (one
+  // cycle late; nothing reads the entry in between)
   logic                    own_we, st_we;
   logic [LOG_N-1:0]        own_waddr;
   logic [LOG_STORE-1:0]    st_waddr;
@@ -469,7 +470,7 @@ module roce_req #(
   logic [LOG_STORE-1:0]    stag_a;
   always_ff @(posedge clk) begin
     own_q <= own_mem[q];
-    stb_q <= st_mem[stag_a];
+    stb_q <= st_mem[stag_ra];
     if (own_we) own_mem[own_waddr] <= body_wd;
     if (st_we) st_mem[st_waddr] <= body_wd;
   end
@@ -478,9 +479,9 @@ module roce_req #(
   // (a QP's own stretch of W: it reads at most W ahead of its send index); written registered (one
   // cycle late: a run of reads ahead writes consecutive entries of the stretch) and read
   // registered at stag_ra, the address stag_a holds next cycle where it is moved (S_V_REW,
-  // S_V_DESC, and the walks S_FILL and S_CLR one entry ahead), else stag_a: sg_* is the
-  // entry at stag_a, except after a state that sets stag_a otherwise (S_A1, S_FILL0,
-  // S_DISPATCH), which S_A2, S_FILL1 and S_CLR0 follow, and after a walk stops (S_WB
+  // S_FILL0, S_V_DESC, and the walks S_FILL and S_CLR one entry ahead), else stag_a: sg_* is
+  // the entry at stag_a, except after a state that sets stag_a otherwise (S_A1,
+  // S_DISPATCH), which S_A2 and S_CLR0 follow, and after a walk stops (S_WB
   // follows; nothing reads sg_* before stag_a is set again). No read meets a write of the
   // same entry still in flight: a write is followed by S_WB at the latest, or by the walk's
   // next entry. The reset sweep clears them last (P cycles).
@@ -539,6 +540,10 @@ module roce_req #(
   logic [2:0]   iq_wr, iq_rd;
   logic [2:0]   iq_used;
   assign iq_used = iq_wr - iq_rd;
+  // room for an inline payload, registered: S_V_PKT pushes, and the tests that read it
+  // (S_V_NEXT, a visit's start) come two cycles after it at the earliest
+  logic         iq_room;
+  always_ff @(posedge clk) iq_room <= iq_used < 3'(IQ_DEPTH);
 
   // descriptors: {desc, beats, qpn, epoch, gen}
   localparam int DQ_W = DESC_W + AW + 1 + LOG_N + 4 + 8;
@@ -570,6 +575,9 @@ module roce_req #(
   logic [2:0]  a_state;
   logic        got_attr, got_comp;
   logic [1:0]  row_wait;
+  logic        v_db;      // the visit carries an SQ doorbell (db_go): a dead QP's is a kick
+  logic        v_pi;      // its PI is still to be added to the row read (S_V_WAIT)
+  logic        a3_go;     // S_A3 asked for the visit its arrival starts; S_WB enters it
   body_t       b;
   logic [31:0] now_l, tick_l;
 
@@ -611,7 +619,7 @@ module roce_req #(
   logic [31:0] p_len;      // message length
   assign p_len = is_atomic ? 32'd8 : b.total_len;
 
-  // The packet arithmetic is pipelined over the visit's fixed states. b (loaded in S_V_B0),
+  // The packet arithmetic is pipelined over the visit's fixed states. b (loaded in S_V_HOLD),
   // a, log_mtu and r's send position (cur_pkt, next_psn) do not change from S_V_LIM until
   // S_V_DESC writes them; S_V_PKT comes at least three cycles after S_V_LIM (LIM, PACE,
   // PACEW) and S_V_DESC at least four, so free-running registers one (s1) to four (s4)
@@ -745,7 +753,7 @@ module roce_req #(
   always_ff @(posedge clk) p_beats <= (AW + 1)'((p_pay + 13'd63) >> 6);
 
   // SGE walk: the pieces of [off, off + plen) over the WQE's SGEs, all four SGEs at once on
-  // free-running registers (b is loaded in S_V_B0 and holds from S_V_LIM, p_off from two
+  // free-running registers (b is loaded in S_V_HOLD and holds from S_V_LIM, p_off from two
   // cycles after, p_plen from three; S_V_PKT comes three or more cycles after S_V_LIM, so
   // the last stage, five cycles after S_V_LIM, holds the visit's values from S_V_PKT + 2 on,
   // where S_V_WALK2 reads it). SGE k spans [pre_k, pre_k + len_k) of the message; relative to
@@ -923,31 +931,41 @@ module roce_req #(
   assign idle = st == S_IDLE && init_done;
   // a burst goes on with the QP's next packet when there is room for one of any size
   logic b_room;
-  assign b_room = dq_room && cr_room && pq_room && iq_used < 3'(IQ_DEPTH);
+  assign b_room = dq_room && cr_room && pq_room && iq_room;
   logic [3:0] burst_n;  // packets this visit made
   logic       v_cont;   // the visit's last packet was not its WQE's last (S_V_DESC)
   logic       walk_ahead;  // b's payload is gathered through its SGEs
   assign walk_ahead = !is_read && !is_atomic && !b.flags[F_INLINE] && b.total_len != 32'd0;
   logic pace_pend, pace_got, pace_ok;  // the pacing question asked, its answer in, allowed
   logic v_room;
-  assign v_room = dq_room && cr_room && pq_room && iq_used < 3'(IQ_DEPTH) &&
+  assign v_room = dq_room && cr_room && pq_room && iq_room &&
                   tq_nfull && !m_sent_valid && !m_err_valid &&
                   !m_kick_valid && !m_wqe_rd_valid && !m_dma_rd_valid && !m_mr_valid;
   assign v_can = !ring_empty && v_room;
   // a doorbell (SQ_DB or inline), or the arrival of the last WQE read in flight, that finds
   // the ring empty visits its QP straight from S_WB instead of through the ring
   logic wb_visit;
-  assign wb_visit = st == S_WB && requeue && !q_on && ring_empty && v_room &&
+  assign wb_visit = st == S_WB && requeue && !q_on && ring_empty && v_room && !a3_go &&
                     (kind == K_DB || kind == K_BF || (kind == K_ARR && tq_empty));
   logic arr_go;
   assign arr_go = s_wqe_rd_tvalid && !tq_empty;
-  // S_IDLE starts a visit of the ring's head when no other input is waiting
-  logic v_idle_go, v_go;
+  // S_IDLE starts a visit of the ring's head when no other input is waiting, and an SQ
+  // doorbell that finds the ring empty and its QP off it starts its QP's visit at once (the
+  // visit applies the doorbell to the row it reads: v_db)
+  logic v_idle_go, v_go, db_go, db_on;
   logic [23:0] v_qpn;
+  assign db_on = on_ring[s_db_qpn[LOG_N-1:0]];
   assign v_idle_go = idle && !s_ctx_valid && !s_strd_valid && !arr_go && !s_wake_valid &&
                      !s_axis_bf_tvalid && !s_db_valid && v_can;
-  assign v_go = v_idle_go || wb_visit;
-  assign v_qpn = wb_visit ? q24 : 24'(ring_head);
+  assign db_go = idle && !s_ctx_valid && !s_strd_valid && !arr_go && !s_wake_valid &&
+                 !s_axis_bf_tvalid && s_db_valid && ring_empty && v_room && !db_on;
+  assign v_go = v_idle_go || wb_visit || db_go;
+  // the arrival of the last WQE read in flight asks for its QP's visit from S_A3 when S_WB
+  // would start it (a3_go; a malformed WQE's kick goes first, by S_WB)
+  logic a3_ask;
+  assign a3_ask = st == S_A3 && r.epoch == t_epoch_l && !d_bad && !q_on && ring_empty &&
+                  v_room && tq_empty;
+  assign v_qpn = wb_visit ? q24 : db_go ? s_db_qpn : 24'(ring_head);
   assign s_ctx_ready = idle;
   assign s_strd_ready = idle && !s_ctx_valid;
   assign s_wake_ready = idle && !s_ctx_valid && !s_strd_valid && !arr_go;
@@ -1010,7 +1028,6 @@ module roce_req #(
                    (fl_at_fet && (win_at(fl_win, r.win_lo) || fl_raf)) ||
                    (!fl_at_fet && !d_ahead(fl_fet)) ||
                    (!fl_at_cur && (sg_st == T_PEND || (sg_st != T_NONE && sg_q == q && sg_idx == f_idx)));
-  logic               use_own; // the visit's body is in the own slot
   logic       kick_flush_n;
   logic [7:0] k_op;
   /* verilator lint_off UNUSEDSIGNAL */
@@ -1051,7 +1068,7 @@ module roce_req #(
       on_we = 1'b1;
       on_wa = init_idx[LOG_N-1:0];
     end else if (st == S_WB) begin
-      on_we = requeue && !q_on && !wb_visit;
+      on_we = requeue && !q_on && !wb_visit && !a3_go;
       on_wd = 1'b1;
     end else if (idle && !s_ctx_valid && !s_strd_valid && !arr_go) begin
       if (s_wake_valid) begin
@@ -1070,11 +1087,11 @@ module roce_req #(
 
   assign row_we = st == S_WB;
 
-  // S_V_LIM's limit tests on r, c, a and now_l, registered: S_V_B0 and S_V_NEXT, the
-  // states before it, write none of them (only b, loaded in S_V_B0, is tested live)
+  // S_V_LIM's limit tests on r, c, a and now_l, registered: S_V_HOLD and S_V_NEXT, the
+  // states before it, write none of them (only b, loaded in S_V_HOLD, is tested live)
   logic lim_unacked, lim_at_start, lim_rd_busy, lim_rd_full, lim_rnr;
   // the busy deadline S_V_DESC sets, two registers deep: tick_l (S_IDLE) and a (S_V_WAIT)
-  // hold still from S_V_REW on, and S_V_DESC comes seven cycles later at the earliest
+  // hold still from S_V_REW on, and S_V_DESC comes six cycles later at the earliest
   logic [31:0] busy_inc, busy_dl_n;
   always_ff @(posedge clk) begin
     busy_inc <= 32'd1 << (a.timeout > 5'd30 ? 5'd30 : a.timeout);
@@ -1104,6 +1121,7 @@ module roce_req #(
     stag_ra = stag_a;
     case (st)
       S_V_REW: stag_ra = slot_rew;
+      S_FILL0: if (held) stag_ra = st_slot(q, r.fetched);
       S_V_DESC: if (p_adv) stag_ra = slot_cur1;
       S_FILL, S_CLR: stag_ra = stag_n;
       default: ;
@@ -1307,6 +1325,7 @@ module roce_req #(
       end
       S_A3: begin  // the store entry's tag is on sg_*
         st <= S_WB;
+        a3_go <= a3_ask;
         if (r.epoch == t_epoch_l) begin
           requeue <= 1'b1;
           body_wd <= d_body;
@@ -1395,15 +1414,26 @@ module roce_req #(
       // ------------------------------------------------------------ visit
       S_V_WAIT: begin
         if (row_wait != 2'd2) row_wait <= row_wait + 2'd1;
-        if (row_wait == 2'd1) r <= row_q;
+        if (row_wait == 2'd1) begin
+          r <= row_q;
+          db_d <= k_pi - rq.sq_pi[15:0];
+        end
+        // a doorbell's PI (as S_DISPATCH adds it), in the cycle S_V_REW may follow
+        if (row_wait == 2'd2 && v_pi) begin
+          v_pi <= 1'b0;
+          if (!db_stale) r.sq_pi <= r.sq_pi + {16'd0, db_d};
+        end
         if (row_wait == 2'd2 && got_attr && got_comp && !m_attr_valid && !m_comp_valid) begin
           st <= S_V_REW;
         end
       end
       S_V_REW: begin
         r.ci_seen <= c.sq_ci[15:0];
-        if (r.dead || !(a_state == roce_desc_pkg::QP_STATE_RTS[2:0] ||
-                        (a_state == roce_desc_pkg::QP_STATE_RTR[2:0] && r.rts))) begin
+        if (r.dead && v_db) begin
+          kick_flush_n <= 1'b1;
+          st <= S_KICK;
+        end else if (r.dead || !(a_state == roce_desc_pkg::QP_STATE_RTS[2:0] ||
+                                 (a_state == roce_desc_pkg::QP_STATE_RTR[2:0] && r.rts))) begin
           st <= S_WB;
         end else begin
           if (c.rw_gen != r.gen) begin
@@ -1416,8 +1446,7 @@ module roce_req #(
           st <= S_V_HOLD;
         end
       end
-      S_V_HOLD: begin  // the body reads for the send index are under way (next cycle)
-        use_own <= own_hit;
+      S_V_HOLD: begin  // the send index's tag on sg_*, its body on own_q / stb_q
         if (!held) begin
           if (r.cur == r.fetched && (r.sq_pi == r.fetched || win_full)) begin
             st <= S_WB;
@@ -1433,12 +1462,9 @@ module roce_req #(
           m_query_valid <= 1'b1;
           m_query_qpn <= q24;
           pace_pend <= 1'b1;
-          st <= S_V_B0;
+          b <= own_hit ? own_q : stb_q;
+          st <= S_V_LIM;
         end
-      end
-      S_V_B0: begin
-        b <= use_own ? own_q : stb_q;
-        st <= S_V_LIM;
       end
       S_V_LIM: begin  // a limit ends the visit once the pacing answer is in (S_V_PDRAIN)
         st <= S_V_PACE;
@@ -1601,7 +1627,7 @@ module roce_req #(
       // of the send index, at the ring's end, and ahead of the send index at a store entry
       // being read or holding it. A run from the fetch index starts only when it is at most
       // W - B ahead of the send index (room for a whole read).
-      S_FILL0: begin  // stag_a is the send index's entry
+      S_FILL0: begin  // stag_a is the send index's entry; stag_ra the run's first
         f_start <= held ? r.fetched : r.cur;
         f_idx <= held ? r.fetched : r.cur;
         // AND-OR, not ?: (Yosys's opt_share would make a mux of the operands in front of
@@ -1614,13 +1640,12 @@ module roce_req #(
         fl_raf <= held && (fet_m_cur16[15:LOG_WIN] != '0 ||
                            fet_m_cur16[LOG_WIN-1:0] > LOG_WIN'(W - B));
         fl_ra <= held ? fet_m_cur16[LOG_WIN-1:0] : '0;
-        stag_a <= held ? st_slot(q, r.fetched) : stag_a;
-        stag_n <= held ? st_next(st_slot(q, r.fetched)) : st_next(stag_a);
+        stag_a <= stag_ra;
+        stag_n <= st_next(stag_ra);
         f_k <= '0;
         f_nre <= '0;
-        st <= S_FILL1;
+        st <= S_FILL;
       end
-      S_FILL1: st <= S_FILL;  // the tag of stag_a's entry is read
       S_FILL: begin  // f_idx's entry on sg_*
         if (fl_stop) begin
           st <= S_WB;
@@ -1674,7 +1699,12 @@ module roce_req #(
       // ------------------------------------------------------------ write back
       S_WB: begin
         st <= S_IDLE;
-        if (wb_visit) begin
+        if (a3_go) begin
+          a3_go <= 1'b0;
+          requeue <= 1'b0;
+          kind <= K_VISIT;
+          st <= S_V_WAIT;
+        end else if (wb_visit) begin
           requeue <= 1'b0;  // (a visit of q: v_go, below)
         end else if (requeue && !q_on) begin
           push_en <= 1'b1;
@@ -1686,24 +1716,29 @@ module roce_req #(
     endcase
 
     // a visit starts: of the ring's head from S_IDLE, of q from S_WB (wb_visit)
-    if (v_go) begin
-      kind <= K_VISIT;
+    if (v_go || a3_ask) begin
       m_attr_valid <= 1'b1;
-      m_attr_qpn <= v_qpn;
+      m_attr_qpn <= v_go ? v_qpn : q24;
       m_comp_valid <= 1'b1;
-      m_comp_qpn <= v_qpn;
+      m_comp_qpn <= v_go ? v_qpn : q24;
       got_attr <= 1'b0;
       got_comp <= 1'b0;
       row_wait <= 2'd0;
       burst_n <= 4'd0;
       now_l <= now;
       tick_l <= now_tick;
+      v_db <= db_go;
+      v_pi <= db_go;
+    end
+    if (v_go) begin
+      kind <= K_VISIT;
       st <= S_V_WAIT;
     end
 
     if (rst || soft_reset) begin
       init_idx <= '0;
       st <= S_IDLE;
+      a3_go <= 1'b0;
       ring_wr <= '0;
       ring_rd <= '0;
       tq_wr <= '0;
