@@ -598,8 +598,8 @@ module roce_req #(
   assign held = own_hit || st_hit;
   assign slot_st = own_hit ? r.own_st : sg_st;
 
-  logic win_full;  // registered: r.fetched and c.sq_ci hold still from S_V_WAIT through
-                   // S_V_REW to S_V_HOLD, its reader
+  logic win_full;  // registered: r.fetched and c.sq_ci hold still in S_V_REW, and
+                   // S_V_HOLD reads it
   logic [31:0] pi_m_fet, pi_m_cur, fet_m_cur, cur_m_fet, fet_m_ci;
   logic [15:0] fet_m_cur16;  // fetched - cur on 16 bits (it is at most a window)
   assign fet_m_cur16 = r.fetched[15:0] - r.cur[15:0];
@@ -1108,15 +1108,13 @@ module roce_req #(
     lim_rnr <= roce_util_pkg::t_after(c.rnr_until, now_l);
   end
 
-  // the tag read address: where the state below moves stag_a (see the tag store). Its
-  // entries are kept ready on registers: the send index's for S_V_REW (q, r and c hold still
-  // in S_V_WAIT's last cycle), the one after it for S_V_DESC (q and r.cur hold still from
+  // the tag read address: where the state below moves stag_a (see the tag store): the send
+  // index's for S_V_REW (c may arrive in S_V_WAIT's last cycle: an 8-bit compare and a
+  // 4-bit mux), the one after it for S_V_DESC on a register (q and r.cur hold still from
   // S_V_REW on)
   logic [LOG_STORE-1:0] slot_rew, slot_cur1;
-  always_ff @(posedge clk) begin
-    slot_rew <= c.rw_gen != r.gen ? st_slot(q, c.rw_idx) : st_slot(q, r.cur);
-    slot_cur1 <= st_slot(q, r.cur + 32'd1);
-  end
+  assign slot_rew = {q, c.rw_gen != r.gen ? c.rw_idx[LOG_WIN-1:0] : r.cur[LOG_WIN-1:0]};
+  always_ff @(posedge clk) slot_cur1 <= st_slot(q, r.cur + 32'd1);
   always_comb begin
     stag_ra = stag_a;
     case (st)
@@ -1423,7 +1421,9 @@ module roce_req #(
           v_pi <= 1'b0;
           if (!db_stale) r.sq_pi <= r.sq_pi + {16'd0, db_d};
         end
-        if (row_wait == 2'd2 && got_attr && got_comp && !m_attr_valid && !m_comp_valid) begin
+        // on, or in the cycle of, the last answer's arrival
+        if (row_wait == 2'd2 && (got_attr || s_attr_valid) && (got_comp || s_comp_valid) &&
+            !m_attr_valid && !m_comp_valid) begin
           st <= S_V_REW;
         end
       end
@@ -1703,6 +1703,7 @@ module roce_req #(
           a3_go <= 1'b0;
           requeue <= 1'b0;
           kind <= K_VISIT;
+          row_wait <= 2'd2;  // r is the row this cycle writes
           st <= S_V_WAIT;
         end else if (wb_visit) begin
           requeue <= 1'b0;  // (a visit of q: v_go, below)
