@@ -4,9 +4,10 @@
 // of roce_qp_ctx (QP_WRITE, QP_READ, QP_MODIFY), roce_cq (CQ_WRITE, CQ_READ) and
 // roce_mr_check (MR_WRITE, MR_READ, MR_INVALIDATE); NOP completes at once, other opcodes with
 // BAD_OPCODE. CQ doorbells go to roce_cq, SQ/RQ doorbells out on m_axis_db; STATUS.READY is
-// the AND of the tables' init_done and dp_init (the data path blocks'). Its other ports are the tables' transport sides: the
-// attribute ports (rx_attr_*, tx_attr_*), context ops (ctx_op_valid, ctx_op, ctx_op_done), state reads (st_rd_*), QP
-// errors (s_qp_err_*), completions and CQE writes, MR checks.
+// the AND of the tables' init_done and dp_init (the data path blocks'). Its other ports are
+// the tables' transport sides: the attribute ports (rx_attr_*, tx_attr_*), context ops
+// (ctx_op_valid, ctx_op, ctx_op_done), state reads (st_rd_*), QP errors (s_qp_err_*),
+// completions and CQE writes, MR checks.
 // Model: the engine model's register interface (Engine::mmio_read / mmio_write).
 // Latency: as roce_regs for registers; a command's BUSY falls a cycle after its table's
 //   cmd_done (CQ 2 cycles after the hand-over, MR about 6, QP 4 to 8 plus the owners').

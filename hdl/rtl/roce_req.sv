@@ -15,13 +15,15 @@
 //   m_kick, m_body / m_body_clr (READ/atomic SGEs for roce_comp), m_query / s_pace and m_sent
 //   (roce_dcqcn), m_mr, m_wqe_rd and m_dma_rd (DMA reads), m_desc + m_axis_pay (packets),
 //   m_err, s_rd / s_rd2 / s_win (our state and window for roce_comp, latency 2), counters.
-// Latency: the descriptor of a visit whose body is held is pushed about 20 cycles after the
-//   visit starts (+ pacing, + 4 for the MR checks) and offered 2-3 cycles after its payload's
-//   last beat is in the FIFO (DMA latency L: about L + 30). An inline doorbell, or the last
-//   WQE read in flight, on an empty ring starts its QP's visit 5 cycles after its first beat.
+// Latency: the descriptor of a visit whose body is held is pushed about 11 cycles after the
+//   visit starts (inline, with the pacing answer) or 17 (the SGE walk and the MR checks) and
+//   offered 2-3 cycles after its payload's last beat is in the FIFO (DMA latency L: about
+//   L + 20). On an empty ring an SQ doorbell starts its QP's visit at once, an inline one 5
+//   cycles after its first beat, the last WQE read in flight 5 (its reads of the QP's
+//   attributes and completer state go out at 3).
 // Throughput: one visit at a time, up to BURST packets; a further packet of the same WQE keeps
-//   the body, the SGE walk and MR checks overlap the pacing answer (about 26 cycles a 64-byte
-//   WRITE over eight QPs, 19 inline, 18 a packet of a long WRITE at MTU 256). Payload one
+//   the body, the SGE walk and MR checks overlap the pacing answer (about 24 cycles a 64-byte
+//   WRITE over eight QPs, 18 inline, 17.6 a packet of a long WRITE at MTU 256). Payload one
 //   beat per cycle; the next descriptor is offered while a payload streams.
 // Model blocks::req; docs/engine-hdl.md. Parameters: LOG_N (QPs, default 1024), LOG_WIN
 //   (a QP's own window, the pool's block and a QP's stretch of the store, 16), LOG_BATCH
