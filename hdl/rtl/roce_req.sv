@@ -16,14 +16,14 @@
 //   (roce_dcqcn), m_mr, m_wqe_rd and m_dma_rd (DMA reads), m_desc + m_axis_pay (packets),
 //   m_err, s_rd / s_rd2 / s_win (our state and window for roce_comp, latency 2), counters.
 // Latency: the descriptor of a visit whose body is held is pushed about 11 cycles after the
-//   visit starts (inline, with the pacing answer) or 17 (the SGE walk and the MR checks) and
-//   offered 2-3 cycles after its payload's last beat is in the FIFO (DMA latency L: about
-//   L + 20). On an empty ring an SQ doorbell starts its QP's visit at once, an inline one 5
-//   cycles after its first beat, the last WQE read in flight 5 (its reads of the QP's
-//   attributes and completer state go out at 3).
+//   visit starts (inline; its pacing question goes out with the visit's reads) or 18 (the SGE
+//   walk and the MR checks) and offered 2-3 cycles after its payload's last beat is in the
+//   FIFO (DMA latency L: about L + 20). On an empty ring an SQ doorbell starts its QP's visit
+//   at once, an inline one 5 cycles after its first beat, the last WQE read in flight 5 (its
+//   reads of the QP's attributes and completer state go out at 3).
 // Throughput: one visit at a time, up to BURST packets; a further packet of the same WQE keeps
-//   the body, the SGE walk and MR checks overlap the pacing answer (about 24 cycles a 64-byte
-//   WRITE over eight QPs, 18 inline, 17.6 a packet of a long WRITE at MTU 256). Payload one
+//   the body, the SGE walk and MR checks overlap the pacing answer (about 23 cycles a 64-byte
+//   WRITE over eight QPs, 16.6 inline, 16.3 a packet of a long WRITE at MTU 256). Payload one
 //   beat per cycle; the next descriptor is offered while a payload streams.
 // Model blocks::req; docs/engine-hdl.md. Parameters: LOG_N (QPs, default 1024), LOG_WIN
 //   (a QP's own window, the pool's block and a QP's stretch of the store, 16), LOG_BATCH
@@ -481,7 +481,7 @@ module roce_req #(
   // (a QP's own stretch of W: it reads at most W ahead of its send index); written registered (one
   // cycle late: a run of reads ahead writes consecutive entries of the stretch) and read
   // registered at stag_ra, the address stag_a holds next cycle where it is moved (S_V_REW,
-  // S_FILL0, S_V_DESC, and the walks S_FILL and S_CLR one entry ahead), else stag_a: sg_* is
+  // a run's set-up, S_V_DESC, and the walks S_FILL and S_CLR one entry ahead), else stag_a: sg_* is
   // the entry at stag_a, except after a state that sets stag_a otherwise (S_A1,
   // S_DISPATCH), which S_A2 and S_CLR0 follow, and after a walk stops (S_WB
   // follows; nothing reads sg_* before stag_a is set again). No read meets a write of the
@@ -766,7 +766,7 @@ module roce_req #(
   logic [2:0]   pc_n;        // pieces
   logic [4*32-1:0] pc_key, pc_len;
   logic [4*64-1:0] pc_va, pc_dma;
-  logic [3:0]   pc_ok;
+  logic         pc_bad;     // a check answered so far refused its piece
   logic [2:0]   mr_i, mr_got;
   logic [2:0]   is_i;        // reads issued
   logic         wk_short;    // the SGEs end before the packet does (local length error)
@@ -832,6 +832,9 @@ module roce_req #(
     w_cnt = 3'(we_has[0]) + 3'(we_has[1]) + 3'(we_has[2]) + 3'(we_has[3]);
   end
 
+  // the checks all answered, or the last one answering now
+  logic mr_in;
+  assign mr_in = !m_mr_valid && (mr_got == pc_n || (s_mr_valid && mr_got + 3'd1 == pc_n));
   // m_mr: piece mr_i
   always_comb begin
     m_mr.op = 1'b0;
@@ -940,7 +943,7 @@ module roce_req #(
   assign walk_ahead = !is_read && !is_atomic && !b.flags[F_INLINE] && b.total_len != 32'd0;
   logic pace_pend, pace_got, pace_ok;  // the pacing question asked, its answer in, allowed
   logic v_room;
-  assign v_room = dq_room && cr_room && pq_room && iq_room &&
+  assign v_room = dq_room && cr_room && pq_room && iq_room && !pace_pend &&
                   tq_nfull && !m_sent_valid && !m_err_valid &&
                   !m_kick_valid && !m_wqe_rd_valid && !m_dma_rd_valid && !m_mr_valid;
   assign v_can = !ring_empty && v_room;
@@ -998,7 +1001,7 @@ module roce_req #(
   logic [LOG_BATCH:0] f_nre;   // of them read again (before the fetch index)
   logic [31:0]        f_idx;   // the next SQ index of the run
   logic [31:0]        f_start;
-  // The run's stop tests on differences kept next to f_idx (set in S_FILL0, stepped with
+  // The run's stop tests on differences kept next to f_idx (set with the run, fill_set, stepped with
   // it), so S_FILL compares registers against zero instead of subtracting 32-bit indices:
   // fl_pi = sq_pi - f_idx, fl_fet = fetched - f_idx, fl_cur = cur - f_idx,
   // fl_win = fetched - sq_ci (the window's use).
@@ -1011,7 +1014,7 @@ module roce_req #(
     d_ahead = d != 32'd0 && (!d[31] || d[30:0] == 31'd0);
   endfunction
   // the SQ ring's index mask and the WQE run's address (a changes only in S_V_WAIT; f_start
-  // is set in S_FILL0 and read once f_k != 0, a cycle later at the earliest); the address
+  // is set with the run and read once f_k != 0, a cycle later at the earliest); the address
   // add is carry-select on the 22 low bits the offset spans
   logic [14:0] sq_mask;
   logic [41:0] sq_base_hi1;
@@ -1115,17 +1118,25 @@ module roce_req #(
   // 4-bit mux), the one after it for S_V_DESC on a register (q and r.cur hold still from
   // S_V_REW on)
   logic [LOG_STORE-1:0] slot_rew, slot_cur1;
+  // the state sets a run of reads ahead up (S_FILL follows): S_FILL0, S_V_HOLD without the
+  // body (unless nothing is to read) or with it still being read, S_V_NEXT at the burst's end
+  logic fill_set;
+  logic nothing_to_read;  // S_V_HOLD without the body: none posted, or the window full
+  assign nothing_to_read = r.cur == r.fetched && (r.sq_pi == r.fetched || win_full);
+  assign fill_set = st == S_FILL0 ||
+                    (st == S_V_HOLD && (held ? slot_st == T_PEND : !nothing_to_read)) ||
+                    (st == S_V_NEXT && burst_n == 4'(BURST));
   assign slot_rew = {q, c.rw_gen != r.gen ? c.rw_idx[LOG_WIN-1:0] : r.cur[LOG_WIN-1:0]};
   always_ff @(posedge clk) slot_cur1 <= st_slot(q, r.cur + 32'd1);
   always_comb begin
     stag_ra = stag_a;
     case (st)
       S_V_REW: stag_ra = slot_rew;
-      S_FILL0: if (held) stag_ra = st_slot(q, r.fetched);
       S_V_DESC: if (p_adv) stag_ra = slot_cur1;
       S_FILL, S_CLR: stag_ra = stag_n;
       default: ;
     endcase
+    if (fill_set && held) stag_ra = st_slot(q, r.fetched);
   end
 
   always_ff @(posedge clk) begin
@@ -1145,8 +1156,10 @@ module roce_req #(
     if (m_attr_valid && m_attr_ready) m_attr_valid <= 1'b0;
     if (m_comp_valid && m_comp_ready) m_comp_valid <= 1'b0;
     if (m_query_valid && m_query_ready) m_query_valid <= 1'b0;
-    // the pacing answer to the question of S_V_HOLD, kept for S_V_PACEW / S_V_PDRAIN
-    if (pace_pend && !m_query_valid && s_pace_valid && s_pace_qpn == q24) begin
+    // the pacing answer to the question of the visit's start or of S_V_NEXT, kept for
+    // S_V_PACEW / S_V_PDRAIN / S_V_MRW (a visit that ends first leaves it to the next one's
+    // start to drop: v_room waits for it)
+    if (pace_pend && !m_query_valid && s_pace_valid && s_pace_qpn == m_query_qpn) begin
       pace_pend <= 1'b0;
       pace_got <= 1'b1;
       pace_ok <= s_pace_allowed;
@@ -1164,11 +1177,9 @@ module roce_req #(
     end
     if (s_mr_valid) begin
       mr_got <= mr_got + 1'b1;
+      if (s_mr.status != 3'd0) pc_bad <= 1'b1;
       for (int k = 0; k < 4; k++) begin
-        if (s_mr_user == 2'(k)) begin
-          pc_ok[k] <= s_mr.status == 3'd0;
-          pc_dma[64*k +: 64] <= s_mr.dma;
-        end
+        if (s_mr_user == 2'(k)) pc_dma[64*k +: 64] <= s_mr.dma;
       end
     end
     if (s_attr_valid && st == S_V_WAIT) begin
@@ -1450,20 +1461,17 @@ module roce_req #(
       end
       S_V_HOLD: begin  // the send index's tag on sg_*, its body on own_q / stb_q
         if (!held) begin
-          if (r.cur == r.fetched && (r.sq_pi == r.fetched || win_full)) begin
+          if (nothing_to_read) begin
             st <= S_WB;
           end else begin
-            st <= S_FILL0;  // read it (and the next ones); wait for it off the ring
+            st <= S_FILL;  // read it (and the next ones); wait for it off the ring
           end
         end else if (slot_st == T_PEND) begin
-          st <= S_FILL0;  // waits for its body off the ring; reads ahead meanwhile
+          st <= S_FILL;  // waits for its body off the ring; reads ahead meanwhile
         end else if (slot_st == T_BAD) begin
           st <= S_WB;  // a malformed WQE waits for the flush
         end else begin
-          // the pacing question goes out now, answered while the limits are tested
-          m_query_valid <= 1'b1;
-          m_query_qpn <= q24;
-          pace_pend <= 1'b1;
+          // (the packet's pacing question went out with the visit's reads, or in S_V_NEXT)
           b <= own_hit ? own_q : stb_q;
           st <= S_V_LIM;
         end
@@ -1529,19 +1537,17 @@ module roce_req #(
         wk_short <= we_short;
         mr_i <= 3'd0;
         mr_got <= 3'd0;
-        pc_ok <= 4'd0;
+        pc_bad <= 1'b0;
         m_mr_valid <= w_cnt != 3'd0;
         st <= S_V_MRW;
       end
-      // the checks' answers and the pacing answer all in (pc_ok is written with mr_got): a
-      // packet not allowed yet waits for the next visit; a piece refused or the SGEs short
-      // is a local error, the WQE completes with it and the QP goes to Err
-      S_V_MRW: if (!m_mr_valid && mr_got == pc_n && !pace_pend) begin
+      // the checks' answers (the last may come in this cycle: its address is on pc_dma for
+      // S_V_ISSUE) and the pacing answer all in: a packet not allowed yet waits for the next
+      // visit; a piece refused or the SGEs short is a local error, the WQE completes with it
+      // and the QP goes to Err
+      S_V_MRW: if (mr_in && !pace_pend) begin
         logic bad;
-        bad = 1'b0;
-        for (int k = 0; k < 4; k++) begin
-          if (pc_n > 3'(k) && !pc_ok[k]) bad = 1'b1;
-        end
+        bad = pc_bad || (s_mr_valid && s_mr.status != 3'd0);
         pace_got <= 1'b0;
         if (pace_got && !pace_ok) begin
           requeue <= 1'b1;
@@ -1605,20 +1611,18 @@ module roce_req #(
         st <= S_V_NEXT;
       end
       // the burst: up to BURST packets a visit, then the reads ahead (the send index's tag
-      // is on sg_* here, as S_V_HOLD and S_FILL0 need it)
-      // A further packet of the same WQE keeps b and asks the pacing question here, once the
-      // last packet's bytes are handed to roce_dcqcn (it takes them first); S_V_LIM's tests
-      // and the s1..s4 registers see r as S_V_DESC left it.
+      // is on sg_* here, as S_V_HOLD and the run's set-up need it). The next packet's pacing
+      // question goes out here, once the last packet's bytes are handed to roce_dcqcn (it
+      // takes them first); a further packet of the same WQE keeps b (S_V_LIM's tests and
+      // the s1..s4 registers see r as S_V_DESC left it), the next WQE's body is S_V_HOLD's.
       S_V_NEXT: begin
         if (burst_n == 4'(BURST)) begin
-          st <= S_FILL0;
-        end else if (b_room && v_cont && (!m_sent_valid || m_sent_ready)) begin
+          st <= S_FILL;
+        end else if (b_room && (!m_sent_valid || m_sent_ready)) begin
           m_query_valid <= 1'b1;
           m_query_qpn <= q24;
           pace_pend <= 1'b1;
-          st <= S_V_LIM;
-        end else if (b_room) begin
-          st <= S_V_HOLD;
+          st <= v_cont ? S_V_LIM : S_V_HOLD;
         end
       end
 
@@ -1629,25 +1633,7 @@ module roce_req #(
       // of the send index, at the ring's end, and ahead of the send index at a store entry
       // being read or holding it. A run from the fetch index starts only when it is at most
       // W - B ahead of the send index (room for a whole read).
-      S_FILL0: begin  // stag_a is the send index's entry; stag_ra the run's first
-        f_start <= held ? r.fetched : r.cur;
-        f_idx <= held ? r.fetched : r.cur;
-        // AND-OR, not ?: (Yosys's opt_share would make a mux of the operands in front of
-        // one subtractor: the late `held` then goes through the carry chain)
-        fl_pi <= (pi_m_fet & {32{held}}) | (pi_m_cur & {32{!held}});
-        fl_fet <= fet_m_cur & {32{!held}};
-        fl_cur <= cur_m_fet & {32{held}};
-        fl_win <= fet_m_ci;
-        // a run from the fetch index needs room for a whole read in the stretch
-        fl_raf <= held && (fet_m_cur16[15:LOG_WIN] != '0 ||
-                           fet_m_cur16[LOG_WIN-1:0] > LOG_WIN'(W - B));
-        fl_ra <= held ? fet_m_cur16[LOG_WIN-1:0] : '0;
-        stag_a <= stag_ra;
-        stag_n <= st_next(stag_ra);
-        f_k <= '0;
-        f_nre <= '0;
-        st <= S_FILL;
-      end
+      S_FILL0: st <= S_FILL;
       S_FILL: begin  // f_idx's entry on sg_*
         if (fl_stop) begin
           st <= S_WB;
@@ -1718,12 +1704,38 @@ module roce_req #(
       default: st <= S_IDLE;
     endcase
 
+    // a run of reads ahead is set up (stag_a is the send index's entry, stag_ra the run's
+    // first): in S_FILL0, or as S_V_HOLD / S_V_NEXT go to S_FILL
+    if (fill_set) begin
+      f_start <= held ? r.fetched : r.cur;
+        f_idx <= held ? r.fetched : r.cur;
+        // AND-OR, not ?: (Yosys's opt_share would make a mux of the operands in front of
+        // one subtractor: the late `held` then goes through the carry chain)
+        fl_pi <= (pi_m_fet & {32{held}}) | (pi_m_cur & {32{!held}});
+        fl_fet <= fet_m_cur & {32{!held}};
+        fl_cur <= cur_m_fet & {32{held}};
+        fl_win <= fet_m_ci;
+        // a run from the fetch index needs room for a whole read in the stretch
+        fl_raf <= held && (fet_m_cur16[15:LOG_WIN] != '0 ||
+                           fet_m_cur16[LOG_WIN-1:0] > LOG_WIN'(W - B));
+        fl_ra <= held ? fet_m_cur16[LOG_WIN-1:0] : '0;
+        stag_a <= stag_ra;
+        stag_n <= st_next(stag_ra);
+        f_k <= '0;
+        f_nre <= '0;
+    end
+
     // a visit starts: of the ring's head from S_IDLE, of q from S_WB (wb_visit)
     if (v_go || a3_ask) begin
       m_attr_valid <= 1'b1;
       m_attr_qpn <= v_go ? v_qpn : q24;
       m_comp_valid <= 1'b1;
       m_comp_qpn <= v_go ? v_qpn : q24;
+      // the pacing question for the visit's first packet
+      m_query_valid <= 1'b1;
+      m_query_qpn <= v_go ? v_qpn : q24;
+      pace_pend <= 1'b1;
+      pace_got <= 1'b0;
       got_attr <= 1'b0;
       got_comp <= 1'b0;
       row_wait <= 2'd0;

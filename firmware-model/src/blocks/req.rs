@@ -177,7 +177,11 @@ pub fn visit(
     mut pace: impl FnMut() -> bool,
     mem: &mut impl Dma,
 ) -> Option<ReqVisit> {
-    let mut qp = eng.take_qp(qpn)?;
+    let Some(mut qp) = eng.take_qp(qpn) else {
+        // the block asks the first packet's pacing question as any visit starts
+        pace();
+        return None;
+    };
     let v = eng.req_visit(&mut qp, now, c, |_| pace(), |_, _| {}, mem);
     if let Some(rd) = v.read {
         for (idx, fetch) in rd.wqes() {

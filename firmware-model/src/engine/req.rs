@@ -336,7 +336,9 @@ impl Engine {
 
     /// One visit of the requester to `qp` at cycle `now`, seeing the completer's state `c`;
     /// `pace` answers each pacing question (`roce_dcqcn`), `sent` is told each packet made.
-    /// In order: a pending rewind is applied; then up to [`BURST`] times: without the body of
+    /// In order: the first packet's pacing question (asked whatever the visit finds); a
+    /// pending rewind is applied; then up to [`BURST`] times (each further time asks its
+    /// pacing question first): without the body of
     /// the WQE at the send index, it and the WQEs after it are read (`fill`: fetched into the
     /// window up to the producer index and the bound, or read again) unless nothing is
     /// posted or the window is full, and the visit ends; the limits (a body still being read,
@@ -354,6 +356,9 @@ impl Engine {
         mem: &mut impl Dma,
     ) -> ReqVisit {
         let mut v = ReqVisit::default();
+        // the pacing question for the visit's first packet goes out as the visit starts
+        // (roce_req asks it with its reads of the QP's state), whatever the visit then finds
+        let mut first_pace = Some(pace(qp));
         qp.req.ci_seen = c.sq_ci & 0xFFFF;
         if qp.state != QpState::Rts {
             v.blocked = Some(Blocked::Idle);
@@ -367,6 +372,13 @@ impl Engine {
             r.gen = c.rewind.gen;
         }
         while v.pkts.len() < BURST as usize {
+            // each further packet's pacing question is asked as the burst goes on (roce_req's
+            // S_V_NEXT), before the body and the limits are looked at; a limit that holds the
+            // packet drops the answer
+            let allowed = match first_pace.take() {
+                Some(a) => a,
+                None => pace(qp),
+            };
             let cur = qp.req.cur;
             let Some(b) = self.body_of(qp, cur) else {
                 if cur == qp.req.fetched && (qp.sq.pi == qp.req.fetched || window_full(&qp.req, c.sq_ci)) {
@@ -391,9 +403,6 @@ impl Engine {
                 v.blocked = Some(Blocked::Idle);
                 return v;
             }
-            // the pacing question is asked before the limits are tested (roce_req asks it
-            // as it finds the body, and drops the answer when a limit holds the packet)
-            let allowed = pace(qp);
             if let Err(b) = self.req_limits(qp, e, cur, qp.req.next_psn, now, c) {
                 self.fill(qp, now, c, mem, &mut v);
                 v.blocked = Some(b);
