@@ -1014,20 +1014,33 @@ module roce_req #(
     d_ahead = d != 32'd0 && (!d[31] || d[30:0] == 31'd0);
   endfunction
   // the SQ ring's index mask and the WQE run's address (a changes only in S_V_WAIT; f_start
-  // is set with the run and read once f_k != 0, a cycle later at the earliest); the address
-  // add is carry-select on the 22 low bits the offset spans
+  // is set with the run and read once f_k != 0, a cycle later at the earliest; a run that
+  // stops with its first WQE takes the address the send index's or the fetch index's
+  // register holds, f_fet telling which: r.cur and r.fetched hold still until the run's
+  // first step); the address add is carry-select on the 22 low bits the offset spans
   logic [14:0] sq_mask;
   logic [41:0] sq_base_hi1;
-  logic [63:0] f_addr;
-  logic [22:0] f_addr_lo;
-  assign f_addr_lo = {1'b0, a.sq_base[21:0]} + {1'b0, f_start[14:0] & sq_mask, 7'd0};
+  logic [63:0] f_addr, f_addr_cur, f_addr_fet;
+  logic        f_fet;  // the run starts at the fetch index
+  function automatic logic [63:0] sq_addr(input logic [14:0] idx);
+    logic [22:0] lo;
+    lo = {1'b0, a.sq_base[21:0]} + {1'b0, idx & sq_mask, 7'd0};
+    sq_addr = {lo[22] ? sq_base_hi1 : a.sq_base[63:22], lo[21:0]};
+  endfunction
   always_ff @(posedge clk) begin
     sq_mask <= (15'd1 << a.sq_log_size) - 15'd1;
     sq_base_hi1 <= a.sq_base[63:22] + 42'd1;
-    f_addr <= {f_addr_lo[22] ? sq_base_hi1 : a.sq_base[63:22], f_addr_lo[21:0]};
+    f_addr <= sq_addr(f_start[14:0]);
+    f_addr_cur <= sq_addr(r.cur[14:0]);
+    f_addr_fet <= sq_addr(r.fetched[14:0]);
   end
   assign fl_at_fet = fl_fet == 32'd0;
   assign fl_at_cur = fl_cur == 32'd0;
+  // the run's next step would stop whatever it finds (a full batch, the producer index, the
+  // ring's end): this step issues the read
+  logic fl_last;
+  assign fl_last = f_k == (LOG_BATCH + 1)'(B - 1) || fl_pi == 32'd1 ||
+                   (f_idx[14:0] & sq_mask) == sq_mask;
   assign fl_stop = f_k == (LOG_BATCH + 1)'(B) || !d_ahead(fl_pi) ||
                    (f_k != '0 && (f_idx[14:0] & sq_mask) == 15'd0) ||
                    (fl_at_fet && (win_at(fl_win, r.win_lo) || fl_raf)) ||
@@ -1670,6 +1683,16 @@ module roce_req #(
           f_idx <= f_idx + 32'd1;
           stag_a <= stag_ra;
           stag_n <= st_next(stag_n);
+          if (fl_last) begin
+            st <= S_WB;
+            m_wqe_rd_valid <= 1'b1;
+            m_wqe_rd.addr <= f_k != '0 ? f_addr : f_fet ? f_addr_fet : f_addr_cur;
+            m_wqe_rd.len <= {5'd0, f_k + 1'b1, 7'd0};
+            tq[tq_wr[TW-1:0]] <= {r.epoch, fl_at_fet ? f_nre : f_nre + 1'b1, f_start, f_k + 1'b1, q};
+            tq_wr <= tq_wr + 1'b1;
+            tq_ne <= 1'b1;
+            tq_nfull <= tq_wr - tq_rd != (TW + 1)'(TQ_DEPTH - 1);
+          end
         end
       end
 
@@ -1708,6 +1731,7 @@ module roce_req #(
     // first): in S_FILL0, or as S_V_HOLD / S_V_NEXT go to S_FILL
     if (fill_set) begin
       f_start <= held ? r.fetched : r.cur;
+      f_fet <= held;
         f_idx <= held ? r.fetched : r.cur;
         // AND-OR, not ?: (Yosys's opt_share would make a mux of the operands in front of
         // one subtractor: the late `held` then goes through the carry chain)
