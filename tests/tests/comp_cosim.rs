@@ -376,8 +376,8 @@ fn run(seed: u64, nqp: u32, nwqe: usize, t: ReqTraffic) -> CompReport {
         r.divergences.join("\n")
     );
     eprintln!(
-        "seed {seed}: {} cycles, ops {:?}, {} packets, {} DMA writes, {} QP errors, counters {:?}, {} wakes ({} with a rewind), {} rewinds applied, {} bodies given, {} left out, {} WQEs read again, completions {:?}, opcodes {:?}, syndromes {:?}",
-        r.cycles, r.ops, r.packets, r.writes, r.errors, r.counters, r.wakes, r.rewind_wakes, r.rewinds, r.bodies, r.bodies_left_out, r.wqe_reads, r.completions, r.opcodes, r.syndromes
+        "seed {seed}: {} cycles, ops {:?}, {} packets, {} DMA writes, {} QP errors, counters {:?}, {} wakes ({} with a rewind), {} rewinds applied, {} bodies given, {} left out, {} given wrong and cleared, {} WQEs read again, completions {:?}, opcodes {:?}, syndromes {:?}",
+        r.cycles, r.ops, r.packets, r.writes, r.errors, r.counters, r.wakes, r.rewind_wakes, r.rewinds, r.bodies, r.bodies_left_out, r.bodies_cleared, r.wqe_reads, r.completions, r.opcodes, r.syndromes
     );
     r
 }
@@ -414,6 +414,7 @@ fn completer_matches_the_model_on_lossy_links() {
         tot.bodies += r.bodies;
         tot.wqe_reads += r.wqe_reads;
         tot.bodies_left_out += r.bodies_left_out;
+        tot.bodies_cleared += r.bodies_cleared;
         for (src, dst) in
             [(&r.completions, &mut tot.completions), (&r.opcodes, &mut tot.opcodes), (&r.syndromes, &mut tot.syndromes)]
         {
@@ -442,6 +443,7 @@ fn completer_matches_the_model_on_lossy_links() {
     assert!(tot.ops.iter().all(|&n| n > 0), "{:?}", tot.ops);
     assert!(tot.counters[2] > 0 && tot.counters[3] > 0, "{:?}", tot.counters);
     assert!(tot.rewind_wakes > 0 && tot.writes > 0 && tot.errors > 0, "{tot:?}");
-    // READ/atomic SGEs both from the bodies roce_req gives and read again from the ring
-    assert!(tot.bodies > 0 && tot.wqe_reads > 0, "{tot:?}");
+    // READ/atomic SGEs both from the bodies roce_req gives and read again from the ring, and
+    // wrong bodies forgotten by a QP's clear (s_body_clr) before their data came
+    assert!(tot.bodies > 0 && tot.wqe_reads > 0 && tot.bodies_cleared > 0, "{tot:?}");
 }

@@ -11,7 +11,9 @@
 //! (`req_rd_t`), the send window and the attributes of that QP, answers the block's reads
 //! during the operation with them, and runs the model's operation with the same values.
 //! Around the block it plays `roce_req` (its read ports, kicks for malformed WQEs and for
-//! doorbells of QPs in ERR), `roce_qp_ctx` (attributes; SET_SQ_PSN and ENTER_RTS at the
+//! doorbells of QPs in ERR, the READ/atomic bodies it hands over: one in eight left out, one
+//! in eight of the rest given wrong and then cleared with the QP's stretch as a RESET
+//! clears it), `roce_qp_ctx` (attributes; SET_SQ_PSN and ENTER_RTS at the
 //! start; ENTER_ERR for every QP the block or the requester reports), `roce_mr_check` (A's
 //! table), host memory behind the DMA ports, random backpressure.
 //!
@@ -78,6 +80,11 @@ pub struct CompReport {
     /// READ/atomic WQE bodies left out (one in eight, at random): the block reads those
     /// WQEs again from the SQ ring.
     pub bodies_left_out: u64,
+    /// READ/atomic WQE bodies given wrong (one in eight of the rest, at random: the first
+    /// SGE's address moved by 64 bytes) and then forgotten with the QP's whole stretch of the
+    /// body store by `s_body_clr`, as `roce_req` asks at a RESET: had the clear missed the
+    /// entry, the block would place the READ data where the wrong body says.
+    pub bodies_cleared: u64,
     /// WQEs the block read again from the SQ ring (a body it was not given, or one whose
     /// store entry another WQE took).
     pub wqe_reads: u64,
@@ -207,6 +214,8 @@ pub fn comp_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<CompReport, SimError
     let mut crd_reads: VecDeque<(u64, u32, Option<CompRd>)> = VecDeque::new(); // (due, qpn, expected)
     let mut rsp_on = false;
     let mut bodies: VecDeque<(u32, u32, u64)> = VecDeque::new(); // WQEs arrived: (qpn, SQ index, address)
+    let mut clear_next: Option<u32> = None; // a QP whose stretch of the body store to clear
+    let mut clear_hold = 0u32; // cycles no body is given, while a clear walks the stretch
     let mut last_gen: BTreeMap<u32, u8> = BTreeMap::new();
     let mut rr = 0usize;
     let mut idle = 0u64;
@@ -369,7 +378,15 @@ pub fn comp_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<CompReport, SimError
             dut.set_u64(p.mrs_user, u64::from(user));
         }
         dut.set_u64(p.bd_v, 0);
-        if let Some((q, idx, addr)) = bodies.pop_front() {
+        dut.set_u64(p.bd_c, 0);
+        if let Some(q) = clear_next.take() {
+            // the clear walks the QP's 16 entries, one a cycle where no body is written
+            dut.set_u64(p.bd_c, 1);
+            dut.set_u64(p.bd_q, u64::from(q));
+            clear_hold = 17;
+        } else if clear_hold > 0 {
+            clear_hold -= 1;
+        } else if let Some((q, idx, addr)) = bodies.pop_front() {
             let mut w = [0u8; 128];
             let ok = hmem.dma_read(addr, &mut w).is_ok();
             let rd_atomic = ok && (5..=7).contains(&w[8]);
@@ -378,11 +395,17 @@ pub fn comp_lockstep(s: ReqSetup, t: &ReqTraffic) -> Result<CompReport, SimError
             } else if rd_atomic {
                 let mut b = w[64..128].to_vec();
                 b.push(w[10] & 7);
+                if rng.random_bool(0.125) {
+                    b[0] ^= 0x40;
+                    clear_next = Some(q);
+                    rep.bodies_cleared += 1;
+                } else {
+                    rep.bodies += 1;
+                }
                 dut.set_u64(p.bd_v, 1);
                 dut.set_u64(p.bd_q, u64::from(q));
                 dut.set_u64(p.bd_i, u64::from(idx));
                 dut.set(p.bd_s, &words_of(&b));
-                rep.bodies += 1;
             }
         }
         let dd_now = offer_beat(&mut dut, &dma_q, now, [p.dd_v, p.dd_d, p.dd_l, p.dd_u]);
