@@ -485,6 +485,19 @@ impl<B: Backend> Device<B> {
         (regs::qp_err_info::QPN.get(v), regs::qp_err_info::CAUSE.get(v) as u8)
     }
 
+    /// Forget a QP error not yet taken from `IRQ_STATUS` when it is `qpn`'s: a QP being
+    /// destroyed takes its error with it, so that the interrupt handler does not report it
+    /// for the next QP given the same number. Clears `IRQ_STATUS.QP_ERROR` alone (the other
+    /// causes stay for the handler); true when it did.
+    pub fn forget_qp_error(&mut self, qpn: u32) -> bool {
+        let st = self.b.read32(regs::IRQ_STATUS);
+        if st & regs::irq_status::QP_ERROR.mask() == 0 || self.qp_err_info().0 != qpn {
+            return false;
+        }
+        self.b.write32(regs::IRQ_STATUS, regs::irq_status::QP_ERROR.mask());
+        true
+    }
+
     /// Create an RC queue pair (state INIT is reached with [`Device::modify_qp`]).
     pub fn create_qp(
         &mut self,

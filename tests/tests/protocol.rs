@@ -244,6 +244,12 @@ fn retry_exhaustion(hdl: [bool; 2]) {
     assert!((3 * 2048..3 * 2048 + slack).contains(&took), "failed after {took} cycles");
     assert_eq!(r.a_state(), QpState::Err);
     assert_eq!(r.a_qp_error(), Some((qpn, cause(CqeStatus::RetryExcErr))));
+    // a QP being destroyed takes its error not yet reported with it, and only its own
+    // (the verbs library's ibv_destroy_qp: the next QP with the number must not inherit it)
+    assert!(!r.pair.a.dev.forget_qp_error(qpn + 1));
+    assert_eq!(r.a_qp_error(), Some((qpn, cause(CqeStatus::RetryExcErr))));
+    assert!(r.pair.a.dev.forget_qp_error(qpn));
+    assert_eq!(r.a_qp_error(), None);
     assert_eq!(read(&r.pair.b, 0, 3000), vec![0u8; 3000], "nothing reached B");
     // A WQE posted after the failure is flushed without reaching the wire.
     let sent = r.pair.ab.stats.sent;

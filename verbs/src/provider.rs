@@ -310,6 +310,11 @@ fn irq_loop(inner: &Inner, irq: OwnedFd, stop: RawFd) {
         let mut b = [0u8; 8];
         // SAFETY: reads the eventfd's 8-byte counter into a valid buffer.
         let _ = unsafe { libc::read(irq.as_raw_fd(), b.as_mut_ptr().cast(), 8) };
+        // the listeners are locked before the status is taken: a QP destroyed meanwhile
+        // (ibv_destroy_qp forgets its pending error under the same lock) is either still
+        // listening when its error is dispatched, or its error is gone, and never mistaken
+        // for a new QP with its number
+        let l = inner.listeners.lock().unwrap_or_else(|p| p.into_inner());
         let (st, fired, err) = {
             let mut d = inner.ctx.lock();
             let st = d.take_irq_status();
@@ -318,7 +323,6 @@ fn irq_loop(inner: &Inner, irq: OwnedFd, stop: RawFd) {
             (st, fired, err)
         };
         let _ = st;
-        let l = inner.listeners.lock().unwrap_or_else(|p| p.into_inner());
         for cq in fired {
             if let Some(&(fd, ptr)) = l.cqs.get(&cq.number()) {
                 write_record(fd, &(ptr as u64).to_ne_bytes());

@@ -633,7 +633,13 @@ pub unsafe extern "C" fn ibv_destroy_qp(qp: *mut ibv_qp) -> c_int {
             q.h = Some(h);
             return errno_ret(Err(errno_of(&e)));
         }
-        q.dev.listeners().qps.remove(&n);
+        {
+            // an error of this QP the interrupt handler has not taken yet goes with it (else
+            // it would move the next QP given this number to ERR)
+            let mut l = q.dev.listeners();
+            q.dev.ctx().lock().forget_qp_error(n);
+            l.qps.remove(&n);
+        }
         // SAFETY: set up at creation; the box is ours to free.
         unsafe {
             destroy_sync(&mut q.qp.mutex, &mut q.qp.cond);
