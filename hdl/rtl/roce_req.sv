@@ -344,7 +344,7 @@ module roce_req #(
     S_A1, S_A2, S_A3, S_B1, S_B2, S_B3, S_BDRAIN,
     S_V_WAIT, S_V_REW, S_V_HOLD, S_V_LIM, S_V_PACE, S_V_PACEW, S_V_PDRAIN,
     S_V_PKT, S_V_WALK, S_V_WALK2, S_V_MRW, S_V_ISSUE, S_V_DESC, S_V_NEXT,
-    S_FILL0, S_FILL, S_CLR0, S_CLR, S_WB
+    S_FILL0, S_FILL, S_CLR, S_WB
   } state_t;
   state_t st;
 
@@ -477,26 +477,26 @@ module roce_req #(
     if (st_we) st_mem[st_waddr] <= body_wd;
   end
 
-  // prefetch store tags {T_*, qpn, SQ index} in block RAM: entry {qpn, idx mod 2^LOG_WIN}
-  // (a QP's own stretch of W: it reads at most W ahead of its send index); written registered (one
-  // cycle late: a run of reads ahead writes consecutive entries of the stretch) and read
-  // registered at stag_ra, the address stag_a holds next cycle where it is moved (S_V_REW,
-  // a run's set-up, S_V_DESC, and the walks S_FILL and S_CLR one entry ahead), else stag_a: sg_* is
-  // the entry at stag_a, except after a state that sets stag_a otherwise (S_A1,
-  // S_DISPATCH), which S_A2 and S_CLR0 follow, and after a walk stops (S_WB
-  // follows; nothing reads sg_* before stag_a is set again). No read meets a write of the
-  // same entry still in flight: a write is followed by S_WB at the latest, or by the walk's
-  // next entry. The reset sweep clears them last (P cycles).
-  localparam int STAG_W = 2 + LOG_N + 32;
+  // prefetch store tags {T_*, SQ index} in block RAM: entry {qpn, idx mod 2^LOG_WIN} (a QP's
+  // own stretch of W: it reads at most W ahead of its send index; only the QP writes its
+  // stretch, so the entry's address says whose it is); written registered (one cycle late: a
+  // run of reads ahead writes consecutive entries of the stretch) and read registered at
+  // stag_ra, the address stag_a holds next cycle where it is moved (S_V_REW, a run's set-up,
+  // S_V_DESC, and the walks S_FILL and S_CLR one entry ahead), else stag_a: sg_* is the entry
+  // at stag_a, except after a state that sets stag_a otherwise (S_A1, S_DISPATCH), which S_A2
+  // and S_CLR follow (S_CLR writes without reading), and after a walk stops (S_WB follows;
+  // nothing reads sg_* before stag_a is set again). No read meets a write of the same entry
+  // still in flight: a write is followed by S_WB at the latest, or by the walk's next entry.
+  // The reset sweep clears them last (P cycles).
+  localparam int STAG_W = 2 + 32;
   (* ram_style = "block" *) logic [STAG_W-1:0] stag_mem [P];
   logic [1:0]           sg_st;
-  logic [LOG_N-1:0]     sg_q;
   logic [31:0]          sg_idx;
   logic [LOG_STORE-1:0] stag_ra;
   logic [LOG_STORE-1:0] stag_n;  // stag_a's next in S_FILL and S_CLR (set where they start)
   logic [STAG_W-1:0]    sg_r;
   always_ff @(posedge clk) sg_r <= stag_mem[stag_ra];
-  assign {sg_st, sg_q, sg_idx} = sg_r;
+  assign {sg_st, sg_idx} = sg_r;
   logic                 stag_we;
   logic [LOG_STORE-1:0] stag_wa;
   logic [STAG_W-1:0]    stag_wd;
@@ -596,7 +596,7 @@ module roce_req #(
   logic own_hit, st_hit, held;
   logic [1:0] slot_st;
   assign own_hit = r.own_idx == r.cur && r.own_st != T_NONE;
-  assign st_hit = sg_st != T_NONE && sg_q == q && sg_idx == r.cur;
+  assign st_hit = sg_st != T_NONE && sg_idx == r.cur;
   assign held = own_hit || st_hit;
   assign slot_st = own_hit ? r.own_st : sg_st;
 
@@ -1045,7 +1045,7 @@ module roce_req #(
                    (f_k != '0 && (f_idx[14:0] & sq_mask) == 15'd0) ||
                    (fl_at_fet && (win_at(fl_win, r.win_lo) || fl_raf)) ||
                    (!fl_at_fet && !d_ahead(fl_fet)) ||
-                   (!fl_at_cur && (sg_st == T_PEND || (sg_st != T_NONE && sg_q == q && sg_idx == f_idx)));
+                   (!fl_at_cur && (sg_st == T_PEND || (sg_st != T_NONE && sg_idx == f_idx)));
   logic       kick_flush_n;
   logic [7:0] k_op;
   /* verilator lint_off UNUSEDSIGNAL */
@@ -1286,7 +1286,7 @@ module roce_req #(
               // forget the QP's bodies in the store: a walk over its stretch
               stag_a <= st_slot(q, 32'd0);
               stag_n <= st_slot(q, 32'd1);
-              st <= S_CLR0;
+              st <= S_CLR;
             end else if (k_op == roce_rec_pkg::CTX_OP_SET_SQ_PSN) begin
               r.next_psn <= k_arg[23:0];
               r.max_sent <= k_arg[23:0];
@@ -1361,12 +1361,12 @@ module roce_req #(
             r.own_st <= d_bad ? T_BAD : T_OK;
             own_we <= 1'b1;
             own_waddr <= q;
-          end else if (sg_st == T_PEND && sg_q == q && sg_idx == t_idx_l) begin
+          end else if (sg_st == T_PEND && sg_idx == t_idx_l) begin
             st_we <= 1'b1;
             st_waddr <= stag_a;
             stag_we <= 1'b1;
             stag_wa <= stag_a;
-            stag_wd <= {d_bad ? T_BAD : T_OK, q, t_idx_l};
+            stag_wd <= {d_bad ? T_BAD : T_OK, t_idx_l};
           end
           if (t_fetch_l) begin
             wina_we <= 1'b1;
@@ -1417,7 +1417,7 @@ module roce_req #(
           st_waddr <= stag_a;
           stag_we <= 1'b1;
           stag_wa <= stag_a;
-          stag_wd <= {d_bad ? T_BAD : T_OK, q, r.fetched};
+          stag_wd <= {d_bad ? T_BAD : T_OK, r.fetched};
           wina_we <= 1'b1;
           wina_addr <= win_slot(q, r.fetched, r.win_lo, r.win_base);
           wina_d <= d_win;
@@ -1666,7 +1666,7 @@ module roce_req #(
           end else begin
             stag_we <= 1'b1;
             stag_wa <= stag_a;
-            stag_wd <= {T_PEND, q, f_idx};
+            stag_wd <= {T_PEND, f_idx};
           end
           if (fl_at_fet) begin
             r.fetched <= r.fetched + 32'd1;
@@ -1705,7 +1705,6 @@ module roce_req #(
         stag_n <= st_next(stag_n);
         if (stag_a[LOG_WIN-1:0] == '1) st <= S_WB;
       end
-      S_CLR0: st <= S_CLR;
 
       // ------------------------------------------------------------ write back
       S_WB: begin
