@@ -493,7 +493,8 @@ module roce_req #(
   logic [1:0]           sg_st;
   logic [31:0]          sg_idx;
   logic [LOG_STORE-1:0] stag_ra;
-  logic [LOG_STORE-1:0] stag_n;  // stag_a's next in S_FILL and S_CLR (set where they start)
+  logic [LOG_STORE-1:0] stag_n;  // stag_a's next in S_CLR (set where it starts)
+  logic [LOG_STORE-1:0] fl_a, fl_n;  // S_FILL's entry and its next (set with the run)
   logic [STAG_W-1:0]    sg_r;
   always_ff @(posedge clk) sg_r <= stag_mem[stag_ra];
   assign {sg_st, sg_idx} = sg_r;
@@ -1001,7 +1002,7 @@ module roce_req #(
   logic [LOG_BATCH:0] f_nre;   // of them read again (before the fetch index)
   logic [31:0]        f_idx;   // the next SQ index of the run
   logic [31:0]        f_start;
-  // The run's stop tests on differences kept next to f_idx (set with the run, fill_set, stepped with
+  // The run's stop tests on differences kept next to f_idx (set with the run, stepped with
   // it), so S_FILL compares registers against zero instead of subtracting 32-bit indices:
   // fl_pi = sq_pi - f_idx, fl_fet = fetched - f_idx, fl_cur = cur - f_idx,
   // fl_win = fetched - sq_ci (the window's use).
@@ -1131,14 +1132,14 @@ module roce_req #(
   // 4-bit mux), the one after it for S_V_DESC on a register (q and r.cur hold still from
   // S_V_REW on)
   logic [LOG_STORE-1:0] slot_rew, slot_cur1;
-  // the state sets a run of reads ahead up (S_FILL follows): S_FILL0, S_V_HOLD without the
-  // body (unless nothing is to read) or with it still being read, S_V_NEXT at the burst's end
-  logic fill_set;
+  // the states S_FILL may follow set a run of reads ahead up (S_FILL0, S_V_HOLD, S_V_NEXT at
+  // the burst's end: every cycle, whether S_FILL follows or not; only S_FILL reads the
+  // run's registers, and a held send index's run reads its first tag at the fetch index:
+  // S_V_HOLD's next states other than S_FILL read no tag or body before stag_a is read again)
+  logic fill_rd;
+  assign fill_rd = st == S_FILL0 || st == S_V_HOLD || (st == S_V_NEXT && burst_n == 4'(BURST));
   logic nothing_to_read;  // S_V_HOLD without the body: none posted, or the window full
   assign nothing_to_read = r.cur == r.fetched && (r.sq_pi == r.fetched || win_full);
-  assign fill_set = st == S_FILL0 ||
-                    (st == S_V_HOLD && (held ? slot_st == T_PEND : !nothing_to_read)) ||
-                    (st == S_V_NEXT && burst_n == 4'(BURST));
   assign slot_rew = {q, c.rw_gen != r.gen ? c.rw_idx[LOG_WIN-1:0] : r.cur[LOG_WIN-1:0]};
   always_ff @(posedge clk) slot_cur1 <= st_slot(q, r.cur + 32'd1);
   always_comb begin
@@ -1146,10 +1147,11 @@ module roce_req #(
     case (st)
       S_V_REW: stag_ra = slot_rew;
       S_V_DESC: if (p_adv) stag_ra = slot_cur1;
-      S_FILL, S_CLR: stag_ra = stag_n;
+      S_FILL: stag_ra = fl_n;
+      S_CLR: stag_ra = stag_n;
       default: ;
     endcase
-    if (fill_set && held) stag_ra = st_slot(q, r.fetched);
+    if (fill_rd && held) stag_ra = st_slot(q, r.fetched);
   end
 
   always_ff @(posedge clk) begin
@@ -1665,7 +1667,7 @@ module roce_req #(
             r.own_st <= T_PEND;
           end else begin
             stag_we <= 1'b1;
-            stag_wa <= stag_a;
+            stag_wa <= fl_a;
             stag_wd <= {T_PEND, f_idx};
           end
           if (fl_at_fet) begin
@@ -1681,8 +1683,8 @@ module roce_req #(
           if (fl_ra == '1) fl_raf <= 1'b1;
           f_k <= f_k + 1'b1;
           f_idx <= f_idx + 32'd1;
-          stag_a <= stag_ra;
-          stag_n <= st_next(stag_n);
+          fl_a <= fl_n;
+          fl_n <= st_next(fl_n);
           if (fl_last) begin
             st <= S_WB;
             m_wqe_rd_valid <= 1'b1;
@@ -1726,9 +1728,9 @@ module roce_req #(
       default: st <= S_IDLE;
     endcase
 
-    // a run of reads ahead is set up (stag_a is the send index's entry, stag_ra the run's
-    // first): in S_FILL0, or as S_V_HOLD / S_V_NEXT go to S_FILL
-    if (fill_set) begin
+    // a run of reads ahead is set up (stag_a is the send index's entry; the run's first is
+    // the fetch index's when the send index is held)
+    if (fill_rd) begin
       f_start <= held ? r.fetched : r.cur;
       f_fet <= held;
         f_idx <= held ? r.fetched : r.cur;
@@ -1742,8 +1744,8 @@ module roce_req #(
         fl_raf <= held && (fet_m_cur16[15:LOG_WIN] != '0 ||
                            fet_m_cur16[LOG_WIN-1:0] > LOG_WIN'(W - B));
         fl_ra <= held ? fet_m_cur16[LOG_WIN-1:0] : '0;
-        stag_a <= stag_ra;
-        stag_n <= st_next(stag_ra);
+        fl_a <= held ? st_slot(q, r.fetched) : stag_a;
+        fl_n <= held ? st_next(st_slot(q, r.fetched)) : st_next(stag_a);
         f_k <= '0;
         f_nre <= '0;
     end
