@@ -481,11 +481,12 @@ module roce_req #(
   // own stretch of W: it reads at most W ahead of its send index; only the QP writes its
   // stretch, so the entry's address says whose it is); written registered (one cycle late: a
   // run of reads ahead writes consecutive entries of the stretch) and read registered at
-  // stag_ra, the address stag_a holds next cycle where it is moved (S_V_REW, a run's set-up,
-  // S_V_DESC, and the walks S_FILL and S_CLR one entry ahead), else stag_a: sg_* is the entry
-  // at stag_a, except after a state that sets stag_a otherwise (S_A1, S_DISPATCH), which S_A2
-  // and S_CLR follow (S_CLR writes without reading), and after a walk stops (S_WB follows;
-  // nothing reads sg_* before stag_a is set again). No read meets a write of the same entry
+  // stag_ra, the address stag_a holds next cycle where it is moved (S_V_REW, S_V_DESC), the
+  // first entry of a run of reads ahead in its set-up and the next one in its walk (S_FILL,
+  // on fl_a / fl_n), else stag_a: sg_* is the entry at stag_a, except after a state that
+  // sets stag_a otherwise (S_A1, S_DISPATCH), which S_A2 and S_CLR follow (S_CLR writes
+  // without reading), and after a walk stops (S_WB follows; nothing reads sg_* before
+  // stag_a is read again). No read meets a write of the same entry
   // still in flight: a write is followed by S_WB at the latest, or by the walk's next entry.
   // The reset sweep clears them last (P cycles).
   localparam int STAG_W = 2 + 32;
@@ -493,7 +494,6 @@ module roce_req #(
   logic [1:0]           sg_st;
   logic [31:0]          sg_idx;
   logic [LOG_STORE-1:0] stag_ra;
-  logic [LOG_STORE-1:0] stag_n;  // stag_a's next in S_CLR (set where it starts)
   logic [LOG_STORE-1:0] fl_a, fl_n;  // S_FILL's entry and its next (set with the run)
   logic [STAG_W-1:0]    sg_r;
   always_ff @(posedge clk) sg_r <= stag_mem[stag_ra];
@@ -1014,11 +1014,10 @@ module roce_req #(
   function automatic logic d_ahead(input logic [31:0] d);
     d_ahead = d != 32'd0 && (!d[31] || d[30:0] == 31'd0);
   endfunction
-  // the SQ ring's index mask and the WQE run's address (a changes only in S_V_WAIT; f_start
-  // is set with the run and read once f_k != 0, a cycle later at the earliest; a run that
-  // stops with its first WQE takes the address the send index's or the fetch index's
-  // register holds, f_fet telling which: r.cur and r.fetched hold still until the run's
-  // first step); the address add is carry-select on the 22 low bits the offset spans
+  // the SQ ring's index mask and the WQE run's address (a changes only in S_V_WAIT): the
+  // send index's or the fetch index's, f_fet telling which (r.cur and r.fetched hold still
+  // until the run's first step, which keeps it on f_addr for the steps after); the address
+  // add is carry-select on the 22 low bits the offset spans
   logic [14:0] sq_mask;
   logic [41:0] sq_base_hi1;
   logic [63:0] f_addr, f_addr_cur, f_addr_fet;
@@ -1031,7 +1030,7 @@ module roce_req #(
   always_ff @(posedge clk) begin
     sq_mask <= (15'd1 << a.sq_log_size) - 15'd1;
     sq_base_hi1 <= a.sq_base[63:22] + 42'd1;
-    f_addr <= sq_addr(f_start[14:0]);
+    if (st == S_FILL && f_k == '0) f_addr <= f_fet ? f_addr_fet : f_addr_cur;
     f_addr_cur <= sq_addr(r.cur[14:0]);
     f_addr_fet <= sq_addr(r.fetched[14:0]);
   end
@@ -1148,7 +1147,6 @@ module roce_req #(
       S_V_REW: stag_ra = slot_rew;
       S_V_DESC: if (p_adv) stag_ra = slot_cur1;
       S_FILL: stag_ra = fl_n;
-      S_CLR: stag_ra = stag_n;
       default: ;
     endcase
     if (fill_rd && held) stag_ra = st_slot(q, r.fetched);
@@ -1287,7 +1285,6 @@ module roce_req #(
               m_body_qpn <= q24;
               // forget the QP's bodies in the store: a walk over its stretch
               stag_a <= st_slot(q, 32'd0);
-              stag_n <= st_slot(q, 32'd1);
               st <= S_CLR;
             end else if (k_op == roce_rec_pkg::CTX_OP_SET_SQ_PSN) begin
               r.next_psn <= k_arg[23:0];
@@ -1703,8 +1700,7 @@ module roce_req #(
         stag_we <= 1'b1;
         stag_wa <= stag_a;
         stag_wd <= '0;
-        stag_a <= stag_ra;
-        stag_n <= st_next(stag_n);
+        stag_a <= st_next(stag_a);
         if (stag_a[LOG_WIN-1:0] == '1) st <= S_WB;
       end
 
