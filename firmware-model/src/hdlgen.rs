@@ -12,9 +12,21 @@ use std::fmt::Write;
 /// Datapath widths the HDL supports.
 pub const DATA_WIDTHS: [usize; 3] = [64, 256, 512];
 
-/// Stage `k` of the trailing-zero correction handles `z` bits `2k` and `2k+1`: it undoes
-/// `sel * 4^k` zero bytes, `sel` in 0..=3.
-pub const UNSHIFT_STAGES: usize = 3;
+/// Trailing zero bytes the final correction undoes: 0..=63 (a 512-bit beat's lanes).
+pub const MAX_TRAILING: usize = 64;
+
+/// The map from the raw register after a frame's last beat, `z` of whose lanes were zero
+/// fill, to the ICRC to transmit: undo the `z` zero bytes, then the four zeroed ICRC slot
+/// bytes (inversion aside).
+pub fn icrc_map(z: usize) -> Gf2Map {
+    compose32(&zero_unshift(4), &zero_unshift(z))
+}
+
+/// The raw register after a correct frame whose last beat ends in `z` zero bytes: the
+/// residue followed by `z` zero bytes.
+pub fn residue_after(z: usize) -> u32 {
+    zero_shift(z).apply32(RESIDUE)
+}
 
 fn header(out: &mut String, what: &str) {
     let _ = writeln!(
@@ -23,19 +35,6 @@ fn header(out: &mut String, what: &str) {
          // Do not edit: change the generator and regenerate (a test checks this file is current).\n\
          //\n{what}"
     );
-}
-
-/// `{^(x & 32'h..), ..., ^(x & 32'h..)}` for a 32-input map, bit 31 first.
-fn map32_expr(m: &Gf2Map, var: &str) -> String {
-    let mut s = String::from("{");
-    for j in (0..32).rev() {
-        let _ = write!(s, "^({var} & 32'h{})", m.row_hex(j));
-        if j != 0 {
-            s.push_str(", ");
-        }
-    }
-    s.push('}');
-    s
 }
 
 /// `hdl/rtl/gen/roce_crc32_pkg.sv`.
@@ -47,9 +46,10 @@ pub fn crc32_pkg_sv() -> String {
          //\n\
          // The ICRC blocks feed whole beats into a parallel CRC and zero the lanes that are not\n\
          // covered. Zero lanes before the covered bytes do nothing to a zero register; zero lanes\n\
-         // after them multiply the register by x^(8n). unshift_s<k>(s, sel) undoes sel*4^k such\n\
-         // bytes (sel in 0..3), so three stages undo 0..63 bytes. icrc_from_raw undoes the 4-byte\n\
-         // ICRC slot that the insert side zeroes. All functions are pure XOR networks.",
+         // after them multiply the register by x^(8n). icrc_rows(z) is the map that undoes z such\n\
+         // bytes and the 4-byte ICRC slot the insert side zeroes (a constant per z, which the\n\
+         // block looks up a stage ahead); icrc_apply applies it (one XOR network per bit);\n\
+         // residue_z(z) is what a correct frame leaves in the register before the undoing.",
     );
     let _ = writeln!(o, "package roce_crc32_pkg;\n");
     let _ = writeln!(
@@ -57,53 +57,39 @@ pub fn crc32_pkg_sv() -> String {
         "  // Raw register after a message followed by its CRC, least-significant byte first.\n  \
          localparam logic [31:0] RESIDUE = 32'h{RESIDUE:08x};\n"
     );
-    for k in 0..UNSHIFT_STAGES {
-        let step = 1usize << (2 * k);
-        let _ = writeln!(
-            o,
-            "  // Undo sel * {step} trailing zero bytes.\n  \
-             function automatic logic [31:0] unshift_s{k}(input logic [31:0] s, input logic [1:0] sel);\n    \
-             case (sel)\n      2'd0: unshift_s{k} = s;"
-        );
-        for sel in 1..4 {
-            let m = zero_unshift(sel * step);
-            let _ = writeln!(o, "      2'd{sel}: unshift_s{k} = {};", map32_expr(&m, "s"));
+    let _ = writeln!(
+        o,
+        "  // The rows of icrc_map(z) (firmware-model/src/hdlgen.rs): row j in bits [32j +: 32].\n  \
+         function automatic logic [1023:0] icrc_rows(input logic [5:0] z);\n    \
+         case (z)"
+    );
+    for z in 0..MAX_TRAILING {
+        let m = icrc_map(z);
+        let mut v = String::new();
+        for j in (0..32).rev() {
+            v.push_str(&m.row_hex(j));
         }
-        let _ = writeln!(o, "      default: unshift_s{k} = s;\n    endcase\n  endfunction\n");
+        let _ = writeln!(o, "      6'd{z}: icrc_rows = 1024'h{v};");
     }
+    let _ = writeln!(o, "      default: icrc_rows = '0;\n    endcase\n  endfunction\n");
     let _ = writeln!(
         o,
-        "  // Undo the four zeroed ICRC slot bytes and invert: the ICRC value to transmit.\n  \
-         function automatic logic [31:0] icrc_from_raw(input logic [31:0] s);\n    \
-         icrc_from_raw = ~{};\n  endfunction\n",
-        map32_expr(&zero_unshift(4), "s")
+        "  // The ICRC to transmit from the raw register s and the rows of its trailing zeros.\n  \
+         function automatic logic [31:0] icrc_apply(input logic [31:0] s, input logic [1023:0] r);\n    \
+         for (int j = 0; j < 32; j++) begin\n      \
+         icrc_apply[j] = !(^(s & r[32*j +: 32]));\n    \
+         end\n  endfunction\n"
     );
-    // The last correction stage folded into its consumers, so the final stage is one XOR
-    // network (insert) or one compare against a constant (check).
-    let last = UNSHIFT_STAGES - 1;
-    let step = 1usize << (2 * last);
     let _ = writeln!(
         o,
-        "  // icrc_from_raw(unshift_s{last}(s, sel)) as one XOR network per sel.\n  \
-         function automatic logic [31:0] icrc_unshift_s{last}(input logic [31:0] s, input logic [1:0] sel);\n    \
-         case (sel)"
+        "  // The raw register after a correct frame ending in z zero bytes: RESIDUE, then z zeros.\n  \
+         function automatic logic [31:0] residue_z(input logic [5:0] z);\n    \
+         case (z)"
     );
-    for sel in 0..4 {
-        let m = compose32(&zero_unshift(4), &zero_unshift(sel * step));
-        let _ = writeln!(o, "      2'd{sel}: icrc_unshift_s{last} = ~{};", map32_expr(&m, "s"));
+    for z in 0..MAX_TRAILING {
+        let _ = writeln!(o, "      6'd{z}: residue_z = 32'h{:08x};", residue_after(z));
     }
-    let _ = writeln!(o, "      default: icrc_unshift_s{last} = '0;\n    endcase\n  endfunction\n");
-    let _ = writeln!(
-        o,
-        "  // The s with unshift_s{last}(s, sel) == RESIDUE: RESIDUE followed by sel*{step} zero bytes.\n  \
-         function automatic logic [31:0] residue_s{last}(input logic [1:0] sel);\n    \
-         case (sel)"
-    );
-    for sel in 0..4 {
-        let v = zero_shift(sel * step).apply32(RESIDUE);
-        let _ = writeln!(o, "      2'd{sel}: residue_s{last} = 32'h{v:08x};");
-    }
-    let _ = writeln!(o, "      default: residue_s{last} = RESIDUE;\n    endcase\n  endfunction\n");
+    let _ = writeln!(o, "      default: residue_z = RESIDUE;\n    endcase\n  endfunction\n");
     let _ = writeln!(o, "endpackage");
     o
 }
@@ -325,37 +311,21 @@ pub fn opcode_pkg_sv() -> String {
     o
 }
 
-/// Sanity check used by tests: the composed corrections equal a direct unshift.
-pub fn unshift_by(z: usize) -> Gf2Map {
-    let mut m = zero_unshift(0);
-    for k in 0..UNSHIFT_STAGES {
-        let sel = (z >> (2 * k)) & 3;
-        m = compose32(&zero_unshift(sel << (2 * k)), &m);
-    }
-    m
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// The final correction of a frame ending in `z` zero-fill bytes gives the CRC of the
+    /// frame without them, with the ICRC slot undone: checked against the byte-wise CRC.
     #[test]
-    fn folded_last_stage_matches() {
-        let last = UNSHIFT_STAGES - 1;
-        for sel in 0..4usize {
-            let un = zero_unshift(sel << (2 * last));
-            assert_eq!(un.apply32(zero_shift(sel << (2 * last)).apply32(RESIDUE)), RESIDUE);
-            let folded = compose32(&zero_unshift(4), &un);
-            for x in [1u32, 0x8000_0000, 0xdead_beef, 0x1234_5678] {
-                assert_eq!(folded.apply32(x), zero_unshift(4).apply32(un.apply32(x)));
+    fn correction_and_residue_per_trailing_zeros() {
+        for z in 0..MAX_TRAILING {
+            for x in [0u32, 1, 0x8000_0000, 0xdead_beef, 0x1234_5678] {
+                // x followed by 4 slot zeros and z fill zeros
+                let raw = zero_shift(z).apply32(zero_shift(4).apply32(x));
+                assert_eq!(icrc_map(z).apply32(raw), x, "z = {z}");
             }
-        }
-    }
-
-    #[test]
-    fn staged_unshift_equals_direct() {
-        for z in 0..64 {
-            assert_eq!(unshift_by(z), zero_unshift(z), "z = {z}");
+            assert_eq!(zero_unshift(z).apply32(residue_after(z)), RESIDUE, "z = {z}");
         }
     }
 }

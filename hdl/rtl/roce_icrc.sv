@@ -6,12 +6,13 @@
 // ICRC written into the last 4 bytes of its IP datagram (INSERT = 1) or checked (INSERT = 0).
 // m_axis_tuser on the last beat = {roce, error} (error: any s_axis_tuser of the frame,
 // malformed, or a wrong ICRC), zero on other beats. The CRC runs from zero over whole beats with
-// uncovered lanes as zeros, the trailing zeros undone by three pipelined GF(2) corrections
-// (gen/roce_crc32_pkg.sv). Stages P M C K1 K2 F O; docs/engine-hdl.md.
+// uncovered lanes as zeros, the trailing zeros undone by one GF(2) correction whose map is
+// looked up a stage ahead (gen/roce_crc32_pkg.sv). Stages P M C X F O; docs/engine-hdl.md.
 // Interface requirements: tkeep all ones but on the last beat (1..DATA_W/8 bytes from lane 0);
 //   frames up to 64 KiB.
-// Latency: 7 cycles from a beat leaving the input register to m_axis (plus one in the input
-//   register, where a non-last beat waits for its successor).
+// Latency: 5 cycles from a beat leaving the input register to m_axis (plus one in the input
+//   register, where a beat before the datagram's end and the frame's last waits for its
+//   successor).
 // Throughput: one beat per cycle, frames back to back; s_axis_tready = !m_axis_tvalid ||
 //   m_axis_tready.
 //
@@ -74,7 +75,8 @@ module roce_icrc #(
   logic [8*HDR-1:0]  hdr_q;
   /* verilator lint_on UNUSEDSIGNAL */
 
-  assign p_go = adv && p_valid && (p_last || s_axis_tvalid);
+  logic p_done;  // the beat in P holds the datagram's end or lies past it
+  assign p_go = adv && p_valid && (p_last || s_axis_tvalid || p_done);
   assign s_axis_tready = adv;
 
   always_ff @(posedge clk) begin
@@ -150,6 +152,7 @@ module roce_icrc #(
   logic [4*RW-1:0]   in_remc;             // per layout: this beat's remc
   logic [4*18-1:0]   in_next;             // the next beat's rem
   logic [3:0]        in_nneg, in_nsat;    // its clamp flags
+  logic [3:0]        in_nend;             // the next beat's rem <= BYTES
 
   always_comb begin
     in_d12 = {{ib(s_axis_tdata, 12), ib(s_axis_tdata, 13)} == 16'h8100,
@@ -162,6 +165,8 @@ module roce_icrc #(
                           + 18'(end_k(y) - BLB - BYTES);
       in_nneg[y] = len_lt({ib(s_axis_tdata, len_off(y)), ib(s_axis_tdata, len_off(y) + 1)},
                           BLB + BYTES - end_k(y));
+      in_nend[y] = len_lt({ib(s_axis_tdata, len_off(y)), ib(s_axis_tdata, len_off(y) + 1)},
+                          BLB + 2 * BYTES + 1 - end_k(y));
       in_nsat[y] = len_gt({ib(s_axis_tdata, len_off(y)), ib(s_axis_tdata, len_off(y) + 1)},
                           BLB + 2 * BYTES + 4 - end_k(y));
     end
@@ -183,7 +188,7 @@ module roce_icrc #(
   logic [LG:0]       p_nbytes;
   logic [4*RW-1:0]   p_remc;
   logic [4*18-1:0]   p_next;
-  logic [3:0]        p_nneg, p_nsat;
+  logic [3:0]        p_nneg, p_nsat, p_nend;
 
   always_ff @(posedge clk) begin
     if (adv && (!p_valid || p_go)) begin
@@ -194,6 +199,7 @@ module roce_icrc #(
       p_next   <= in_next;
       p_nneg   <= in_nneg;
       p_nsat   <= in_nsat;
+      p_nend   <= in_nend;
     end
   end
 
@@ -203,6 +209,7 @@ module roce_icrc #(
   logic [1:0]  lay;
   logic [17:0] rem_q;                 // rem of the beat after the one that left P
   logic        rq_neg, rq_sat;        // rem_q < 0, rem_q > BYTES+4
+  logic        rq_end;                // rem_q <= BYTES (or < 0)
   logic [RW-1:0] s_remc, remc, l_remc;
   logic [17:0] l_next;
 
@@ -223,6 +230,9 @@ module roce_icrc #(
       default: begin l_remc = p_remc[3*RW +: RW]; l_next = p_next[3*18 +: 18]; end
     endcase
     remc   = (32'(bidx_q) == LB) ? l_remc : s_remc;
+    // A beat waits in P for its successor, so that a beat holding the ICRC's first bytes has
+    // the datagram's end right behind it; the beat holding the end (or past it) need not.
+    p_done = 32'(bidx_q) > LB && rq_end;
   end
 
   always_ff @(posedge clk) begin
@@ -235,11 +245,13 @@ module roce_icrc #(
         rem_q  <= l_next;
         rq_neg <= p_nneg[lay];
         rq_sat <= p_nsat[lay];
+        rq_end <= p_nend[lay];
       end else if (!rq_neg) begin
         // rem_q - BYTES < 0 and > BYTES+4, from rem_q itself
         rem_q  <= rem_q - 18'(BYTES);
         rq_neg <= rem_q < 18'(BYTES);
         rq_sat <= rem_q > 18'(2 * BYTES + 4);
+        rq_end <= rem_q <= 18'(2 * BYTES);
       end
     end
   end
@@ -484,30 +496,16 @@ module roce_icrc #(
   );
 
   // ------------------------------------------------------------------------------------
-  // X: running CRC (value after the beat in X), then K1, K2: trailing-zero corrections
+  // X: running CRC (value after the beat in X), and the final correction of the beat's
+  // trailing zeros looked up from C's z: the map's rows (insert) or the residue (check)
   // ------------------------------------------------------------------------------------
   logic              x_valid, x_last, x_end, x_pre, x_pen;
   logic [DATA_W-1:0] x_data;
   logic [KEEP_W-1:0] x_keep;
   logic [RW-1:0]     x_remc;
-  logic [5:0]        x_z;
   logic [2:0]        x_v;
-
-  logic              k1_valid, k1_last, k1_end, k1_pre, k1_pen;
-  logic [DATA_W-1:0] k1_data;
-  logic [KEEP_W-1:0] k1_keep;
-  logic [RW-1:0]     k1_remc;
-  logic [3:0]        k1_z;     // z[5:2]
-  logic [2:0]        k1_v;
-  logic [31:0]       k1_crc;
-
-  logic              k2_valid, k2_last, k2_end, k2_pre, k2_pen;
-  logic [DATA_W-1:0] k2_data;
-  logic [KEEP_W-1:0] k2_keep;
-  logic [RW-1:0]     k2_remc;
-  logic [1:0]        k2_z;     // z[5:4]
-  logic [2:0]        k2_v;
-  logic [31:0]       k2_crc;
+  logic [1023:0]     x_rows;
+  logic [31:0]       x_res;
 
   always_ff @(posedge clk) begin
     if (adv) begin
@@ -527,42 +525,20 @@ module roce_icrc #(
       x_pre   <= c_pre;
       x_pen   <= c_pen;
       x_remc  <= c_remc;
-      x_z     <= c_z;
       x_v     <= c_v;
-
-      k1_valid <= x_valid;
-      k1_data  <= x_data;
-      k1_keep  <= x_keep;
-      k1_last  <= x_last;
-      k1_end   <= x_end;
-      k1_pre   <= x_pre;
-      k1_pen   <= x_pen;
-      k1_remc  <= x_remc;
-      k1_z     <= x_z[5:2];
-      k1_v     <= x_v;
-      k1_crc   <= roce_crc32_pkg::unshift_s0(run_q, x_z[1:0]);
-
-      k2_valid <= k1_valid;
-      k2_data  <= k1_data;
-      k2_keep  <= k1_keep;
-      k2_last  <= k1_last;
-      k2_end   <= k1_end;
-      k2_pre   <= k1_pre;
-      k2_pen   <= k1_pen;
-      k2_remc  <= k1_remc;
-      k2_z     <= k1_z[3:2];
-      k2_v     <= k1_v;
-      k2_crc   <= roce_crc32_pkg::unshift_s1(k1_crc, k1_z[1:0]);
+      if (INSERT != 0) begin
+        x_rows <= roce_crc32_pkg::icrc_rows(c_z);
+      end else begin
+        x_res  <= roce_crc32_pkg::residue_z(c_z);
+      end
     end
     if (rst) begin
-      x_valid  <= 1'b0;
-      k1_valid <= 1'b0;
-      k2_valid <= 1'b0;
+      x_valid <= 1'b0;
     end
   end
 
   // ------------------------------------------------------------------------------------
-  // F: final correction, ICRC value (insert) or residue compare (check)
+  // F: the ICRC value (insert: one XOR network per bit) or the residue compare (check)
   // ------------------------------------------------------------------------------------
   logic              f_valid, f_last, f_end, f_pre, f_pen, f_ok, e_ok_q;
   logic [DATA_W-1:0] f_data;
@@ -573,18 +549,22 @@ module roce_icrc #(
 
   always_ff @(posedge clk) begin
     if (adv) begin
-      f_valid <= k2_valid;
-      f_data  <= k2_data;
-      f_keep  <= k2_keep;
-      f_last  <= k2_last;
-      f_end   <= k2_end;
-      f_pre   <= k2_pre;
-      f_pen   <= k2_pen;
-      f_remc  <= k2_remc;
-      f_v     <= k2_v;
-      // the last correction folded in: one XOR network, or one compare with a constant
-      f_icrc  <= roce_crc32_pkg::icrc_unshift_s2(k2_crc, k2_z);
-      f_ok    <= k2_crc == roce_crc32_pkg::residue_s2(k2_z);
+      f_valid <= x_valid;
+      f_data  <= x_data;
+      f_keep  <= x_keep;
+      f_last  <= x_last;
+      f_end   <= x_end;
+      f_pre   <= x_pre;
+      f_pen   <= x_pen;
+      f_remc  <= x_remc;
+      f_v     <= x_v;
+      if (INSERT != 0) begin
+        f_icrc <= roce_crc32_pkg::icrc_apply(run_q, x_rows);
+        f_ok   <= 1'b0;
+      end else begin
+        f_icrc <= '0;
+        f_ok   <= run_q == x_res;
+      end
       if (f_valid && f_end) begin
         e_ok_q <= f_ok;
       end

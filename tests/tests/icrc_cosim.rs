@@ -62,11 +62,15 @@ fn icrc_lockstep_back_to_back() {
     }
 }
 
+/// Random gaps and backpressure; frames with bytes after the datagram, whose ICRC straddles
+/// two beats, need the beat holding the datagram's end to follow the one before it at once.
 #[test]
 fn icrc_lockstep_random_handshakes() {
-    for w in [64, 256, 512] {
-        for ins in [true, false] {
-            check_all(w, ins, Traffic { valid_p: 0.7, ready_p: 0.6, seed: 7 }, 200, 600);
+    for seed in 7..11 {
+        for w in [64, 256, 512] {
+            for ins in [true, false] {
+                check_all(w, ins, Traffic { valid_p: 0.7, ready_p: 0.6, seed }, 200, 600);
+            }
         }
     }
 }

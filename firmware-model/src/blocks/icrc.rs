@@ -53,7 +53,7 @@ impl IcrcVerdict {
 /// Fixed latency of the HDL block in cycles: from the edge at which a beat leaves the input
 /// register (which it does as soon as its successor is accepted, or at once if it is the
 /// last beat of its frame) to the edge at which it is in the output register.
-pub const LATENCY: usize = 7;
+pub const LATENCY: usize = 5;
 
 /// Process one whole frame in place; returns the verdict.
 pub fn process_frame(mode: IcrcMode, frame: &mut [u8], input_error: bool) -> IcrcVerdict {

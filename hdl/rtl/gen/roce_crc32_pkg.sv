@@ -5,71 +5,161 @@
 //
 // The ICRC blocks feed whole beats into a parallel CRC and zero the lanes that are not
 // covered. Zero lanes before the covered bytes do nothing to a zero register; zero lanes
-// after them multiply the register by x^(8n). unshift_s<k>(s, sel) undoes sel*4^k such
-// bytes (sel in 0..3), so three stages undo 0..63 bytes. icrc_from_raw undoes the 4-byte
-// ICRC slot that the insert side zeroes. All functions are pure XOR networks.
+// after them multiply the register by x^(8n). icrc_rows(z) is the map that undoes z such
+// bytes and the 4-byte ICRC slot the insert side zeroes (a constant per z, which the
+// block looks up a stage ahead); icrc_apply applies it (one XOR network per bit);
+// residue_z(z) is what a correct frame leaves in the register before the undoing.
 package roce_crc32_pkg;
 
   // Raw register after a message followed by its CRC, least-significant byte first.
   localparam logic [31:0] RESIDUE = 32'hdebb20e3;
 
-  // Undo sel * 1 trailing zero bytes.
-  function automatic logic [31:0] unshift_s0(input logic [31:0] s, input logic [1:0] sel);
-    case (sel)
-      2'd0: unshift_s0 = s;
-      2'd1: unshift_s0 = {^(s & 32'h55800000), ^(s & 32'hff400000), ^(s & 32'haa200000), ^(s & 32'h55100000), ^(s & 32'h7f080000), ^(s & 32'hea040000), ^(s & 32'h75020000), ^(s & 32'hef010000), ^(s & 32'h22008000), ^(s & 32'h91004000), ^(s & 32'h9d002000), ^(s & 32'h1b001000), ^(s & 32'h58000800), ^(s & 32'hac000400), ^(s & 32'hd6000200), ^(s & 32'heb000100), ^(s & 32'ha0000080), ^(s & 32'hd0000040), ^(s & 32'h68000020), ^(s & 32'h34000010), ^(s & 32'h9a000008), ^(s & 32'h4d000004), ^(s & 32'hf3000002), ^(s & 32'hac000001), ^(s & 32'hd6000000), ^(s & 32'h6b000000), ^(s & 32'h60000000), ^(s & 32'hb0000000), ^(s & 32'h58000000), ^(s & 32'hac000000), ^(s & 32'h56000000), ^(s & 32'hab000000)};
-      2'd2: unshift_s0 = {^(s & 32'h8d558000), ^(s & 32'hcbff4000), ^(s & 32'h68aa2000), ^(s & 32'hb4551000), ^(s & 32'h577f0800), ^(s & 32'ha6ea0400), ^(s & 32'hd3750200), ^(s & 32'he4ef0100), ^(s & 32'h7f220080), ^(s & 32'h3f910040), ^(s & 32'h129d0020), ^(s & 32'h841b0010), ^(s & 32'h4f580008), ^(s & 32'h27ac0004), ^(s & 32'h93d60002), ^(s & 32'h49eb0001), ^(s & 32'h29a00000), ^(s & 32'h94d00000), ^(s & 32'h4a680000), ^(s & 32'ha5340000), ^(s & 32'h529a0000), ^(s & 32'h294d0000), ^(s & 32'h99f30000), ^(s & 32'hc1ac0000), ^(s & 32'h60d60000), ^(s & 32'hb06b0000), ^(s & 32'h55600000), ^(s & 32'haab00000), ^(s & 32'hd5580000), ^(s & 32'h6aac0000), ^(s & 32'h35560000), ^(s & 32'h1aab0000)};
-      2'd3: unshift_s0 = {^(s & 32'h428d5580), ^(s & 32'h63cbff40), ^(s & 32'h7368aa20), ^(s & 32'hb9b45510), ^(s & 32'h9e577f08), ^(s & 32'h8da6ea04), ^(s & 32'hc6d37502), ^(s & 32'ha1e4ef01), ^(s & 32'h927f2200), ^(s & 32'h493f9100), ^(s & 32'h66129d00), ^(s & 32'h71841b00), ^(s & 32'h7a4f5800), ^(s & 32'h3d27ac00), ^(s & 32'h1e93d600), ^(s & 32'h8f49eb00), ^(s & 32'h8529a000), ^(s & 32'h4294d000), ^(s & 32'ha14a6800), ^(s & 32'hd0a53400), ^(s & 32'h68529a00), ^(s & 32'hb4294d00), ^(s & 32'h9899f300), ^(s & 32'h0ec1ac00), ^(s & 32'h8760d600), ^(s & 32'hc3b06b00), ^(s & 32'ha3556000), ^(s & 32'h51aab000), ^(s & 32'h28d55800), ^(s & 32'h146aac00), ^(s & 32'h0a355600), ^(s & 32'h851aab00)};
-      default: unshift_s0 = s;
+  // The rows of icrc_map(z) (firmware-model/src/hdlgen.rs): row j in bits [32j +: 32].
+  function automatic logic [1023:0] icrc_rows(input logic [5:0] z);
+    case (z)
+      6'd0: icrc_rows = 1024'h64428d55d663cbff0f7368aa87b9b455a79e577f378da6ea9bc6d375a9a1e4ef30927f2218493f91e866129d9071841b2c7a4f58963d27ac4b1e93d6a58f49ebb68529a05b4294d02da14a6816d0a5348b68529ac5b4294d869899f3a70ec1acd38760d6e9c3b06b10a355608851aab04428d55822146aac910a3556c8851aab;
+      6'd1: icrc_rows = 1024'hff64428d80d663cbbf0f73685f87b9b4d0a79e5717378da68b9bc6d3baa9a1e42230927f1118493ff7e86612049071847d2c7a4f3e963d271f4b1e938fa58f49b8b68529dc5b42946e2da14a3716d0a59b8b6852cdc5b4299986989933a70ec199d387604ce9c3b0d910a355ec8851aaf64428d5fb22146afd910a35fec8851a;
+      6'd2: icrc_rows = 1024'h50ff64427880d663ecbf0f73765f87b9ebd0a79ea517378dd28b9bc6b9baa9a18c223092c6111849b3f7e86689049071947d2c7a4a3e963d251f4b1e128fa58fd9b8b6856cdc5b42366e2da11b3716d00d9b8b6806cdc5b4539986987933a70ebc99d387de4ce9c33fd910a31fec88510ff6442887fb221443fd910aa1fec885;
+      6'd3: icrc_rows = 1024'h9e50ff64517880d636ecbf0f9b765f8753ebd0a7b7a51737dbd28b9bf3b9baa9e78c2230f3c61118e7b3f7e8ed890490e8947d2cf44a3e967a251f4b3d128fa500d9b8b6806cdc5b40366e2d201b3716100d9b8b0806cdc59a539986537933a729bc99d314de4ce9943fd910ca1fec88e50ff644f287fb227943fd913ca1fec8;
+      6'd4: icrc_rows = 1024'h699e50ff5d517880c736ecbf639b765fd853ebd085b7a517c2dbd28b08f3b9baede78c2276f3c61152e7b3f7c0ed890489e8947d44f44a3ea27a251fd13d128f8100d9b840806cdca040366ed0201b3768100d9bb40806cd339a5399705379333829bc991c14de4c67943fd933ca1fec99e50ff64cf287fba67943fdd33ca1fe;
+      6'd5: icrc_rows = 1024'h5e699e50715d5178e6c736ec73639b76e7d853ebad85b7a5d6c2dbd2b508f3b984ede78c4276f3c6ff52e7b3a1c0ed898e89e8944744f44a23a27a2591d13d12968100d94b40806c25a0403612d0201b8968100d44b40806fc339a5320705379103829bc881c14de9a67943fcd33ca1fe699e50ff34cf28779a67943bcd33ca1;
+      6'd6: icrc_rows = 1024'h9e5e699ed1715d5176e6c736bb73639b43e7d853bfad85b7dfd6c2db71b508f3a684ede7d34276f3f7ff52e7e5a1c0ed6c8e89e8b64744f4db23a27a6d91d13da8968100d44b4080ea25a040f512d020fa8968107d44b408a0fc339a4e2070532710382913881c14979a6794cbcd33cae5e699e5f2f34cf27979a6793cbcd33c;
+      6'd7: icrc_rows = 1024'h029e5e6903d1715d8376e6c741bb73632243e7d813bfad8509dfd6c20671b50801a684ed80d3427642f7ff52a3e5a1c0d36c8e8969b6474434db23a29a6d91d1cfa89681e7d44b4073ea25a0b9f512d05cfa8968ae7d44b455a0fc33284e2070942710384a13881ca7979a6753cbcd3329e5e69914f2f34c0a7979a6053cbcd3;
+      6'd8: icrc_rows = 1024'h56029e5e7d03d171e88376e6f441bb732c2243e7c013bfade009dfd6260671b54501a684a280d3420742f7ffd5a3e5a13cd36c8e1e69b6470f34db23879a6d9115cfa8960ae7d44b0573ea2582b9f512415cfa8920ae7d44c655a0fcb5284e205a942710ad4a138880a7979ac053cbcd6029e5e6b014f2f3580a7979ac053cbc;
+      6'd9: icrc_rows = 1024'h2a56029ebf7d03d175e88376baf441bb772c224311c013bf88e009df6e2606711d4501a68ea280d36d0742f79cd5a3e5e43cd36c721e69b6390f34db9c879a6de415cfa8720ae7d4390573ea1c82b9f50e415cfa0720ae7da9c655a0feb5284eff5a94277fad4a139580a7974ac053cba56029e552b014f2a9580a7954ac053c;
+      6'd10: icrc_rows = 1024'h672a560254bf7d03cd75e883e6baf44114772c226d11c0133688e009fc6e2606191d45018c8ea280a16d0742379cd5a37ce43cd33e721e691f390f348f9c879aa0e415cf50720ae728390573941c82b9ca0e415ce50720ae15a9c6556dfeb528b6ff5a945b7fad4aca9580a7e54ac05372a560293952b0149ca9580ace54ac05;
+      6'd11: icrc_rows = 1024'h3a672a562754bf7d29cd75e814e6baf4b014772ce26d11c0f13688e0c2fc6e265b191d452d8c8ea22ca16d07ac379cd56c7ce43c363e721e9b1f390f4d8f9c871ca0e4158e50720a47283905a3941c82d1ca0e41e8e507204e15a9c61d6dfeb58eb6ff5a475b7fad99ca95804ce54ac0a672a560d33952b0e99ca95874ce54ac;
+      6'd12: icrc_rows = 1024'h483a672a6c2754bf7e29cd75bf14e6ba17b0147743e26d11a1f1368818c2fc6ec45b191d622d8c8ef92ca16d34ac379c526c7ce4a9363e72549b1f39aa4d8f9c9d1ca0e44e8e50722747283993a3941cc9d1ca0e64e8e507fa4e15a9351d6dfe1a8eb6ff8d475b7f0e99ca95074ce54a83a672a541d3395220e99ca99074ce54;
+      6'd13: icrc_rows = 1024'h4c483a676a6c2754797e29cdbcbf14e61217b0144543e26da2a1f1361d18c2fc42c45b19a1622d8c9cf92ca18234ac370d526c7c06a9363e83549b1fc1aa4d8f2c9d1ca0164e8e500b2747288593a394c2c9d1ca6164e8e57cfa4e15f2351d6d791a8eb6bc8d475b120e99ca89074ce5c483a6726241d3393120e99c989074ce;
+      6'd14: icrc_rows = 1024'hcc4c483aaa6a6c2719797e290cbcbf144a1217b0e94543e274a2a1f1761d18c2f742c45bfba1622db19cf92c948234ac060d526c0306a9360183549b00c1aa4d4c2c9d1c26164e8e130b2747098593a384c2c9d1426164e86d7cfa4efaf2351d7d791a8ebebc8d4713120e998989074cc4c483a6626241d3313120e998989074;
+      6'd15: icrc_rows = 1024'hcecc4c4829aa6a6c5a19797ead0cbcbf184a121742e945432174a2a1de761d1821f742c490fba16206b19cf94d94823468060d52340306a99a018354cd00c1aaa84c2c9dd426164eea130b27750985933a84c2c91d426164406d7cfaeefaf235f77d791afbbebc8db313120ed9898907ecc4c483766262413b3131209d989890;
+      6'd16: icrc_rows = 1024'h39cecc4c2529aa6aab5a197955ad0cbc13184a12b042e945d82174a2d5de761dd321f7426990fba10d06b19c3f4d9482a668060dd3340306699a0183b4cd00c163a84c2cb1d42616d8ea130b6c750985b63a84c2db1d4261d4406d7c53eefaf229f77d7994fbbebc73b3131239d989899cecc4c4ce766262e73b3131739d9898;
+      6'd17: icrc_rows = 1024'hc639cecc252529aa54ab5a192a55ad0cd313184aafb042e9d7d82174add5de7610d321f7086990fbc20d06b1273f4d94d5a66806ead33403f5699a01fab4cd00bb63a84cddb1d426eed8ea13776c75093bb63a849ddb1d4208d4406d4253eefa2129f77d9094fbbe8e73b313c739d989639cecc431ce766218e73b318c739d98;
+      6'd18: icrc_rows = 1024'h1dc639ce932525295454ab5a2a2a55ad88d3131859afb042acd7d8214badd5de3810d3219c086990d3c20d06f4273f4de7d5a66873ead334b9f5699a5cfab4cdb3bb63a859ddb1d42ceed8ea16776c758b3bb63ac59ddb1dff08d440624253eeb12129f7d89094fb718e73b3b8c739d9dc639cecee31ce767718e73b3b8c739d;
+      6'd19: icrc_rows = 1024'h931dc6395a932525be5454ab5f2a2a553c88d3138d59afb046acd7d8b04badd54b3810d3259c086981d3c20d53f4273fbae7d5a65d73ead3aeb9f569d75cfab4f8b3bb637c59ddb13e2ceed89f16776ccf8b3bb6e7c59ddb60ff08d4a362425351b12129a8d89094c7718e7363b8c73931dc639c98ee31ce4c7718e7263b8c73;
+      6'd20: icrc_rows = 1024'h73931dc64a5a9325d6be54546b5f2a2a463c88d3508d59af2846acd7e7b04bad004b381000259c08f381d3c20a53f427f6bae7d57b5d73ea3daeb9f51ed75cfa7cf8b3bb3e7c59dd1f3e2cee0f9f167787cf8b3bc3e7c59d9260ff08baa362425d51b1212ea8d890e4c7718e7263b8c73931dc639c98ee31ce4c7718e7263b8c;
+      6'd21: icrc_rows = 1024'h9673931d5d4a5a9338d6be549c6b5f2ad8463c88fa508d597d2846ac28e7b04b82004b38c100259cf6f381d3ed0a53f4e0f6bae7707b5d73b83daeb9dc1ed75cf87cf8b37c3e7c593e1f3e2c9f0f9f164f87cf8b27c3e7c5859260ff54baa3622a5d51b1152ea8d89ce4c771ce7263b8673931dcb39c98ee59ce4c772ce7263b;
+      6'd22: icrc_rows = 1024'h91967393d95d4a5afd38d6befe9c6b5f6ed8463c26fa508d937d28465828e7b0bd82004b5ec100253ef6f3818eed0a5356e0f6baab707b5d55b83dae2adc1ed784f87cf8427c3e7c213e1f3e909f0f9fc84f87cfe427c3e763859260a054baa3d02a5d51e8152ea8659ce4c732ce7263196739318cb39c984659ce4c232ce726;
+      6'd23: icrc_rows = 1024'he491967396d95d4aaffd38d6d7fe9c6b0f6ed846e326fa50f1937d281c5828e7eabd8200755ec1005e3ef6f3cb8eed0a8156e0f6c0ab707b6055b83db02adc1ebc84f87c5e427c3e2f213e1f17909f0f8bc84f8745e427c3c663859207a054ba03d02a5d81e8152e24659ce49232ce7249196739248cb39c924659cec9232ce7;
+      6'd24: icrc_rows = 1024'h54e491967e96d95debaffd3875d7fe9c6e0f6ed8e3e326fa71f1937d6c1c5828e2eabd8271755ec1ec5e3ef622cb8eedc58156e0e2c0ab70716055b838b02adc48bc84f8245e427c122f213e0917909f848bc84f4245e42775c663856e07a054b703d02adb81e8153924659c9c9232ce4e491967a7248cb353924659a9c9232c;
+      6'd25: icrc_rows = 1024'h6654e491557e96d94cebaffda675d7feb56e0f6e3ce3e3261e71f193696c1c58d2e2eabd6971755ed2ec5e3e0f22cb8ee1c5815670e2c0abb8716055dc38b02a0848bc8484245e42c2122f21e109179070848bc8384245e4fa75c6639b6e07a0cdb703d0e6db81e895392465ca9c9232654e491932a7248c99539246cca9c923;
+      6'd26: icrc_rows = 1024'h746654e44e557e96534cebafa9a675d7a0b56e0fa43ce3e3521e71f15d696c1c5ad2e2ea2d697175e2d2ec5e850f22cb36e1c5819b70e2c04db8716026dc38b0e70848bc7384245e39c2122f1ce109170e70848b8738424537fa75c66f9b6e07b7cdb703dbe6db81199539248cca9c9246654e49a332a724d1995392e8cca9c9;
+      6'd27: icrc_rows = 1024'h44746654e64e557e37534ceb9ba9a67589a0b56e00a43ce300521e71445d696ce65ad2e2f32d6971bde2d2ec1a850f224936e1c5a49b70e2524db871a926dc3890e7084848738424a439c212d21ce109690e7084b48738421e37fa75cb6f9b6e65b7cdb7b2dbe6db1d1995398e8cca9c4746654e23a332a711d1995388e8cca9;
+      6'd28: icrc_rows = 1024'hdf44746630e64e554737534c239ba9a6ce89a0b5b800a43c5c00521ef1445d69a7e65ad2d3f32d69b6bde2d2841a850f9d4936e14ea49b7027524db893a926dc1690e7088b48738445a439c222d21ce111690e7008b487385b1e37fa72cb6f9b3965b7cd1cb2dbe6d11d1995e88e8ccaf4474665fa23a3327d11d199be88e8cc;
+      6'd29: icrc_rows = 1024'hfddf44748330e64ebc473753de239ba912ce89a074b800a43a5c0052e0f1445d0da7e65a86d3f32d3eb6bde262841a85cc9d4936e64ea49b7327524db993a926a11690e7d08b48736845a4393422d21c9a11690e4d08b4875b5b1e375072cb6f283965b7141cb2db77d11d19bbe88e8cddf44746eefa23a3f77d11d1fbbe88e8;
+      6'd30: icrc_rows = 1024'hc4fddf44268330e657bc4737abde239b9112ce890c74b800063a5c00c7e0f144270da7e61386d3f3cd3eb6bd2262841ad5cc9d496ae64ea4b57327525ab993a969a11690b4d08b485a6845a4ad3422d2d69a1169eb4d08b4315b5b1edc5072cbee283965f7141cb23f77d11d9fbbe88e4fddf44727eefa2313f77d1189fbbe88;
+      6'd31: icrc_rows = 1024'h61c4fddf51268330c957bc4764abde23539112ce480c74b8a4063a5cb3c7e0f138270da71c1386d36fcd3eb656226284cad5cc9de56ae64e72b57327395ab9937d69a116beb4d08bdf5a68456fad3422b7d69a115beb4d08cc315b5b87dc507243ee283921f7141c713f77d1389fbbe81c4fddf40e27eefa8713f77dc389fbbe;
+      6'd32: icrc_rows = 1024'hf661c4fd8d51268330c957bc9864abde3a539112eb480c7475a4063accb3c7e01038270d081c1386726fcd3e4f562262d1cad5cce8e56ae67472b5733a395ab9eb7d69a175beb4d0badf5a68dd6fad34eeb7d69af75beb4d0dcc315b7087dc50b843ee28dc21f71498713f77cc389fbb661c4fddb30e27eed98713f7ecc389fb;
+      6'd33: icrc_rows = 1024'h22f661c4b38d5126fb30c9577d9864ab9c3a5391eceb480c7675a40619ccb3c7ae103827d7081c13c9726fcdc64f5622c1d1cad5e0e8e56a707472b5b83a395a7eeb7d693f75beb41fbadf5a8fdd6fad47eeb7d623f75bebb30dcc31fb7087dc7db843ee3edc21f7bd98713f5ecc389f2f661c4f17b30e278bd9871345ecc389;
+      6'd34: icrc_rows = 1024'h9522f661dfb38d51fafb30c9fd7d9864eb9c3a5360eceb48b07675a4cd19ccb3f3ae103879d7081c29c9726f01c64f5615c1d1ca8ae0e8e5c570747262b83a39a47eeb7dd23f75be691fbadf348fdd6f9a47eeb7cd23f75bf3b30dccecfb7087767db843bb3edc2148bd9871a45ecc38522f661ca917b30e548bd9872a45ecc3;
+      6'd35: icrc_rows = 1024'h7c9522f6c2dfb38d1dfafb308efd7d983beb9c3a6160ecebb0b0767524cd19cceef3ae107779d7084729c9725f01c64f5315c1d1298ae0e894c57074ca62b83a19a47eeb0cd23f7586691fbac3348fdd619a47ee30cd23f764f3b30dceecfb7067767db8b3bb3edc2548bd9892a45eccc9522f66e4a917b3f2548bd9f92a45ec;
+      6'd36: icrc_rows = 1024'he77c952294c2dfb3ad1dfafb568efd7dcc3beb9c016160ec80b0b076a724cd19b4eef3aeda7779d70a4729c9e25f01c6165315c10b298ae08594c570c2ca62b80619a47e830cd23fc186691f60c3348fb0619a475830cd234b64f3b3c2ceecfbe167767d70b3bb3edf2548bdef92a45e77c9522f3be4a9179df2548bcef92a45;
+      6'd37: icrc_rows = 1024'hd0e77c95b894c2df0cad1dfa86568efd93cc3beb990161604c80b0b0f6a724cd2bb4eef395da77791a0a4729dde25f01be165315df0b298aef8594c5f7c2ca62ab0619a455830cd22ac186691560c3348ab0619ac55830cd324b64f349c2ceeca4e16776d270b3bb39df25481cef92a40e77c952873be4a9439df254a1cef92a;
+      6'd38: icrc_rows = 1024'h7ad0e77cc7b894c2190cad1d8c86568e3c93cc3b64990161b24c80b023f6a724eb2bb4eef595da77801a0a47badde25f27be165313df0b2909ef859404f7c2ca78ab06193c55830c1e2ac1860f1560c3878ab061c3c558301b324b647749c2ce3ba4e1679dd270b3b439df255a1cef92ad0e77c9d6873be4eb439df2f5a1cef9;
+      6'd39: icrc_rows = 1024'he77ad0e714c7b8946d190cadb68c8656bc3c93cc396499011cb24c806923f6a7d3eb2bb4e9f595da93801a0a2ebadde2f027be16f813df0bfc09ef857e04f7c25878ab06ac3c5583561e2ac1ab0f1560d5878ab06ac3c558521b324bce7749c2e73ba4e1739dd270deb439dfef5a1cef77ad0e773bd6873b9deb439dcef5a1ce;
+      6'd40: icrc_rows = 1024'h21e77ad03114c7b8b96d190cdcb68c86cfbc3c93c6396499631cb24c106923f629d3eb2b94e9f595eb93801ad42ebaddcbf027be65f813df32fc09ef997e04f76d5878ab36ac3c551b561e2a0dab0f1586d5878ac36ac3c5c0521b32c1ce774960e73ba4b0739dd279deb4393cef5a1c1e77ad0e0f3bd687879deb4343cef5a1;
+      6'd41: icrc_rows = 1024'h1221e77a9b3114c7dfb96d19efdcb68ce5cfbc3c60c63964b0631cb24a106923b729d3ebdb94e9f5ffeb93806dd42ebaa4cbf0275265f813a932fc09d4997e04f86d58787c36ac3c3e1b561e9f0dab0f4f86d58727c36ac381c0521bd2c1ce776960e73b34b0739d8879deb4443cef5a221e77ad910f3bd648879deb2443cef5;
+      6'd42: icrc_rows = 1024'he91221e71d9b311467dfb96d33efdcb670e5cfbc5160c63928b0631cfd4a106997b729d3cbdb94e90cffeb936f6dd42edea4cbf06f5265f837a932fc9bd4997ea4f86d58527c36ac293e1b56149f0dab8a4f86d5c527c36a0b81c0526cd2c1ceb66960e75b34b073448879de22443cef91221e7748910f3ba448879dd22443ce;
+      6'd43: icrc_rows = 1024'h15e912219f1d9b31da67dfb9ed33efdc6370e5cfa45160c6d228b063fcfd4a10eb97b72975cbdb942f0cffeb826f6dd4d4dea4cb6a6f5265b537a9325a9bd49938a4f86d9c527c364e293e1b27149f0d138a4f8689c527c3d10b81c07d6cd2c1beb66960df5b34b07a448879bd22443c5e91221eaf48910f57a448872bd22443;
+      6'd44: icrc_rows = 1024'hc115e912219f1d9b51da67dfa8ed33ef956370e58ba4516045d228b0e3fcfd4a30eb97b79875cbdb8d2f0cff87826f6d02d4dea4816a6f52c0b537a9605a9bd47138a4f8b89c527c5c4e293e2e27149f17138a4f0b89c527c4d10b81237d6cd211beb66908df5b34457a448822bd2244115e912208af48910457a448822bd224;
+      6'd45: icrc_rows = 1024'hd1c115e939219f1dcd51da6766a8ed3362956370e08ba4517045d22869e3fcfd6530eb97329875cbc88d2f0cb587826f0b02d4de85816a6f42c0b537a1605a9b817138a440b89c52a05c4e29502e2714a817138ad40b89c5bbc4d10b0c237d6c8611beb64308df5b70457a443822bd221c115e918e08af48470457a4a3822bd2;
+      6'd46: icrc_rows = 1024'hb3d1c115ea39219fc6cd51da6366a8ed02629563b2e08ba4597045d21f69e3fc3c6530eb9e329875fcc88d2f4db58782950b02d44a85816aa542c0b552a1605a9a817138cd40b89ce6a05c4e73502e27b9a817135cd40b891dbbc4d13d0c237d1e8611be8f4308dff470457a7a3822bd3d1c115e9e8e08afcf47045767a3822b;
+      6'd47: icrc_rows = 1024'h18b3d1c194ea3921d2c6cd51696366a82c0262958eb2e08b475970453b1f69e3053c6530029e329899fcc88d544db58732950b02994a8581cca542c0e652a1606b9a8171b5cd40b8dae6a05c6d73502eb6b9a817db5cd40b751dbbc4a23d0c23d11e8611688f43082cf47045167a38228b3d1c11c59e8e0862cf47043167a382;
+      6'd48: icrc_rows = 1024'h4d18b3d1eb94ea3938d2c6cd1c696366c32c0262ac8eb2e056475970663b1f69fe053c65ff029e323299fcc854544db56732950bb3994a8559cca542ace652a11b6b9a818db5cd4046dae6a0236d735091b6b9a8c8db5cd429751dbb59a23d0c2cd11e8616688f43462cf470a3167a38d18b3d1c68c59e8e3462cf479a3167a3;
+      6'd49: icrc_rows = 1024'hc34d18b322eb94ead238d2c6691c6963f7c32c02b8ac8eb25c5647596d663b1f75fe053cbaff029e1e3299fccc54544da5673295d2b3994a6959cca534ace652591b6b9aac8db5cd5646dae62b236d731591b6b98ac8db5c8629751d8059a23d402cd11e2016688fd3462cf469a3167a34d18b3d1a68c59e0d3462cf869a3167;
+      6'd50: icrc_rows = 1024'hebc34d189e22eb94a4d238d252691c6942f7c32c4ab8ac8e255c5647796d663bd775fe056bbaff02de1e329984cc5454a9a56732d4d2b399ea6959cc7534ace651591b6ba8ac8db5d45646da6a2b236d351591b61a8ac8db66862975d88059a26c402cd136201668f0d3462c7869a316bc34d18b5e1a68c5af0d3462d7869a31;
+      6'd51: icrc_rows = 1024'h28ebc34dbc9e22ebf6a4d2387b52691c9542f7c3624ab8acb1255c56f0796d66d0d775fe686bbaff1cde1e322684cc54bba9a5675dd4d2b32eea6959177534ac2351591b11a8ac8d88d45646c46a2b2362351591b11a8ac87066862990d88059486c402c243620163af0d3461d7869a38ebc34d1475e1a68a3af0d3451d7869a;
+      6'd52: icrc_rows = 1024'h8528ebc3c7bc9e22e6f6a4d2737b52693c9542f71b624ab88db1255cc3f0796d64d0d775b2686bbadc1cde1e6b2684cc30bba9a5985dd4d24c2eea692617753496235159cb11a8ace588d456f2c46a2bf9623515fcb11a8afb7066867890d8803c486c409e2436204a3af0d3a51d7869528ebc3429475e1a14a3af0d0a51d786;
+      6'd53: icrc_rows = 1024'h088528eb0cc7bc9e0ee6f6a407737b520b3c95428d1b624ac68db125ebc3f079fd64d0d7feb2686bf7dc1cdef36b26847130bba9b8985dd45c4c2eeaae2617755f962351afcb11a857e588d42bf2c46a15f962350afcb11a8dfb70664e7890d8a73c486c539e2436214a3af010a51d7888528ebc4429475e2214a3af110a51d7;
+      6'd54: icrc_rows = 1024'h90088528580cc7bc3c0ee6f69e07737bdf0b3c957f8d1b623fc68db10febc3f097fd64d04bfeb26835f7dc1c0af36b26157130bb8ab8985dc55c4c2e62ae2617a15f962350afcb112857e588942bf2c44a15f962250afcb1028dfb70914e789048a73c4824539e2402214a3a0110a51d0088528e80442947402214a320110a51;
+      6'd55: icrc_rows = 1024'h21900885b1580cc7793c0ee6bc9e07737fdf0b3c9e7f8d1b4f3fc68d060febc3a297fd64514bfeb28935f7dce50af36b53157130298ab89814c55c4c8a62ae26e4a15f967250afcbb92857e5dc942bf2ee4a15f977250afc1a028dfb2c914e781648a73c8b24539e6402214a320110a5190088520c804429864022144320110a;
+      6'd56: icrc_rows = 1024'h37219008acb1580ce1793c0e70bc9e078f7fdf0bf09e7f8df84f3fc6cb060febd2a297fde9514bfec38935f756e50af39c531571ce298ab8e714c55cf38a62ae4ee4a15fa77250afd3b9285769dc942bb4ee4a155a77250a9a1a028dfa2c914efd1648a7fe8b2453c8640221e432011072190088b90c8044dc8640226e432011;
+      6'd57: icrc_rows = 1024'h35372190afacb15862e1793cb170bc9eed8f7fdfc3f09e7fe1f84f3fc5cb060f57d2a2972be9514b20c38935a556e50ae79c5315f3ce298a79e714c53cf38a622b4ee4a115a772500ad3b9288569dc9442b4ee4aa15a7725e59a1a02c7fa2c91e3fd1648f1fe8b244dc86402a6e4320153721900a9b90c80d4dc86406a6e4320;
+      6'd58: icrc_rows = 1024'h4f35372168afacb17b62e179bdb170bc91ed8f7f07c3f09e03e1f84fcec5cb06a857d2a2542be9516520c389fda556e5b1e79c53d8f3ce29ec79e714f63cf38ab42b4ee4da15a7726d0ad3b9b68569dcdb42b4eeeda15a77b9e59a1a13c7fa2c09e3fd1604f1fe8bcd4dc864e6a6e432f353721979a9b90c3cd4dc869e6a6e43;
+      6'd59: icrc_rows = 1024'hb44f3537ee68afacc37b62e1e1bdb1704491ed8f1607c3f08b03e1f8f1cec5cbcca857d2e6542be9c76520c357fda5569fb1e79c4fd8f3ce27ec79e713f63cf33db42b4e9eda15a74f6d0ad327b6856993db42b449eda15a10b9e59a3c13c7fa9e09e3fd4f04f1fe13cd4dc889e6a6e444f35372a279a9b9d13cd4dc689e6a6e;
+      6'd60: icrc_rows = 1024'h24b44f35b6ee68af7fc37b62bfe1bdb17b4491ed191607c30c8b03e1a2f1cec575cca8573ae6542bb9c76520f857fda5d89fb1e76c4fd8f33627ec799b13f63ce93db42bf49eda157a4f6d0abd27b685de93db42ef49eda1d310b9e54d3c13c7269e09e3134f04f12d13cd4d9689e6a64b44f35325a279a992d13cd449689e6a;
+      6'd61: icrc_rows = 1024'hc724b44fa4b6ee68957fc37b4abfe1bd627b4491f6191607fb0c8b03baa2f1ce9a75cca8cd3ae65421b9c765d7f857fdacd89fb1d66c4fd8eb3627ec759b13f67de93db43ef49eda9f7a4f6d4fbd27b6a7de93db53ef49ed6ed310b9704d3c1338269e091c134f04c92d13cde49689e6724b44f33925a2791c92d13c8e49689e;
+      6'd62: icrc_rows = 1024'h38c724b4a4a4b6eeea957fc3754abfe102627b44b9f61916dcfb0c8b56baa2f1139a75cc09cd3ae63c21b9c726d7f8572bacd89f95d66c4f4aeb3627a5759b136a7de93d353ef49e9a9f7a4fcd4fbd2766a7de93b353ef49e16ed31048704d3c2438269e121c134f31c92d1318e496898c724b44c63925a2e31c92d1718e4968;
+      6'd63: icrc_rows = 1024'h2d38c7243ba4a4b630ea957f18754abf2102627b3db9f6199edcfb0ce256baa25c139a752e09cd3a3a3c21b93026d7f8b52bacd8da95d66c6d4aeb36b6a5759bf66a7de9fb353ef47d9a9f7a3ecd4fbd1f66a7de8fb353ef6ae16ed31848704d8c243826c6121c134e31c92da718e496d38c724b69c63925b4e31c925a718e49;
+      default: icrc_rows = '0;
     endcase
   endfunction
 
-  // Undo sel * 4 trailing zero bytes.
-  function automatic logic [31:0] unshift_s1(input logic [31:0] s, input logic [1:0] sel);
-    case (sel)
-      2'd0: unshift_s1 = s;
-      2'd1: unshift_s1 = {^(s & 32'h64428d55), ^(s & 32'hd663cbff), ^(s & 32'h0f7368aa), ^(s & 32'h87b9b455), ^(s & 32'ha79e577f), ^(s & 32'h378da6ea), ^(s & 32'h9bc6d375), ^(s & 32'ha9a1e4ef), ^(s & 32'h30927f22), ^(s & 32'h18493f91), ^(s & 32'he866129d), ^(s & 32'h9071841b), ^(s & 32'h2c7a4f58), ^(s & 32'h963d27ac), ^(s & 32'h4b1e93d6), ^(s & 32'ha58f49eb), ^(s & 32'hb68529a0), ^(s & 32'h5b4294d0), ^(s & 32'h2da14a68), ^(s & 32'h16d0a534), ^(s & 32'h8b68529a), ^(s & 32'hc5b4294d), ^(s & 32'h869899f3), ^(s & 32'ha70ec1ac), ^(s & 32'hd38760d6), ^(s & 32'he9c3b06b), ^(s & 32'h10a35560), ^(s & 32'h8851aab0), ^(s & 32'h4428d558), ^(s & 32'h22146aac), ^(s & 32'h910a3556), ^(s & 32'hc8851aab)};
-      2'd2: unshift_s1 = {^(s & 32'h699e50ff), ^(s & 32'h5d517880), ^(s & 32'hc736ecbf), ^(s & 32'h639b765f), ^(s & 32'hd853ebd0), ^(s & 32'h85b7a517), ^(s & 32'hc2dbd28b), ^(s & 32'h08f3b9ba), ^(s & 32'hede78c22), ^(s & 32'h76f3c611), ^(s & 32'h52e7b3f7), ^(s & 32'hc0ed8904), ^(s & 32'h89e8947d), ^(s & 32'h44f44a3e), ^(s & 32'ha27a251f), ^(s & 32'hd13d128f), ^(s & 32'h8100d9b8), ^(s & 32'h40806cdc), ^(s & 32'ha040366e), ^(s & 32'hd0201b37), ^(s & 32'h68100d9b), ^(s & 32'hb40806cd), ^(s & 32'h339a5399), ^(s & 32'h70537933), ^(s & 32'h3829bc99), ^(s & 32'h1c14de4c), ^(s & 32'h67943fd9), ^(s & 32'h33ca1fec), ^(s & 32'h99e50ff6), ^(s & 32'h4cf287fb), ^(s & 32'ha67943fd), ^(s & 32'hd33ca1fe)};
-      2'd3: unshift_s1 = {^(s & 32'h56029e5e), ^(s & 32'h7d03d171), ^(s & 32'he88376e6), ^(s & 32'hf441bb73), ^(s & 32'h2c2243e7), ^(s & 32'hc013bfad), ^(s & 32'he009dfd6), ^(s & 32'h260671b5), ^(s & 32'h4501a684), ^(s & 32'ha280d342), ^(s & 32'h0742f7ff), ^(s & 32'hd5a3e5a1), ^(s & 32'h3cd36c8e), ^(s & 32'h1e69b647), ^(s & 32'h0f34db23), ^(s & 32'h879a6d91), ^(s & 32'h15cfa896), ^(s & 32'h0ae7d44b), ^(s & 32'h0573ea25), ^(s & 32'h82b9f512), ^(s & 32'h415cfa89), ^(s & 32'h20ae7d44), ^(s & 32'hc655a0fc), ^(s & 32'hb5284e20), ^(s & 32'h5a942710), ^(s & 32'had4a1388), ^(s & 32'h80a7979a), ^(s & 32'hc053cbcd), ^(s & 32'h6029e5e6), ^(s & 32'hb014f2f3), ^(s & 32'h580a7979), ^(s & 32'hac053cbc)};
-      default: unshift_s1 = s;
-    endcase
+  // The ICRC to transmit from the raw register s and the rows of its trailing zeros.
+  function automatic logic [31:0] icrc_apply(input logic [31:0] s, input logic [1023:0] r);
+    for (int j = 0; j < 32; j++) begin
+      icrc_apply[j] = !(^(s & r[32*j +: 32]));
+    end
   endfunction
 
-  // Undo sel * 16 trailing zero bytes.
-  function automatic logic [31:0] unshift_s2(input logic [31:0] s, input logic [1:0] sel);
-    case (sel)
-      2'd0: unshift_s2 = s;
-      2'd1: unshift_s2 = {^(s & 32'h483a672a), ^(s & 32'h6c2754bf), ^(s & 32'h7e29cd75), ^(s & 32'hbf14e6ba), ^(s & 32'h17b01477), ^(s & 32'h43e26d11), ^(s & 32'ha1f13688), ^(s & 32'h18c2fc6e), ^(s & 32'hc45b191d), ^(s & 32'h622d8c8e), ^(s & 32'hf92ca16d), ^(s & 32'h34ac379c), ^(s & 32'h526c7ce4), ^(s & 32'ha9363e72), ^(s & 32'h549b1f39), ^(s & 32'haa4d8f9c), ^(s & 32'h9d1ca0e4), ^(s & 32'h4e8e5072), ^(s & 32'h27472839), ^(s & 32'h93a3941c), ^(s & 32'hc9d1ca0e), ^(s & 32'h64e8e507), ^(s & 32'hfa4e15a9), ^(s & 32'h351d6dfe), ^(s & 32'h1a8eb6ff), ^(s & 32'h8d475b7f), ^(s & 32'h0e99ca95), ^(s & 32'h074ce54a), ^(s & 32'h83a672a5), ^(s & 32'h41d33952), ^(s & 32'h20e99ca9), ^(s & 32'h9074ce54)};
-      2'd2: unshift_s2 = {^(s & 32'hdf447466), ^(s & 32'h30e64e55), ^(s & 32'h4737534c), ^(s & 32'h239ba9a6), ^(s & 32'hce89a0b5), ^(s & 32'hb800a43c), ^(s & 32'h5c00521e), ^(s & 32'hf1445d69), ^(s & 32'ha7e65ad2), ^(s & 32'hd3f32d69), ^(s & 32'hb6bde2d2), ^(s & 32'h841a850f), ^(s & 32'h9d4936e1), ^(s & 32'h4ea49b70), ^(s & 32'h27524db8), ^(s & 32'h93a926dc), ^(s & 32'h1690e708), ^(s & 32'h8b487384), ^(s & 32'h45a439c2), ^(s & 32'h22d21ce1), ^(s & 32'h11690e70), ^(s & 32'h08b48738), ^(s & 32'h5b1e37fa), ^(s & 32'h72cb6f9b), ^(s & 32'h3965b7cd), ^(s & 32'h1cb2dbe6), ^(s & 32'hd11d1995), ^(s & 32'he88e8cca), ^(s & 32'hf4474665), ^(s & 32'hfa23a332), ^(s & 32'h7d11d199), ^(s & 32'hbe88e8cc)};
-      2'd3: unshift_s2 = {^(s & 32'hc115e912), ^(s & 32'h219f1d9b), ^(s & 32'h51da67df), ^(s & 32'ha8ed33ef), ^(s & 32'h956370e5), ^(s & 32'h8ba45160), ^(s & 32'h45d228b0), ^(s & 32'he3fcfd4a), ^(s & 32'h30eb97b7), ^(s & 32'h9875cbdb), ^(s & 32'h8d2f0cff), ^(s & 32'h87826f6d), ^(s & 32'h02d4dea4), ^(s & 32'h816a6f52), ^(s & 32'hc0b537a9), ^(s & 32'h605a9bd4), ^(s & 32'h7138a4f8), ^(s & 32'hb89c527c), ^(s & 32'h5c4e293e), ^(s & 32'h2e27149f), ^(s & 32'h17138a4f), ^(s & 32'h0b89c527), ^(s & 32'hc4d10b81), ^(s & 32'h237d6cd2), ^(s & 32'h11beb669), ^(s & 32'h08df5b34), ^(s & 32'h457a4488), ^(s & 32'h22bd2244), ^(s & 32'h115e9122), ^(s & 32'h08af4891), ^(s & 32'h0457a448), ^(s & 32'h822bd224)};
-      default: unshift_s2 = s;
-    endcase
-  endfunction
-
-  // Undo the four zeroed ICRC slot bytes and invert: the ICRC value to transmit.
-  function automatic logic [31:0] icrc_from_raw(input logic [31:0] s);
-    icrc_from_raw = ~{^(s & 32'h64428d55), ^(s & 32'hd663cbff), ^(s & 32'h0f7368aa), ^(s & 32'h87b9b455), ^(s & 32'ha79e577f), ^(s & 32'h378da6ea), ^(s & 32'h9bc6d375), ^(s & 32'ha9a1e4ef), ^(s & 32'h30927f22), ^(s & 32'h18493f91), ^(s & 32'he866129d), ^(s & 32'h9071841b), ^(s & 32'h2c7a4f58), ^(s & 32'h963d27ac), ^(s & 32'h4b1e93d6), ^(s & 32'ha58f49eb), ^(s & 32'hb68529a0), ^(s & 32'h5b4294d0), ^(s & 32'h2da14a68), ^(s & 32'h16d0a534), ^(s & 32'h8b68529a), ^(s & 32'hc5b4294d), ^(s & 32'h869899f3), ^(s & 32'ha70ec1ac), ^(s & 32'hd38760d6), ^(s & 32'he9c3b06b), ^(s & 32'h10a35560), ^(s & 32'h8851aab0), ^(s & 32'h4428d558), ^(s & 32'h22146aac), ^(s & 32'h910a3556), ^(s & 32'hc8851aab)};
-  endfunction
-
-  // icrc_from_raw(unshift_s2(s, sel)) as one XOR network per sel.
-  function automatic logic [31:0] icrc_unshift_s2(input logic [31:0] s, input logic [1:0] sel);
-    case (sel)
-      2'd0: icrc_unshift_s2 = ~{^(s & 32'h64428d55), ^(s & 32'hd663cbff), ^(s & 32'h0f7368aa), ^(s & 32'h87b9b455), ^(s & 32'ha79e577f), ^(s & 32'h378da6ea), ^(s & 32'h9bc6d375), ^(s & 32'ha9a1e4ef), ^(s & 32'h30927f22), ^(s & 32'h18493f91), ^(s & 32'he866129d), ^(s & 32'h9071841b), ^(s & 32'h2c7a4f58), ^(s & 32'h963d27ac), ^(s & 32'h4b1e93d6), ^(s & 32'ha58f49eb), ^(s & 32'hb68529a0), ^(s & 32'h5b4294d0), ^(s & 32'h2da14a68), ^(s & 32'h16d0a534), ^(s & 32'h8b68529a), ^(s & 32'hc5b4294d), ^(s & 32'h869899f3), ^(s & 32'ha70ec1ac), ^(s & 32'hd38760d6), ^(s & 32'he9c3b06b), ^(s & 32'h10a35560), ^(s & 32'h8851aab0), ^(s & 32'h4428d558), ^(s & 32'h22146aac), ^(s & 32'h910a3556), ^(s & 32'hc8851aab)};
-      2'd1: icrc_unshift_s2 = ~{^(s & 32'h39cecc4c), ^(s & 32'h2529aa6a), ^(s & 32'hab5a1979), ^(s & 32'h55ad0cbc), ^(s & 32'h13184a12), ^(s & 32'hb042e945), ^(s & 32'hd82174a2), ^(s & 32'hd5de761d), ^(s & 32'hd321f742), ^(s & 32'h6990fba1), ^(s & 32'h0d06b19c), ^(s & 32'h3f4d9482), ^(s & 32'ha668060d), ^(s & 32'hd3340306), ^(s & 32'h699a0183), ^(s & 32'hb4cd00c1), ^(s & 32'h63a84c2c), ^(s & 32'hb1d42616), ^(s & 32'hd8ea130b), ^(s & 32'h6c750985), ^(s & 32'hb63a84c2), ^(s & 32'hdb1d4261), ^(s & 32'hd4406d7c), ^(s & 32'h53eefaf2), ^(s & 32'h29f77d79), ^(s & 32'h94fbbebc), ^(s & 32'h73b31312), ^(s & 32'h39d98989), ^(s & 32'h9cecc4c4), ^(s & 32'hce766262), ^(s & 32'he73b3131), ^(s & 32'h739d9898)};
-      2'd2: icrc_unshift_s2 = ~{^(s & 32'hf661c4fd), ^(s & 32'h8d512683), ^(s & 32'h30c957bc), ^(s & 32'h9864abde), ^(s & 32'h3a539112), ^(s & 32'heb480c74), ^(s & 32'h75a4063a), ^(s & 32'hccb3c7e0), ^(s & 32'h1038270d), ^(s & 32'h081c1386), ^(s & 32'h726fcd3e), ^(s & 32'h4f562262), ^(s & 32'hd1cad5cc), ^(s & 32'he8e56ae6), ^(s & 32'h7472b573), ^(s & 32'h3a395ab9), ^(s & 32'heb7d69a1), ^(s & 32'h75beb4d0), ^(s & 32'hbadf5a68), ^(s & 32'hdd6fad34), ^(s & 32'heeb7d69a), ^(s & 32'hf75beb4d), ^(s & 32'h0dcc315b), ^(s & 32'h7087dc50), ^(s & 32'hb843ee28), ^(s & 32'hdc21f714), ^(s & 32'h98713f77), ^(s & 32'hcc389fbb), ^(s & 32'h661c4fdd), ^(s & 32'hb30e27ee), ^(s & 32'hd98713f7), ^(s & 32'hecc389fb)};
-      2'd3: icrc_unshift_s2 = ~{^(s & 32'h4d18b3d1), ^(s & 32'heb94ea39), ^(s & 32'h38d2c6cd), ^(s & 32'h1c696366), ^(s & 32'hc32c0262), ^(s & 32'hac8eb2e0), ^(s & 32'h56475970), ^(s & 32'h663b1f69), ^(s & 32'hfe053c65), ^(s & 32'hff029e32), ^(s & 32'h3299fcc8), ^(s & 32'h54544db5), ^(s & 32'h6732950b), ^(s & 32'hb3994a85), ^(s & 32'h59cca542), ^(s & 32'hace652a1), ^(s & 32'h1b6b9a81), ^(s & 32'h8db5cd40), ^(s & 32'h46dae6a0), ^(s & 32'h236d7350), ^(s & 32'h91b6b9a8), ^(s & 32'hc8db5cd4), ^(s & 32'h29751dbb), ^(s & 32'h59a23d0c), ^(s & 32'h2cd11e86), ^(s & 32'h16688f43), ^(s & 32'h462cf470), ^(s & 32'ha3167a38), ^(s & 32'hd18b3d1c), ^(s & 32'h68c59e8e), ^(s & 32'h3462cf47), ^(s & 32'h9a3167a3)};
-      default: icrc_unshift_s2 = '0;
-    endcase
-  endfunction
-
-  // The s with unshift_s2(s, sel) == RESIDUE: RESIDUE followed by sel*16 zero bytes.
-  function automatic logic [31:0] residue_s2(input logic [1:0] sel);
-    case (sel)
-      2'd0: residue_s2 = 32'hdebb20e3;
-      2'd1: residue_s2 = 32'hf02a6472;
-      2'd2: residue_s2 = 32'h95494d2a;
-      2'd3: residue_s2 = 32'h33d4f04f;
-      default: residue_s2 = RESIDUE;
+  // The raw register after a correct frame ending in z zero bytes: RESIDUE, then z zeros.
+  function automatic logic [31:0] residue_z(input logic [5:0] z);
+    case (z)
+      6'd0: residue_z = 32'hdebb20e3;
+      6'd1: residue_z = 32'h39dd08e2;
+      6'd2: residue_z = 32'h4e3d5e5c;
+      6'd3: residue_z = 32'h62932081;
+      6'd4: residue_z = 32'h9add2096;
+      6'd5: residue_z = 32'h19f6eb51;
+      6'd6: residue_z = 32'h1c759789;
+      6'd7: residue_z = 32'h94784e13;
+      6'd8: residue_z = 32'h842a3990;
+      6'd9: residue_z = 32'hf08bb97d;
+      6'd10: residue_z = 32'h2e448638;
+      6'd11: residue_z = 32'h282cfc18;
+      6'd12: residue_z = 32'h1344b4aa;
+      6'd13: residue_z = 32'h36100e42;
+      6'd14: residue_z = 32'h98e430b2;
+      6'd15: residue_z = 32'h25f73690;
+      6'd16: residue_z = 32'hf02a6472;
+      6'd17: residue_z = 32'hbefb3a74;
+      6'd18: residue_z = 32'h57d64e1f;
+      6'd19: residue_z = 32'h8d5fdbbb;
+      6'd20: residue_z = 32'h5c3e35df;
+      6'd21: residue_z = 32'h1630f170;
+      6'd22: residue_z = 32'h501341cd;
+      6'd23: residue_z = 32'he585ad4c;
+      6'd24: residue_z = 32'h7f8f8816;
+      6'd25: residue_z = 32'hf4ab3ad9;
+      6'd26: residue_z = 32'hfffbc14a;
+      6'd27: residue_z = 32'h96f6534f;
+      6'd28: residue_z = 32'he6f5aa52;
+      6'd29: residue_z = 32'h8583c572;
+      6'd30: residue_z = 32'hbe8e93d5;
+      6'd31: residue_z = 32'hf607a8c8;
+      6'd32: residue_z = 32'h95494d2a;
+      6'd33: residue_z = 32'hdb2e809b;
+      6'd34: residue_z = 32'h6706644c;
+      6'd35: residue_z = 32'h7f0d0bdf;
+      6'd36: residue_z = 32'h1613c24e;
+      6'd37: residue_z = 32'h91727f55;
+      6'd38: residue_z = 32'h1b90d704;
+      6'd39: residue_z = 32'h077654ce;
+      6'd40: residue_z = 32'h7cdb99e3;
+      6'd41: residue_z = 32'h397f685b;
+      6'd42: residue_z = 32'hfc80f714;
+      6'd43: residue_z = 32'h1a26548a;
+      6'd44: residue_z = 32'h0d774c6a;
+      6'd45: residue_z = 32'had6aff0a;
+      6'd46: residue_z = 32'he07883e1;
+      6'd47: residue_z = 32'hd7edaa6d;
+      6'd48: residue_z = 32'h33d4f04f;
+      6'd49: residue_z = 32'he65088f1;
+      6'd50: residue_z = 32'hca5c9202;
+      6'd51: residue_z = 32'heec43dbe;
+      6'd52: residue_z = 32'h2c375ab6;
+      6'd53: residue_z = 32'h222e21e3;
+      6'd54: residue_z = 32'h39219de3;
+      6'd55: residue_z = 32'h393a925f;
+      6'd56: residue_z = 32'hfbed76f7;
+      6'd57: residue_z = 32'h23228ac9;
+      6'd58: residue_z = 32'he29b589e;
+      6'd59: residue_z = 32'h1755251b;
+      6'd60: residue_z = 32'h8a729cc9;
+      6'd61: residue_z = 32'he2320888;
+      6'd62: residue_z = 32'he381391a;
+      6'd63: residue_z = 32'hfd817843;
+      default: residue_z = RESIDUE;
     endcase
   endfunction
 
