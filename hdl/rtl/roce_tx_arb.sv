@@ -11,9 +11,10 @@
 // and holds the frames behind it.
 // Ports: s_cnp, s_ack, s_rsp + s_axis_rsp_pay, s_req + s_axis_req_pay, the TX attribute port,
 //   port configuration, pause, m_hdr, m_axis_pay.
-// Latency: a packet taken in c has its record on m_hdr in c+4 (attribute latency 2); its first
-//   payload beat passes from c+5, or once the payload before it has ended.
-// Throughput: one record per 5 cycles; payloads back to back (one frame per max(5, payload
+// Latency: a packet taken in c has its record on m_hdr in c+3 (attribute latency 2, the record
+//   registered from the answer); its first payload beat passes from c+4, or once the payload
+//   before it has ended.
+// Throughput: one record per 4 cycles; payloads back to back (one frame per max(4, payload
 //   beats) cycles when m_hdr and the payloads keep up).
 // Model blocks::tx_arb; docs/engine-hdl.md.
 //
@@ -92,7 +93,7 @@ module roce_tx_arb #(
   /* verilator lint_off UNUSEDSIGNAL */
   roce_rec_pkg::tx_desc_t d;  // the packet (its QPN went to the attribute lookup)
   /* verilator lint_on UNUSEDSIGNAL */
-  logic [15:0] ip_id;
+  logic [15:0] ip_id;  // the next IPv4 frame's identification
 
   // ---------------------------------------------------------------- arbitration
   logic idle;
@@ -112,20 +113,22 @@ module roce_tx_arb #(
 
   // ---------------------------------------------------------------- header assembly
   /* verilator lint_off UNUSEDSIGNAL */
-  roce_rec_pkg::qp_attr_t a;  // the record carries fields other blocks use
+  roce_rec_pkg::qp_attr_t a;   // the record carries fields other blocks use
+  roce_rec_pkg::qp_attr_t ac;  // the answer in the cycle it comes, then as kept
   /* verilator lint_on UNUSEDSIGNAL */
+  assign ac = st == S_ATTR ? s_attr_data : a;
 
   logic v4, v6, v1, vtag;
   logic [11:0] vid;
   logic [2:0]  pcp;
   always_comb begin
-    v6 = a.encap == roce_rec_pkg::ENCAP_ROCE_V2_IPV6;
-    v1 = a.encap == roce_rec_pkg::ENCAP_ROCE_V1;
+    v6 = ac.encap == roce_rec_pkg::ENCAP_ROCE_V2_IPV6;
+    v1 = ac.encap == roce_rec_pkg::ENCAP_ROCE_V1;
     v4 = !v6 && !v1;
     // QpAttr.vlan: VlanTag (VID, VALID, PCP)
-    vtag = a.vlan[roce_desc_pkg::VLAN_TAG_VALID_BIT] || cfg_vlan_enable;
-    vid = a.vlan[roce_desc_pkg::VLAN_TAG_VALID_BIT] ? a.vlan[roce_desc_pkg::VLAN_TAG_VID_LSB +: 12] : cfg_vlan_vid;
-    pcp = a.vlan[roce_desc_pkg::VLAN_TAG_VALID_BIT] ? a.vlan[roce_desc_pkg::VLAN_TAG_PCP_LSB +: 3] : cfg_vlan_pcp;
+    vtag = ac.vlan[roce_desc_pkg::VLAN_TAG_VALID_BIT] || cfg_vlan_enable;
+    vid = ac.vlan[roce_desc_pkg::VLAN_TAG_VALID_BIT] ? ac.vlan[roce_desc_pkg::VLAN_TAG_VID_LSB +: 12] : cfg_vlan_vid;
+    pcp = ac.vlan[roce_desc_pkg::VLAN_TAG_VALID_BIT] ? ac.vlan[roce_desc_pkg::VLAN_TAG_PCP_LSB +: 3] : cfg_vlan_pcp;
   end
 
   roce_rec_pkg::tx_hdr_t h;
@@ -140,23 +143,23 @@ module roce_tx_arb #(
     h.bth_fecn_becn = {1'b0, d.flags[roce_rec_pkg::TX_DESC_FLAG_BECN_BIT], 6'd0};
     h.pkey = 16'hFFFF;
     h.ack_req = d.flags[roce_rec_pkg::TX_DESC_FLAG_ACK_REQ_BIT];
-    h.ttl = a.hop_limit;
-    h.dest_qp = a.dest_qpn;
+    h.ttl = ac.hop_limit;
+    h.dest_qp = ac.dest_qpn;
     h.psn = d.psn;
-    h.udp_sport = v1 ? 16'd0 : a.udp_sport;
+    h.udp_sport = v1 ? 16'd0 : ac.udp_sport;
     h.vlan_tci = vtag ? {pcp, 1'b0, vid} : 16'd0;
     h.payload_len = d.payload_len;
-    h.ip_id = v4 ? ip_id + 16'd1 : 16'd0;
+    h.ip_id = v4 ? ip_id : 16'd0;
     h.src_mac = roce_util_pkg::bswap48(cfg_mac);
-    h.dst_mac = a.dest_mac;
-    h.tclass = {a.dscp, (v1 || !cfg_ecn_enable) ? 2'b00 : 2'b10};
+    h.dst_mac = ac.dest_mac;
+    h.tclass = {ac.dscp, (v1 || !cfg_ecn_enable) ? 2'b00 : 2'b10};
     if (v4) begin
       h.src_ip = {roce_util_pkg::bswap48({16'hFFFF, cfg_ipv4}), 80'd0};
-      h.dst_ip = {a.dest_ip[127:96], 16'hFFFF, 80'd0};
+      h.dst_ip = {ac.dest_ip[127:96], 16'hFFFF, 80'd0};
     end else begin
       h.src_ip = roce_util_pkg::bswap128(cfg_gid);
-      h.dst_ip = a.dest_ip;
-      h.flow_label = a.flow_label;
+      h.dst_ip = ac.dest_ip;
+      h.flow_label = ac.flow_label;
     end
     h.va = d.va;
     h.rkey = d.rkey;
@@ -217,8 +220,15 @@ module roce_tx_arb #(
         end
       end
       S_ATTR: if (s_attr_valid) begin
+        // the record straight from the answer (S_HDR waits out a pause)
         a <= s_attr_data;
         st <= S_HDR;
+        if (!pause[vtag ? pcp : 3'd0]) begin
+          m_hdr_valid <= 1'b1;
+          m_hdr <= h;
+          if (v4) ip_id <= ip_id + 16'd1;
+          if (src == SRC_ACK) cnt_ack <= 1'b1;
+        end
       end
       S_HDR: begin
         if (!m_hdr_valid && !pause[vtag ? pcp : 3'd0]) begin
@@ -252,7 +262,7 @@ module roce_tx_arb #(
       p_on <= 1'b0;
       m_attr_valid <= 1'b0;
       m_hdr_valid <= 1'b0;
-      ip_id <= 16'd0;
+      ip_id <= 16'd1;
       cnt_ack <= 1'b0;
     end
   end
