@@ -543,13 +543,14 @@ module roce_comp #(
 
   logic [3:0]  log_mtu;    // registered: a is loaded as an operation starts, read in S_WIN_WAIT
   always_ff @(posedge clk) log_mtu <= 4'd7 + a.path_mtu[3:0];
-  // the local ACK timer's new deadline, tick_l + 2^min(timeout, 30), registered in two
+  // the local ACK timer's new deadline, tick_l + 2^min(timeout, 30) + 1 (whole ticks: the
+  // current one is partly over), registered in two
   // steps (the step, then the sum): a and tick_l are set in S_IDLE and S_WAIT and hold from
   // the cycle S_WAIT ends in, and its readers (S_W_DONE, S_R_PLACED, S_T_GO) come two
   // cycles after it at the earliest (S_GO or S_R_START between)
   logic [31:0] dl_step, dl_new;
   always_ff @(posedge clk) begin
-    dl_step <= 32'd1 << (a.timeout > 5'd30 ? 5'd30 : a.timeout);
+    dl_step <= (32'd1 << (a.timeout > 5'd30 ? 5'd30 : a.timeout)) | 32'd1;  // 2^t + 1 ticks
     dl_new <= tick_l + dl_step;
   end
 

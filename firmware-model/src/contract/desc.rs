@@ -200,8 +200,8 @@ layout! {
         send_cq: u16, at 42, bits 14;
         /// CQ index for receive completions. Set by QP_WRITE.
         recv_cq: u16, at 44, bits 14;
-        /// Local ACK timeout 4.096 us * 2^timeout (TICK_CYCLES ticks), 0 = infinite
-        /// (ibverbs `timeout`). Mask bit TIMEOUT.
+        /// Local ACK timeout 4.096 us * 2^timeout (TICK_CYCLES ticks; at least that, at most
+        /// a tick more), 0 = infinite (ibverbs `timeout`). Mask bit TIMEOUT.
         timeout: u8, at 46, bits 5;
         /// Transport retries after a timeout or sequence NAK, 0..=7. Mask bit RETRY_CNT.
         retry_cnt: u8, at 47, bits 3;

@@ -179,9 +179,11 @@ fn window_full(r: &ReqState, sq_ci: u32) -> bool {
 }
 
 impl Engine {
-    /// Local ACK timeout in IB timer ticks (None = infinite).
+    /// Local ACK timeout in IB timer ticks (None = infinite): 2^timeout whole ticks after
+    /// the current one, which is partly over (a deadline of the current tick + 2^timeout + 1
+    /// never expires before 4.096 us x 2^timeout).
     pub(crate) fn ack_timeout_ticks(qp: &Qp) -> Option<u64> {
-        (qp.timeout != 0).then(|| 1u64 << qp.timeout.min(30))
+        (qp.timeout != 0).then(|| (1u64 << qp.timeout.min(30)) + 1)
     }
 
     /// The IB timer tick of cycle `now` (TICK_CYCLES).
