@@ -16,14 +16,15 @@
 //   (roce_dcqcn), m_mr, m_wqe_rd and m_dma_rd (DMA reads), m_desc + m_axis_pay (packets),
 //   m_err, s_rd / s_rd2 / s_win (our state and window for roce_comp, latency 2), counters.
 // Latency: the descriptor of a visit whose body is held is pushed about 11 cycles after the
-//   visit starts (inline; its pacing question goes out with the visit's reads) or 18 (the SGE
-//   walk and the MR checks) and offered 2-3 cycles after its payload's last beat is in the
-//   FIFO (DMA latency L: about L + 20). On an empty ring an SQ doorbell starts its QP's visit
-//   at once, an inline one 5 cycles after its first beat, the last WQE read in flight 5 (its
-//   reads of the QP's attributes and completer state go out at 3).
+//   visit starts (inline; its pacing question goes out with the visit's reads) or 17 (the SGE
+//   walk and the MR checks; the first payload read goes out with the last L_Key answer) and
+//   offered 2 cycles after its payload's last beat is taken. On an empty ring an SQ doorbell
+//   starts its QP's visit at once (a QP with nothing fetched and not completed: its WQE read
+//   request 6 cycles after the doorbell), an inline one 5 cycles after its first beat, the
+//   last WQE read in flight 5 (its reads of the QP's attributes and completer state go out at 3).
 // Throughput: one visit at a time, up to BURST packets; a further packet of the same WQE keeps
-//   the body, the SGE walk and MR checks overlap the pacing answer (about 23 cycles a 64-byte
-//   WRITE over eight QPs, 16.6 inline, 16.3 a packet of a long WRITE at MTU 256). Payload one
+//   the body, the SGE walk and MR checks overlap the pacing answer (about 22 cycles a 64-byte
+//   WRITE over eight QPs, 16.7 inline, 16.3 a packet of a long WRITE at MTU 256). Payload one
 //   beat per cycle; the next descriptor is offered while a payload streams.
 // Model blocks::req; docs/engine-hdl.md. Parameters: LOG_N (QPs, default 1024), LOG_WIN
 //   (a QP's own window, the pool's block and a QP's stretch of the store, 16), LOG_BATCH
@@ -580,6 +581,9 @@ module roce_req #(
   logic [1:0]  row_wait;
   logic        v_db;      // the visit carries an SQ doorbell (db_go): a dead QP's is a kick
   logic        v_pi;      // its PI is still to be added to the row read (S_V_WAIT)
+  logic        v_arr;     // the visit is the one a WQE arrival started (a3_go) and the
+                          // arrival took its WQE into the own slot or the store (a3_kept)
+  logic        a3_kept;
   logic        a3_go;     // S_A3 asked for the visit its arrival starts; S_WB enters it
   body_t       b;
   logic [31:0] now_l, tick_l;
@@ -1014,7 +1018,8 @@ module roce_req #(
   function automatic logic d_ahead(input logic [31:0] d);
     d_ahead = d != 32'd0 && (!d[31] || d[30:0] == 31'd0);
   endfunction
-  // the SQ ring's index mask and the WQE run's address (a changes only in S_V_WAIT): the
+  // the SQ ring's index mask and the WQE run's address (a changes only in S_V_WAIT; the mask
+  // and the base's upper half + 1 are set from the answer, so S_V_REW computes the address): the
   // send index's or the fetch index's, f_fet telling which (r.cur and r.fetched hold still
   // until the run's first step, which keeps it on f_addr for the steps after); the address
   // add is carry-select on the 22 low bits the offset spans
@@ -1027,9 +1032,17 @@ module roce_req #(
     lo = {1'b0, a.sq_base[21:0]} + {1'b0, idx & sq_mask, 7'd0};
     sq_addr = {lo[22] ? sq_base_hi1 : a.sq_base[63:22], lo[21:0]};
   endfunction
+  /* verilator lint_off UNUSEDSIGNAL */
+  roce_rec_pkg::qp_attr_t s_attr;  // the answer, for the two fields read here
+  /* verilator lint_on UNUSEDSIGNAL */
+  logic [3:0]  an_log;             // a's SQ size and base as they are at the end of the cycle
+  logic [41:0] an_base_hi;
+  assign s_attr = s_attr_data;
+  assign an_log = (s_attr_valid && st == S_V_WAIT) ? s_attr.sq_log_size : a.sq_log_size;
+  assign an_base_hi = (s_attr_valid && st == S_V_WAIT) ? s_attr.sq_base[63:22] : a.sq_base[63:22];
   always_ff @(posedge clk) begin
-    sq_mask <= (15'd1 << a.sq_log_size) - 15'd1;
-    sq_base_hi1 <= a.sq_base[63:22] + 42'd1;
+    sq_mask <= (15'd1 << an_log) - 15'd1;
+    sq_base_hi1 <= an_base_hi + 42'd1;
     if (st == S_FILL && f_k == '0) f_addr <= f_fet ? f_addr_fet : f_addr_cur;
     f_addr_cur <= sq_addr(r.cur[14:0]);
     f_addr_fet <= sq_addr(r.fetched[14:0]);
@@ -1109,10 +1122,10 @@ module roce_req #(
   // states before it, write none of them (only b, loaded in S_V_HOLD, is tested live)
   logic lim_unacked, lim_at_start, lim_rd_busy, lim_rd_full, lim_rnr;
   // the busy deadline S_V_DESC sets, two registers deep: tick_l (S_IDLE) and a (S_V_WAIT)
-  // hold still from S_V_REW on, and S_V_DESC comes six cycles later at the earliest
+  // hold still from S_V_REW on, and S_V_DESC comes five cycles later at the earliest
   logic [31:0] busy_inc, busy_dl_n;
   always_ff @(posedge clk) begin
-    busy_inc <= 32'd1 << (a.timeout > 5'd30 ? 5'd30 : a.timeout);
+    busy_inc <= (32'd1 << (a.timeout > 5'd30 ? 5'd30 : a.timeout)) | 32'd1;  // 2^t + 1 ticks
     busy_dl_n <= tick_l + busy_inc;
   end
   always_ff @(posedge clk) begin
@@ -1135,8 +1148,18 @@ module roce_req #(
   // the burst's end: every cycle, whether S_FILL follows or not; only S_FILL reads the
   // run's registers, and a held send index's run reads its first tag at the fetch index:
   // S_V_HOLD's next states other than S_FILL read no tag or body before stag_a is read again)
-  logic fill_rd;
-  assign fill_rd = st == S_FILL0 || st == S_V_HOLD || (st == S_V_NEXT && burst_n == 4'(BURST));
+  // S_V_REW sets the run up itself when nothing of the QP is fetched and not completed
+  // (send index = fetch index = the completer's CI, no rewind) and a WQE is posted: S_FILL
+  // follows it (nothing is held, and the fetch index's slot is the send index's)
+  logic fill_rd, rew_fill;
+  assign rew_fill = c.rw_gen == r.gen && r.cur == r.fetched && r.fetched[15:0] == c.sq_ci[15:0] &&
+                    r.sq_pi != r.fetched;
+  assign fill_rd = st == S_FILL0 || st == S_V_HOLD || (st == S_V_NEXT && burst_n == 4'(BURST)) ||
+                   (st == S_V_REW && rew_fill);
+  // S_V_REW loads the body itself when the visit's send index is the WQE whose arrival
+  // started it (no rewind): S_V_LIM follows it
+  logic rew_fwd;
+  assign rew_fwd = v_arr && c.rw_gen == r.gen && r.cur == t_idx_l;
   logic nothing_to_read;  // S_V_HOLD without the body: none posted, or the window full
   assign nothing_to_read = r.cur == r.fetched && (r.sq_pi == r.fetched || win_full);
   assign slot_rew = {q, c.rw_gen != r.gen ? c.rw_idx[LOG_WIN-1:0] : r.cur[LOG_WIN-1:0]};
@@ -1349,6 +1372,8 @@ module roce_req #(
       S_A3: begin  // the store entry's tag is on sg_*
         st <= S_WB;
         a3_go <= a3_ask;
+        a3_kept <= (r.own_idx == t_idx_l && r.own_st == T_PEND) ||
+                   (sg_st == T_PEND && sg_idx == t_idx_l);
         if (r.epoch == t_epoch_l) begin
           requeue <= 1'b1;
           body_wd <= d_body;
@@ -1468,7 +1493,13 @@ module roce_req #(
             r.gen <= c.rw_gen;
           end
           stag_a <= stag_ra;
-          st <= S_V_HOLD;
+          st <= rew_fill ? S_FILL : S_V_HOLD;
+          if (rew_fwd) begin
+            // the send index's WQE is the one that just arrived: its body is still on
+            // body_wd, and S_V_HOLD's tests are the arrival's (taken, not malformed)
+            b <= body_wd;
+            st <= S_V_LIM;
+          end
         end
       end
       S_V_HOLD: begin  // the send index's tag on sg_*, its body on own_q / stb_q
@@ -1553,8 +1584,8 @@ module roce_req #(
         m_mr_valid <= w_cnt != 3'd0;
         st <= S_V_MRW;
       end
-      // the checks' answers (the last may come in this cycle: its address is on pc_dma for
-      // S_V_ISSUE) and the pacing answer all in: a packet not allowed yet waits for the next
+      // the checks' answers (the last may come in this cycle: the first piece's read takes
+      // its address from it) and the pacing answer all in: a packet not allowed yet waits for the next
       // visit; a piece refused or the SGEs short is a local error, the WQE completes with it
       // and the QP goes to Err
       S_V_MRW: if (mr_in && !pace_pend) begin
@@ -1572,11 +1603,20 @@ module roce_req #(
           m_err_qpn <= q24;
           m_err_cause <= bad ? roce_desc_pkg::WC_STATUS_LOC_PROT_ERR : roce_desc_pkg::WC_STATUS_LOC_LEN_ERR;
           st <= S_WB;
+        end else if (pc_n != 3'd0 && !m_dma_rd_valid) begin
+          // the first piece's read goes out now (its address may be this cycle's answer)
+          m_dma_rd_valid <= 1'b1;
+          m_dma_rd.addr <= (s_mr_valid && s_mr_user == 2'd0) ? s_mr.dma : pc_dma[63:0];
+          m_dma_rd.len <= pc_len[15:0];
+          pq[pq_wr[PW-1:0]] <= {1'b0, pc_n == 3'd1, pc_len[12:0]};
+          pq_wr <= pq_wr + 1'b1;
+          is_i <= 3'd1;
+          st <= pc_n == 3'd1 ? S_V_DESC : S_V_ISSUE;
         end else begin
           st <= pc_n != 3'd0 ? S_V_ISSUE : S_V_DESC;
         end
       end
-      // one payload read per piece; the descriptor follows the last one's issue
+      // one payload read per further piece; the descriptor follows the last one's issue
       S_V_ISSUE: if (!m_dma_rd_valid) begin
         m_dma_rd_valid <= 1'b1;
         for (int k = 0; k < 4; k++) begin
@@ -1712,6 +1752,7 @@ module roce_req #(
           requeue <= 1'b0;
           kind <= K_VISIT;
           row_wait <= 2'd2;  // r is the row this cycle writes
+          v_arr <= a3_kept;
           st <= S_V_WAIT;
         end else if (wb_visit) begin
           requeue <= 1'b0;  // (a visit of q: v_go, below)
@@ -1740,8 +1781,10 @@ module roce_req #(
         fl_raf <= held && (fet_m_cur16[15:LOG_WIN] != '0 ||
                            fet_m_cur16[LOG_WIN-1:0] > LOG_WIN'(W - B));
         fl_ra <= held ? fet_m_cur16[LOG_WIN-1:0] : '0;
-        fl_a <= held ? st_slot(q, r.fetched) : stag_a;
-        fl_n <= held ? st_next(st_slot(q, r.fetched)) : st_next(stag_a);
+        // (in S_V_REW the fetch index's slot: stag_a is set there; any other field is the
+        // same whatever held says, the send and fetch indexes being equal)
+        fl_a <= (held || st == S_V_REW) ? st_slot(q, r.fetched) : stag_a;
+        fl_n <= (held || st == S_V_REW) ? st_next(st_slot(q, r.fetched)) : st_next(stag_a);
         f_k <= '0;
         f_nre <= '0;
     end
@@ -1765,6 +1808,7 @@ module roce_req #(
       tick_l <= now_tick;
       v_db <= db_go;
       v_pi <= db_go;
+      v_arr <= 1'b0;
     end
     if (v_go) begin
       kind <= K_VISIT;
@@ -1909,7 +1953,7 @@ module roce_req #(
   // is now, all read a cycle before (the stale test lags out_mem's writes by a cycle); no
   // offer the cycle after the head moved or was written into an empty queue.
   logic [12:0]       h_now;
-  logic [AW:0]       hq_beats;
+  logic [AW:0]       hq_beats, hq_beats_m1;
   logic [3:0]        hq_epoch;
   logic [7:0]        hq_gen;
   logic [QW:0]       dq_rd_l;
@@ -1917,6 +1961,7 @@ module roce_req #(
   always_ff @(posedge clk) begin
     h_now <= out_mem[h_q];
     hq_beats <= h_beats;
+    hq_beats_m1 <= h_beats - 1'b1;
     hq_epoch <= h_epoch;
     hq_gen <= h_gen;
     dq_rd_l <= dq_rd;
@@ -1935,8 +1980,10 @@ module roce_req #(
   logic [AW:0] pend_beats;
   logic [15:0] pend_bytes;
   logic        offer;
-  assign offer = !dq_empty && !pend_v && !m_desc_valid && arrived >= hq_beats && dq_rd_l == dq_rd &&
-                 !h_fresh;
+  // (the head's beats are in once the beat written this cycle, pf_we, is counted)
+  logic        arr_ok;
+  assign arr_ok = arrived >= hq_beats || (pf_we && arrived >= hq_beats_m1);
+  assign offer = !dq_empty && !pend_v && !m_desc_valid && arr_ok && dq_rd_l == dq_rd && !h_fresh;
   logic        out_beat;
   assign out_beat = m_axis_pay_tvalid && m_axis_pay_tready;
   logic        s_issue;  // a beat goes to the output register
