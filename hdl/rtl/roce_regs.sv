@@ -10,7 +10,7 @@
 //   cmd_error and cmd_rdata_we), m_axis_db_* (tuser 0 SQ, 1 RQ, 2 CQ), soft_reset, interrupt
 //   cause pulses, cnt_add (one increment per counter per cycle).
 // Latency: a read accepted in c answers in c+3 with the values of c+1; a write accepted by c
-//   (its address and data) takes effect at the end of c and is answered in c+1.
+//   takes effect at the end of c+1 and is answered in c+2.
 // Throughput: one read and one write every 2 cycles.
 // Model blocks::regs, cycle for cycle.
 //
@@ -228,15 +228,9 @@ module roce_regs #(
 
   // ---------------------------------------------------------------- write channel
   logic        aw_full, w_full;
-  logic [15:0] aw_q;       // an address or data accepted before its other half
-  logic [31:0] wd_q;
-  logic [3:0]  ws_q;
-  logic [15:0] aw_addr;    // the write's address and data: kept, else this cycle's
+  logic [15:0] aw_addr;
   logic [31:0] w_data;
   logic [3:0]  w_strb;
-  assign aw_addr = aw_full ? aw_q : s_axil_awaddr;
-  assign w_data = w_full ? wd_q : s_axil_wdata;
-  assign w_strb = w_full ? ws_q : s_axil_wstrb;
   logic        db_valid;
   logic [31:0] db_data;
   logic [1:0]  db_kind;
@@ -253,10 +247,9 @@ module roce_regs #(
   logic wa_is_db;
   assign wa_is_db = wa == roce_regs_pkg::SQ_DB_ADDR || wa == roce_regs_pkg::RQ_DB_ADDR
                     || wa == roce_regs_pkg::CQ_DB_ADDR;
-  // The write is performed in this cycle (in the cycle its last half is accepted).
+  // The write is performed in this cycle.
   logic wr_go;
-  assign wr_go = (aw_full || s_axil_awvalid) && (w_full || s_axil_wvalid) && !s_axil_bvalid &&
-                 !(wa_is_db && db_valid);
+  assign wr_go = aw_full && w_full && !s_axil_bvalid && !(wa_is_db && db_valid);
 
   // w_data merged into an old value by strobe, masked to the register's fields.
   function automatic logic [31:0] merge(input logic [31:0] old, input logic [31:0] data,
@@ -302,12 +295,12 @@ module roce_regs #(
     soft_reset <= 1'b0;
     if (s_axil_awvalid && s_axil_awready) begin
       aw_full <= 1'b1;
-      aw_q <= s_axil_awaddr;
+      aw_addr <= s_axil_awaddr;
     end
     if (s_axil_wvalid && s_axil_wready) begin
       w_full <= 1'b1;
-      wd_q <= s_axil_wdata;
-      ws_q <= s_axil_wstrb;
+      w_data <= s_axil_wdata;
+      w_strb <= s_axil_wstrb;
     end
     if (s_axil_bvalid && s_axil_bready) s_axil_bvalid <= 1'b0;
     if (m_axis_db_tvalid && m_axis_db_tready) db_valid <= 1'b0;
@@ -432,9 +425,9 @@ module roce_regs #(
       w_full <= 1'b0;
       s_axil_bvalid <= 1'b0;
       s_axil_bresp <= 2'b00;
-      aw_q <= 16'd0;
-      wd_q <= 32'd0;
-      ws_q <= 4'd0;
+      aw_addr <= 16'd0;
+      w_data <= 32'd0;
+      w_strb <= 4'd0;
       db_valid <= 1'b0;
       db_data <= 32'd0;
       db_kind <= 2'd0;
