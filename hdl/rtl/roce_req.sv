@@ -18,9 +18,11 @@
 // Latency: the descriptor of a visit whose body is held is pushed about 11 cycles after the
 //   visit starts (inline; its pacing question goes out with the visit's reads) or 17 (the SGE
 //   walk and the MR checks; the first payload read goes out with the last L_Key answer) and
-//   offered 2 cycles after its payload's last beat is taken. On an empty ring an SQ doorbell
+//   offered 2 cycles after its payload's last beat is taken; two cycles less for a visit a WQE
+//   arrival starts whose send index is that WQE (S_V_REW takes the body the arrival kept and
+//   the packet's pipeline runs a cycle ahead). On an empty ring an SQ doorbell
 //   starts its QP's visit at once (a QP with nothing fetched and not completed: its WQE read
-//   request 6 cycles after the doorbell), an inline one 5 cycles after its first beat, the
+//   request 5 cycles after the doorbell), an inline one 5 cycles after its first beat, the
 //   last WQE read in flight 5 (its reads of the QP's attributes and completer state go out at 3).
 // Throughput: one visit at a time, up to BURST packets; a further packet of the same WQE keeps
 //   the body, the SGE walk and MR checks overlap the pacing answer (about 22 cycles a 64-byte
@@ -584,17 +586,30 @@ module roce_req #(
   logic        v_arr;     // the visit is the one a WQE arrival started (a3_go) and the
                           // arrival took its WQE into the own slot or the store (a3_kept)
   logic        a3_kept;
+  logic        v_early;   // S_V_REW loaded the body (rew_fwd): the packet's pipeline is a cycle
+                          // ahead (b since S_WB, the MTU since the answer), S_V_PACE skipped
   logic        a3_go;     // S_A3 asked for the visit its arrival starts; S_WB enters it
   body_t       b;
   logic [31:0] now_l, tick_l;
 
-  logic [3:0]  log_mtu;    // registered: a changes only in S_V_WAIT, read from S_V_LIM on
+  // registers derived from a are loaded with it, from the answer in the cycle it comes (a
+  // changes only then), so they hold the visit's values from S_V_REW on
+  /* verilator lint_off UNUSEDSIGNAL */
+  roce_rec_pkg::qp_attr_t s_attr;  // the answer, for the fields read here
+  /* verilator lint_on UNUSEDSIGNAL */
+  logic        a_in;               // the answer comes: a takes it
+  assign s_attr = s_attr_data;
+  assign a_in = s_attr_valid && st == S_V_WAIT;
+
+  logic [3:0]  log_mtu;    // registered (above), read from S_V_LIM on
   logic [32:0] mtu_m1;     // the MTU less one, registered with it
   logic [12:0] mtu_b;      // the MTU in bytes (at most 4096)
   always_ff @(posedge clk) begin
-    log_mtu <= 4'd7 + a.path_mtu[3:0];
-    mtu_m1 <= (33'd1 << (4'd7 + a.path_mtu[3:0])) - 33'd1;
-    mtu_b <= 13'(32'd1 << (4'd7 + a.path_mtu[3:0]));
+    if (a_in) begin
+      log_mtu <= 4'd7 + s_attr.path_mtu[3:0];
+      mtu_m1 <= (33'd1 << (4'd7 + s_attr.path_mtu[3:0])) - 33'd1;
+      mtu_b <= 13'(32'd1 << (4'd7 + s_attr.path_mtu[3:0]));
+    end
   end
 
   // the body of the send index: in the own slot, else in the store (stag_a = its entry)
@@ -763,7 +778,8 @@ module roce_req #(
   // free-running registers (b is loaded in S_V_HOLD and holds from S_V_LIM, p_off from two
   // cycles after, p_plen from three; S_V_PKT comes three or more cycles after S_V_LIM, so
   // the last stage, five cycles after S_V_LIM, holds the visit's values from S_V_PKT + 2 on,
-  // where S_V_WALK2 reads it). SGE k spans [pre_k, pre_k + len_k) of the message; relative to
+  // where S_V_WALK2 reads it; an early S_V_LIM (v_early) has all of it a cycle sooner and
+  // S_V_PKT two cycles after it). SGE k spans [pre_k, pre_k + len_k) of the message; relative to
   // the packet's offset, a_k = pre_k - off and e_k = pre_(k+1) - off, and SGE k (k below
   // num_sge and 4) holds a piece when a_k < plen, e_k > 0 and len_k != 0: it starts
   // max(a_k, 0) into the packet, skip_k = max(-a_k, 0) into the SGE, and ends at
@@ -1032,17 +1048,12 @@ module roce_req #(
     lo = {1'b0, a.sq_base[21:0]} + {1'b0, idx & sq_mask, 7'd0};
     sq_addr = {lo[22] ? sq_base_hi1 : a.sq_base[63:22], lo[21:0]};
   endfunction
-  /* verilator lint_off UNUSEDSIGNAL */
-  roce_rec_pkg::qp_attr_t s_attr;  // the answer, for the two fields read here
-  /* verilator lint_on UNUSEDSIGNAL */
-  logic [3:0]  an_log;             // a's SQ size and base as they are at the end of the cycle
-  logic [41:0] an_base_hi;
-  assign s_attr = s_attr_data;
-  assign an_log = (s_attr_valid && st == S_V_WAIT) ? s_attr.sq_log_size : a.sq_log_size;
-  assign an_base_hi = (s_attr_valid && st == S_V_WAIT) ? s_attr.sq_base[63:22] : a.sq_base[63:22];
+  // (loaded with a: from the answer, in the cycle it comes)
   always_ff @(posedge clk) begin
-    sq_mask <= (15'd1 << an_log) - 15'd1;
-    sq_base_hi1 <= an_base_hi + 42'd1;
+    if (a_in) begin
+      sq_mask <= (15'd1 << s_attr.sq_log_size) - 15'd1;
+      sq_base_hi1 <= s_attr.sq_base[63:22] + 42'd1;
+    end
     if (st == S_FILL && f_k == '0) f_addr <= f_fet ? f_addr_fet : f_addr_cur;
     f_addr_cur <= sq_addr(r.cur[14:0]);
     f_addr_fet <= sq_addr(r.fetched[14:0]);
@@ -1494,10 +1505,24 @@ module roce_req #(
           end
           stag_a <= stag_ra;
           st <= rew_fill ? S_FILL : S_V_HOLD;
+          if (rew_fill && r.sq_pi == t_c1) begin
+            // one WQE posted: its read goes out now (S_FILL's only step: into the own slot)
+            r.own_idx <= r.cur;
+            r.own_st <= T_PEND;
+            r.fetched <= r.fetched + 32'd1;
+            m_wqe_rd_valid <= 1'b1;
+            m_wqe_rd.addr <= sq_addr(r.cur[14:0]);
+            m_wqe_rd.len <= 16'd128;
+            tq[tq_wr[TW-1:0]] <= {r.epoch, (LOG_BATCH + 1)'(0), r.cur, (LOG_BATCH + 1)'(1), q};
+            tq_wr <= tq_wr + 1'b1;
+            tq_ne <= 1'b1;
+            tq_nfull <= tq_wr - tq_rd != (TW + 1)'(TQ_DEPTH - 1);
+            st <= S_WB;
+          end
           if (rew_fwd) begin
-            // the send index's WQE is the one that just arrived: its body is still on
-            // body_wd, and S_V_HOLD's tests are the arrival's (taken, not malformed)
-            b <= body_wd;
+            // the send index's WQE is the one that just arrived: its body was loaded from
+            // body_wd in S_WB, and S_V_HOLD's tests are the arrival's (taken, not malformed)
+            v_early <= 1'b1;
             st <= S_V_LIM;
           end
         end
@@ -1520,7 +1545,8 @@ module roce_req #(
         end
       end
       S_V_LIM: begin  // a limit ends the visit once the pacing answer is in (S_V_PDRAIN)
-        st <= S_V_PACE;
+        v_early <= 1'b0;
+        st <= v_early ? S_V_PACEW : S_V_PACE;
         if (lim_unacked) begin
           st <= S_V_PDRAIN;
         end else if (lim_at_start && b.flags[F_FENCE] && lim_rd_busy) begin
@@ -1532,7 +1558,7 @@ module roce_req #(
           st <= S_V_PDRAIN;
         end
       end
-      S_V_PACE: st <= S_V_PACEW;  // (S_V_PKT at least three cycles after S_V_LIM)
+      S_V_PACE: st <= S_V_PACEW;  // (S_V_PKT at least three cycles after S_V_LIM, two early)
       // a packet whose payload is gathered through SGEs walks them and checks the pieces'
       // keys while the pacing answer is on its way (S_V_MRW waits for it before the first
       // read); any other waits for it here
@@ -1753,6 +1779,7 @@ module roce_req #(
           kind <= K_VISIT;
           row_wait <= 2'd2;  // r is the row this cycle writes
           v_arr <= a3_kept;
+          if (a3_kept) b <= body_wd;  // (S_V_REW keeps it if the send index is that WQE)
           st <= S_V_WAIT;
         end else if (wb_visit) begin
           requeue <= 1'b0;  // (a visit of q: v_go, below)
@@ -1819,6 +1846,7 @@ module roce_req #(
       init_idx <= '0;
       st <= S_IDLE;
       a3_go <= 1'b0;
+      v_early <= 1'b0;
       ring_wr <= '0;
       ring_rd <= '0;
       tq_wr <= '0;

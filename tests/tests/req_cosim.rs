@@ -21,6 +21,12 @@ use roce_sim::cosim::req::{req_lockstep, Again, ReqReport, ReqSetup, ReqTraffic}
 const CQ_BASE: u64 = 0x4000_0000;
 const CQ_LOG: u8 = 14;
 const SQ_BASE: u64 = 0x3000_0000;
+
+/// QP `n`'s SQ ring of `ring` bytes: it straddles a MiB boundary (every fourth a 4 MiB one:
+/// the WQE address's carry into bit 22, which the HDL adds on its own).
+fn sq_base_of(n: u64, ring: u64) -> u64 {
+    SQ_BASE + n * 0x10_0000 + 0x10_0000 - ring / 2
+}
 const SQ_LOG: u8 = 8;
 const LOCAL_VA: u64 = 0x1000_0000; // A's MR 1
 const LOCAL_IOVA: u64 = 0x2000_0000;
@@ -325,9 +331,9 @@ fn setup_win(seed: u64, nqp: u32, nwqe: usize, clean: bool, stride: u32, bf: boo
         };
         let psn = if n % 3 == 0 { 0xFF_FFFF - rng.random_range(0..20) } else { rng.random_range(0..0xFF_FFFF) };
         let fault = (n % 2 == 1 && !clean).then(|| FAULTS[(n as usize / 2 + seed as usize * 3) % FAULTS.len()]);
-        let sq_base = SQ_BASE + u64::from(n) * 0x10_0000;
         // the ring is readable, but for an unreadable WQE only its first part
         let ring = 128u64 << SQ_LOG;
+        let sq_base = sq_base_of(u64::from(n), ring);
         amem.map_window(sq_base, if fault == Some(Fault::UnreadableWqe) { ring / 8 } else { ring });
         let rq_base = RQ_BASE + u64::from(n) * 0x10_0000;
         let max_rd = [1u8, 2, 4][rng.random_range(0..3)];
@@ -551,7 +557,7 @@ fn a_reset_qp_forgets_the_wqes_it_read_ahead() {
                 let mut c = qp.to_ctx();
                 c.state = QpState::Reset;
                 a.modify_qp(qpn, &c, QpAttrMask::STATE, amem).expect("to reset");
-                let sq_base = SQ_BASE + n as u64 * 0x10_0000;
+                let sq_base = sq_base_of(n as u64, 128 << SQ_LOG);
                 bring_up(a, amem, qpn, bqpn, &peer, PathMtu::Mtu4096, psn, 0, 12, 7, max_rd, sq_base, 0, (0, 0));
                 // room in the peer's RQ for every SEND
                 let ci = b.qp(bqpn).map_or(0, |q| q.rq.ci);
@@ -628,7 +634,7 @@ fn write_workload(s: &mut ReqSetup, nwqe: usize, len: u32, inline: bool) {
     for (n, &qpn) in s.qpns.clone().iter().enumerate() {
         let qp = s.a.qp(qpn).expect("qp");
         assert_eq!(qp.mtu, 4096, "the setup must give MTU 4096 here");
-        let sq_base = SQ_BASE + n as u64 * 0x10_0000;
+        let sq_base = sq_base_of(n as u64, 128 << SQ_LOG);
         for i in 0..nwqe {
             let mut sge = [Sge::default(); 4];
             sge[0] = Sge { addr: LOCAL_VA + rng.random_range(0..DATA_LEN / 2), len, lkey: key(1, 5) };
