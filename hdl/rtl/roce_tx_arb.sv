@@ -11,9 +11,9 @@
 // and holds the frames behind it.
 // Ports: s_cnp, s_ack, s_rsp + s_axis_rsp_pay, s_req + s_axis_req_pay, the TX attribute port,
 //   port configuration, pause, m_hdr, m_axis_pay.
-// Latency: a packet taken in c has its record on m_hdr in c+3 (attribute latency 2, the record
-//   registered from the answer); its first payload beat passes from c+4, or once the payload
-//   before it has ended.
+// Latency: a packet taken in c has its record on m_hdr in c+3 (the attribute lookup asked in c,
+//   answered in c+2; the record registered from the answer); its first payload beat passes
+//   from c+4, or once the payload before it has ended.
 // Throughput: one record per 4 cycles; payloads back to back (one frame per max(4, payload
 //   beats) cycles when m_hdr and the payloads keep up).
 // Model blocks::tx_arb; docs/engine-hdl.md.
@@ -102,6 +102,13 @@ module roce_tx_arb #(
   assign s_ack_ready = idle && !s_cnp_valid;
   assign s_rsp_ready = idle && !s_cnp_valid && !s_ack_valid;
   assign s_req_ready = idle && !s_cnp_valid && !s_ack_valid && !s_rsp_valid;
+
+  // the attribute lookup goes out in the cycle a packet is taken
+  assign m_attr_valid = idle && (s_cnp_valid || s_ack_valid || s_rsp_valid || s_req_valid);
+  assign m_attr_qpn = s_cnp_valid ? s_cnp_qpn[LOG_N-1:0]
+                    : s_ack_valid ? s_ack_desc[8*roce_rec_pkg::TX_DESC_QPN_OFF +: LOG_N]
+                    : s_rsp_valid ? s_rsp_desc[8*roce_rec_pkg::TX_DESC_QPN_OFF +: LOG_N]
+                    : s_req_desc[8*roce_rec_pkg::TX_DESC_QPN_OFF +: LOG_N];
 
   roce_rec_pkg::tx_desc_t cnp_desc;
   always_comb begin
@@ -192,7 +199,6 @@ module roce_tx_arb #(
   end
 
   always_ff @(posedge clk) begin
-    m_attr_valid <= 1'b0;
     cnt_ack <= 1'b0;
     if (p_end) p_on <= 1'b0;
     case (st)
@@ -200,24 +206,17 @@ module roce_tx_arb #(
         if (s_cnp_valid) begin
           d <= cnp_desc;
           src <= SRC_CNP;
-          m_attr_qpn <= s_cnp_qpn[LOG_N-1:0];
         end else if (s_ack_valid) begin
           d <= s_ack_desc;
           src <= SRC_ACK;
-          m_attr_qpn <= s_ack_desc[8*roce_rec_pkg::TX_DESC_QPN_OFF +: LOG_N];
         end else if (s_rsp_valid) begin
           d <= s_rsp_desc;
           src <= SRC_RSP;
-          m_attr_qpn <= s_rsp_desc[8*roce_rec_pkg::TX_DESC_QPN_OFF +: LOG_N];
         end else begin
           d <= s_req_desc;
           src <= SRC_REQ;
-          m_attr_qpn <= s_req_desc[8*roce_rec_pkg::TX_DESC_QPN_OFF +: LOG_N];
         end
-        if (s_cnp_valid || s_ack_valid || s_rsp_valid || s_req_valid) begin
-          m_attr_valid <= 1'b1;
-          st <= S_ATTR;
-        end
+        if (s_cnp_valid || s_ack_valid || s_rsp_valid || s_req_valid) st <= S_ATTR;
       end
       S_ATTR: if (s_attr_valid) begin
         // the record straight from the answer (S_HDR waits out a pause)
@@ -260,7 +259,6 @@ module roce_tx_arb #(
     if (rst) begin
       st <= S_IDLE;
       p_on <= 1'b0;
-      m_attr_valid <= 1'b0;
       m_hdr_valid <= 1'b0;
       ip_id <= 16'd1;
       cnt_ack <= 1'b0;

@@ -146,8 +146,8 @@ fn payloads_back_to_back() {
     let r = tx_arb_lockstep(&ins, &a, &port, 1.0, 1.0, 0.0, 7).expect("runs");
     assert!(r.divergences.is_empty(), "{}", r.divergences.join("\n"));
     assert_eq!(r.frames, n);
-    // the run ends 51 idle cycles after the last beat; the first frame's record takes 4
-    let busy = r.cycles - 51 - 4;
+    // the run ends 51 idle cycles after the last beat; the first frame's record takes 3
+    let busy = r.cycles - 51 - 3;
     println!("1 KiB request frames: {:.2} cycles each", busy as f64 / n as f64);
     assert!(busy <= 16 * n as u64 + 8, "{busy} cycles for {n} frames of 16 beats");
 }
