@@ -10,7 +10,7 @@
 //   cmd_error and cmd_rdata_we), m_axis_db_* (tuser 0 SQ, 1 RQ, 2 CQ), soft_reset, interrupt
 //   cause pulses, cnt_add (one increment per counter per cycle).
 // Latency: a read accepted in c answers in c+3 with the values of c+1; a write accepted by c
-//   takes effect at the end of c+1 and is answered in c+2.
+//   (its address and data) takes effect at the end of c and is answered in c+1.
 // Throughput: one read and one write every 2 cycles.
 // Model blocks::regs, cycle for cycle.
 //
@@ -228,9 +228,15 @@ module roce_regs #(
 
   // ---------------------------------------------------------------- write channel
   logic        aw_full, w_full;
-  logic [15:0] aw_addr;
+  logic [15:0] aw_q;       // an address or data accepted before its other half
+  logic [31:0] wd_q;
+  logic [3:0]  ws_q;
+  logic [15:0] aw_addr;    // the write's address and data: kept, else this cycle's
   logic [31:0] w_data;
   logic [3:0]  w_strb;
+  assign aw_addr = aw_full ? aw_q : s_axil_awaddr;
+  assign w_data = w_full ? wd_q : s_axil_wdata;
+  assign w_strb = w_full ? ws_q : s_axil_wstrb;
   logic        db_valid;
   logic [31:0] db_data;
   logic [1:0]  db_kind;
@@ -247,9 +253,10 @@ module roce_regs #(
   logic wa_is_db;
   assign wa_is_db = wa == roce_regs_pkg::SQ_DB_ADDR || wa == roce_regs_pkg::RQ_DB_ADDR
                     || wa == roce_regs_pkg::CQ_DB_ADDR;
-  // The write is performed in this cycle.
+  // The write is performed in this cycle (in the cycle its last half is accepted).
   logic wr_go;
-  assign wr_go = aw_full && w_full && !s_axil_bvalid && !(wa_is_db && db_valid);
+  assign wr_go = (aw_full || s_axil_awvalid) && (w_full || s_axil_wvalid) && !s_axil_bvalid &&
+                 !(wa_is_db && db_valid);
 
   // w_data merged into an old value by strobe, masked to the register's fields.
   function automatic logic [31:0] merge(input logic [31:0] old, input logic [31:0] data,
@@ -257,13 +264,14 @@ module roce_regs #(
     merge = ((old & ~m) | (data & m)) & fields;
   endfunction
 
-  logic in_gid, in_cmd_data;
-  logic [15:0] gid_off, cd_off;
-  assign gid_off = wa - roce_regs_pkg::GID_ADDR;
-  assign cd_off = wa - roce_regs_pkg::CMD_DATA_ADDR;
-  assign in_gid = wa >= roce_regs_pkg::GID_ADDR && gid_off < 16'(4 * roce_regs_pkg::GID_COUNT);
-  assign in_cmd_data = wa >= roce_regs_pkg::CMD_DATA_ADDR
-                       && cd_off < 16'(4 * roce_regs_pkg::CMD_DATA_COUNT);
+  // the GID and CMD_DATA words: one address compare each (no offset subtraction behind the
+  // address that may come straight from the bus)
+  logic [GID_N-1:0] wr_gid;
+  logic [CD_N-1:0]  wr_cd;
+  always_comb begin
+    for (int i = 0; i < GID_N; i++) wr_gid[i] = wa == roce_regs_pkg::GID_ADDR + 16'(4 * i);
+    for (int i = 0; i < CD_N; i++) wr_cd[i] = wa == roce_regs_pkg::CMD_DATA_ADDR + 16'(4 * i);
+  end
 
   logic wr_soft;  // this write is a soft reset
   assign wr_soft = wr_go && wa == roce_regs_pkg::CTRL_ADDR && w_strb[0]
@@ -295,12 +303,12 @@ module roce_regs #(
     soft_reset <= 1'b0;
     if (s_axil_awvalid && s_axil_awready) begin
       aw_full <= 1'b1;
-      aw_addr <= s_axil_awaddr;
+      aw_q <= s_axil_awaddr;
     end
     if (s_axil_wvalid && s_axil_wready) begin
       w_full <= 1'b1;
-      w_data <= s_axil_wdata;
-      w_strb <= s_axil_wstrb;
+      wd_q <= s_axil_wdata;
+      ws_q <= s_axil_wstrb;
     end
     if (s_axil_bvalid && s_axil_bready) s_axil_bvalid <= 1'b0;
     if (m_axis_db_tvalid && m_axis_db_tready) db_valid <= 1'b0;
@@ -397,10 +405,10 @@ module roce_regs #(
         default: ;
       endcase
       for (int i = 0; i < GID_N; i++)
-        if (in_gid && gid_off[15:2] == 14'(i))
+        if (wr_gid[i])
           gid_q[32*i +: 32] <= merge(gid_q[32*i +: 32], w_data, wmask, roce_regs_pkg::GID_MASK);
       for (int i = 0; i < CD_N; i++)
-        if (in_cmd_data && cd_off[15:2] == 14'(i) && !busy_q)
+        if (wr_cd[i] && !busy_q)
           cmd_data_q[32*i +: 32] <= merge(cmd_data_q[32*i +: 32], w_data, wmask,
                                           roce_regs_pkg::CMD_DATA_MASK);
     end
@@ -425,9 +433,9 @@ module roce_regs #(
       w_full <= 1'b0;
       s_axil_bvalid <= 1'b0;
       s_axil_bresp <= 2'b00;
-      aw_addr <= 16'd0;
-      w_data <= 32'd0;
-      w_strb <= 4'd0;
+      aw_q <= 16'd0;
+      wd_q <= 32'd0;
+      ws_q <= 4'd0;
       db_valid <= 1'b0;
       db_data <= 32'd0;
       db_kind <= 2'd0;
@@ -607,8 +615,7 @@ module roce_regs #(
   logic unused;
   assign unused = ^{aw_addr[1:0], s_axil_araddr[1:0], mac_hi_q[31:16], tick_q[31:16], us_q[31:12],
                     ai_q[31:20], hai_q[31:20], rmin_q[31:20], alpha_q, alpha_t_q[31:16],
-                    rate_t_q[31:16], stages_q[31:5], cnp_cfg_q, cnp_int_q[31:16], vlan_q,
-                    gid_off[1:0], cd_off[1:0]};
+                    rate_t_q[31:16], stages_q[31:5], cnp_cfg_q, cnp_int_q[31:16], vlan_q};
 
 endmodule
 

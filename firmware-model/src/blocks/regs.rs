@@ -471,8 +471,11 @@ impl RoceRegs {
             self.cmd_valid = false;
         }
 
-        // the write performed in this cycle, if any: (word address, data, strobe mask, strobes)
-        let go = match (pre.aw, pre.wd) {
+        // the write performed in this cycle, if any (its halves kept or accepted now): (word
+        // address, data, strobe mask, strobes)
+        let aw = pre.aw.or(i.awvalid.then_some(i.awaddr));
+        let wd = pre.wd.or(i.wvalid.then_some((i.wdata, i.wstrb & 0xF)));
+        let go = match (aw, wd) {
             (Some(a), Some((d, s))) if !pre.bvalid => {
                 let wa = u32::from(a) & !3;
                 let is_db = matches!(wa, SQ_DB | RQ_DB | CQ_DB);
