@@ -88,9 +88,13 @@ fn go_qps(op: Op, qps: usize, messages: u64, link: LinkConfig, hdl: [bool; 2], s
     let want: Vec<u64> = (0..qps as u64).map(|q| (messages - 1 - q) / qps as u64 + 1).collect();
     assert_eq!(r.qp_messages, want, "{what}: messages per QP");
     assert_eq!(r.qp_bytes, want.iter().map(|m| m * size as u64).collect::<Vec<_>>(), "{what}: bytes per QP");
-    let steady = r.qp_steady.clone().expect("completions in the steady state");
-    assert!(steady.iter().all(|&m| m > 0), "{what}: a QP starved in the steady state: {steady:?}");
-    assert!(r.fairness().is_some_and(|j| j > 0.5), "{what}: Jain {:?} over {steady:?}", r.fairness());
+    // Fairness is the scheduler's on a clean link; over a lossy one a QP may wait out its
+    // local ACK timer (2^8 ticks here, about 262 k cycles) through the whole steady window.
+    if link.loss == 0.0 && link.reorder == 0.0 && link.dup == 0.0 {
+        let steady = r.qp_steady.clone().expect("completions in the steady state");
+        assert!(steady.iter().all(|&m| m > 0), "{what}: a QP starved in the steady state: {steady:?}");
+        assert!(r.fairness().is_some_and(|j| j > 0.5), "{what}: Jain {:?} over {steady:?}", r.fairness());
+    }
     r
 }
 
